@@ -1,0 +1,164 @@
+"""The report of one run: what ran, what it returned, and the finding.
+
+These dataclasses are what ``checks.run`` produces, what ``checks.store``
+saves and loads, and what ``lookout run --json`` prints (``RunReport.to_dict``).
+Values are JSON-safe (see ``json_value``) except ``CheckResult.value``, which
+keeps the raw database value until it is serialised.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any
+
+
+class Status(StrEnum):
+    """Where a run is. ``completed`` runs have a finding; the others do not."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    ERROR = "error"
+    SKIPPED = "skipped"
+
+
+class Finding(StrEnum):
+    """The answer a completed run gives."""
+
+    CLEAR = "clear"
+    NEEDS_ATTENTION = "needs_attention"
+
+
+class FindingSource(StrEnum):
+    """Who decided the finding: the declared checks, the agent, or the runtime overriding it."""
+
+    CHECKS = "checks"
+    AGENT = "agent"
+    OVERRIDE = "override"
+
+
+def json_value(value: Any) -> Any:
+    """Return ``value`` as a JSON-safe value without losing exactness.
+
+    Decimals become numbers when a float holds them exactly (``0.0245``) and
+    strings otherwise; dates and times become ISO 8601 strings; bytes become
+    ``"<N bytes>"``; NaN and infinities become strings.
+    """
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, Decimal):
+        if value == value.to_integral_value() and abs(value) < 2**63:
+            return int(value)
+        as_float = float(value)
+        return as_float if Decimal(repr(as_float)) == value else str(value)
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return str(value)
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"<{len(bytes(value))} bytes>"
+    if isinstance(value, list | tuple):
+        return [json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): json_value(v) for k, v in value.items()}
+    return str(value)
+
+
+@dataclass
+class Evidence:
+    """One query that ran in this run, with a bounded sample of its result.
+
+    Attributes:
+        id: ``C1``… for declared checks, ``Q1``… for the agent's queries.
+        rows: at most ``limits.max_rows`` rows, JSON-safe, cells cut to the budget.
+        row_count: rows in the full result.
+        truncated: ``rows`` holds fewer rows than ``row_count``.
+        fingerprint: sha256 hex of the full result (columns and every row).
+    """
+
+    id: str
+    sql: str
+    columns: list[str]
+    rows: list[list[Any]]
+    row_count: int
+    truncated: bool
+    fingerprint: str
+    origin: str = "check"
+
+
+@dataclass
+class CheckResult:
+    """One declared check: its SQL, the value it returned and whether it passed.
+
+    ``passed`` is None exactly when ``error`` is set; an error is never a pass.
+    """
+
+    name: str
+    sql: str
+    expect: str
+    value: Any
+    passed: bool | None
+    error: str | None
+    evidence_id: str | None = None
+
+
+@dataclass
+class RunReport:
+    """Everything known about one run; ``to_dict`` is the ``--json`` document."""
+
+    automation: str
+    scheduled_for: dt.datetime
+    status: Status
+    run_id: int | None = None
+    trigger: str = "manual"
+    finding: Finding | None = None
+    finding_source: FindingSource | None = None
+    summary: str = ""
+    checks: list[CheckResult] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
+    agent: dict[str, Any] | None = None
+    second_opinion: dict[str, Any] | None = None
+    error: str | None = None
+    started_at: dt.datetime | None = None
+    finished_at: dt.datetime | None = None
+    definition: dict[str, Any] = field(default_factory=dict)
+    attempt: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON document ``lookout run --json`` and ``show --json`` print."""
+        return {
+            "run_id": self.run_id,
+            "automation": self.automation,
+            "scheduled_for": self.scheduled_for.isoformat(),
+            "trigger": self.trigger,
+            "status": str(self.status),
+            "finding": str(self.finding) if self.finding else None,
+            "finding_source": str(self.finding_source) if self.finding_source else None,
+            "summary": self.summary,
+            "checks": [
+                {
+                    "name": c.name,
+                    "sql": c.sql,
+                    "value": json_value(c.value),
+                    "expect": c.expect,
+                    "passed": c.passed,
+                    "error": c.error,
+                    "evidence_id": c.evidence_id,
+                }
+                for c in self.checks
+            ],
+            "evidence": [
+                {k: v for k, v in asdict(e).items() if k != "origin"} for e in self.evidence
+            ],
+            "agent": self.agent,
+            "second_opinion": self.second_opinion,
+            "error": self.error,
+            "started_at": self.started_at.isoformat() if self.started_at else None,
+            "finished_at": self.finished_at.isoformat() if self.finished_at else None,
+        }

@@ -1,0 +1,213 @@
+"""The ``lookout`` command line: a thin edge over ``checks``.
+
+Exit status (README, "Exit status"): 0 all Clear, 1 any Needs attention,
+2 a configuration error, 3 any run in error; when several apply the highest wins.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import click
+import typer
+from rich.console import Console
+
+from checks.automation import Automation, LoadResult, load_automations
+from checks.config import Settings, load_settings, redact
+from checks.errors import ConfigError, LookoutError, StoreError
+from checks.report import Finding, RunReport, Status
+from checks.run import SourcePool, run_automation
+from checks.store import Store
+from worker import render
+
+EXIT_OK, EXIT_ATTENTION, EXIT_CONFIG, EXIT_RUN_ERROR = 0, 1, 2, 3
+
+app = typer.Typer(
+    help="Lookout: data checks written in YAML, decided in SQL, reported to ops.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@dataclass
+class Context:
+    """Global options, resolved lazily so ``--help`` never reads files."""
+
+    config: Path | None
+    automations: Path | None
+
+    def settings(self) -> Settings:
+        """Load settings; ``--automations`` wins over the config and the environment."""
+        settings = load_settings(self.config)
+        if self.automations is not None:
+            settings.automations_dir = str(self.automations)
+        return settings
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Config file (env LOOKOUT_CONFIG).")
+    ] = None,
+    automations: Annotated[
+        Path | None,
+        typer.Option("--automations", help="Automations folder (env LOOKOUT_AUTOMATIONS_DIR)."),
+    ] = None,
+) -> None:
+    """Lookout: data checks written in YAML, decided in SQL, reported to ops."""
+    ctx.obj = Context(config, automations)
+
+
+def _report_load_problems(loaded: LoadResult, console: Console) -> None:
+    for problem in loaded.errors:
+        console.print(f"error: {problem.location_message()}", markup=False)
+    for warning in loaded.warnings:
+        console.print(f"warning: {warning}", markup=False)
+
+
+@app.command()
+def validate(
+    ctx: typer.Context,
+    path: Annotated[Path | None, typer.Argument(help="File or folder; default the automations folder.")] = None,
+) -> None:
+    """Check automation files; print every problem as path:line:column: field: message."""
+    settings = ctx.obj.settings()
+    target = path or Path(settings.automations_dir)
+    loaded = load_automations(target, known_sources=settings.sources.keys())
+    _report_load_problems(loaded, out)
+    files = {a.path for a in loaded.automations}
+    out.print(
+        f"{len(loaded.automations)} automations valid in {len(files)} files; "
+        f"{len(loaded.errors)} errors, {len(loaded.warnings)} warnings",
+        markup=False,
+    )
+    raise typer.Exit(EXIT_CONFIG if loaded.errors else EXIT_OK)
+
+
+def _select(loaded: LoadResult, names: list[str], run_all: bool) -> list[Automation]:
+    if run_all:
+        return [a for a in loaded.automations if a.enabled]
+    chosen = []
+    for name in names:
+        try:
+            chosen.append(loaded.by_name(name))
+        except KeyError:
+            raise ConfigError(
+                f"no valid automation named '{name}' (run 'lookout validate' to see file errors)"
+            ) from None
+    return chosen
+
+
+def exit_status(reports: list[RunReport], config_errors: int) -> int:
+    """Return the exit status for a batch of runs (highest that applies)."""
+    if any(r.status == Status.ERROR for r in reports):
+        return EXIT_RUN_ERROR
+    if config_errors:
+        return EXIT_CONFIG
+    if any(r.finding == Finding.NEEDS_ATTENTION for r in reports):
+        return EXIT_ATTENTION
+    return EXIT_OK
+
+
+@app.command()
+def run(
+    ctx: typer.Context,
+    names: Annotated[list[str] | None, typer.Argument(help="Automations to run.")] = None,
+    run_all: Annotated[bool, typer.Option("--all", help="Run every enabled automation.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON document per run, one per line.")] = False,
+) -> None:
+    """Run automations now, in this process, and store their reports."""
+    if not names and not run_all:
+        raise ConfigError("name at least one automation, or pass --all")
+    settings = ctx.obj.settings()
+    loaded = load_automations(settings.automations_dir, known_sources=settings.sources.keys())
+    _report_load_problems(loaded, err)
+    chosen = _select(loaded, names or [], run_all)
+    store = Store(settings.store_url)
+    reports: list[RunReport] = []
+    with SourcePool(settings) as pool, err.status("starting…") as status:
+        for automation in chosen:
+            report = run_automation(
+                automation, settings, pool, progress=lambda line: status.update(line)
+            )
+            store.save_report(report)
+            reports.append(report)
+            status.stop()
+            _print_report(report, as_json, settings)
+            status.start()
+    raise typer.Exit(exit_status(reports, len(loaded.errors)))
+
+
+def _print_report(report: RunReport, as_json: bool, settings: Settings) -> None:
+    if as_json:
+        out.print(redact(json.dumps(report.to_dict()), settings.secrets()), markup=False)
+    else:
+        render.print_report(out, report)
+
+
+@app.command()
+def reports(
+    ctx: typer.Context,
+    finding: Annotated[str | None, typer.Option(help="clear or needs_attention.")] = None,
+    automation: Annotated[str | None, typer.Option(help="Only this automation.")] = None,
+    status: Annotated[str | None, typer.Option(help="queued, running, completed, error or skipped.")] = None,
+    limit: Annotated[int, typer.Option(help="How many runs, newest first.")] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="A JSON list.")] = False,
+) -> None:
+    """List recent runs from the store."""
+    if finding and finding not in {f.value for f in Finding}:
+        raise ConfigError(f"--finding must be clear or needs_attention, not '{finding}'")
+    if status and status not in {s.value for s in Status}:
+        raise ConfigError(f"--status must be one of {', '.join(s.value for s in Status)}")
+    settings = ctx.obj.settings()
+    runs = Store(settings.store_url).list_runs(
+        automation=automation, finding=finding, status=status, limit=limit
+    )
+    if as_json:
+        rows = [{k: v for k, v in r.to_dict().items() if k not in ("checks", "evidence")} for r in runs]
+        out.print(json.dumps(rows), markup=False)
+    else:
+        render.print_runs(out, runs)
+
+
+@app.command()
+def show(
+    ctx: typer.Context,
+    run_id: Annotated[int, typer.Argument(help="The run's id (see 'lookout reports').")],
+    as_json: Annotated[bool, typer.Option("--json", help="The run as JSON.")] = False,
+) -> None:
+    """Show one stored run: finding, summary, checks and evidence."""
+    settings = ctx.obj.settings()
+    report = Store(settings.store_url).get_run(run_id)
+    if report is None:
+        raise StoreError(f"no run with id {run_id}")
+    _print_report(report, as_json, settings)
+
+
+def main() -> None:
+    """Console-script entry point: map Lookout's errors to exit statuses."""
+    try:
+        code = app(standalone_mode=False)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_CONFIG)
+    except ConfigError as exc:
+        err.print(f"error: {exc}", markup=False)
+        sys.exit(EXIT_CONFIG)
+    except LookoutError as exc:
+        err.print(f"error: {exc}", markup=False)
+        sys.exit(EXIT_RUN_ERROR)
+    except (click.Abort, KeyboardInterrupt):
+        err.print("aborted", markup=False)
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else EXIT_OK)
