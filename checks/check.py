@@ -66,7 +66,11 @@ def run_checks(
         if remaining <= 0:
             results.append(
                 CheckResult(
-                    check.name, check.sql, check.expect.text, None, None,
+                    check.name,
+                    check.sql,
+                    check.expect.text,
+                    None,
+                    None,
                     f"not run: the automation's time limit ({automation.timeout_s:g} s) ran out",
                 )
             )

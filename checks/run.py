@@ -103,7 +103,9 @@ def run_automation(
     except SourceError as exc:
         return _end(report, Status.ERROR, error=str(exc), summary=f"**Error** — {exc}")
     say(f"{automation.name}: running {len(automation.checks or [])} checks")
-    report.checks, report.evidence = run_checks(automation, source, settings.limits, deadline=deadline)
+    report.checks, report.evidence = run_checks(
+        automation, source, settings.limits, deadline=deadline
+    )
     decision = decide_from_checks(report.checks, why="no LLM is configured")
     report.finding = decision.finding
     report.finding_source = FindingSource.CHECKS if decision.finding else None

@@ -35,13 +35,17 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
     cache_ok = True
 
     def process_bind_param(self, value: dt.datetime | None, dialect: Dialect) -> dt.datetime | None:
+        """Convert an aware datetime to naive UTC for the database."""
         if value is None:
             return None
         if value.tzinfo is None:
             raise ValueError("naive datetime given to the store; pass a zone-aware one")
         return value.astimezone(dt.UTC).replace(tzinfo=None)
 
-    def process_result_value(self, value: dt.datetime | None, dialect: Dialect) -> dt.datetime | None:
+    def process_result_value(
+        self, value: dt.datetime | None, dialect: Dialect
+    ) -> dt.datetime | None:
+        """Mark a naive UTC value from the database as UTC."""
         return None if value is None else value.replace(tzinfo=dt.UTC)
 
 
@@ -118,3 +122,20 @@ class EvidenceRow(Base):
     fingerprint: Mapped[str] = mapped_column(String(64))
 
     run: Mapped[RunRow] = relationship(back_populates="evidence")
+
+
+class TraceEventRow(Base):
+    """One event of a run's agent trace: a model request or response, a tool call or result.
+
+    ``seq`` counts from 1 within a run; ``payload`` is JSON with secrets redacted.
+    """
+
+    __tablename__ = "trace_events"
+    __table_args__ = (UniqueConstraint("run_id", "seq", name="uq_trace_events_seq"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    seq: Mapped[int] = mapped_column(Integer)
+    at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    kind: Mapped[str] = mapped_column(String(32))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)

@@ -26,7 +26,15 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from checks.errors import StoreError
-from checks.report import CheckResult, Evidence, Finding, FindingSource, RunReport, Status, json_value
+from checks.report import (
+    CheckResult,
+    Evidence,
+    Finding,
+    FindingSource,
+    RunReport,
+    Status,
+    json_value,
+)
 from checks.schema import CheckRow, EvidenceRow, RunRow
 
 
@@ -271,7 +279,7 @@ class Store:
             return [_to_report(row, full=False) for row in session.scalars(query)]
 
     def last_completed(self, automation: str, *, before_run: int | None = None) -> RunReport | None:
-        """Return the newest completed run of ``automation`` (older than ``before_run``), or None."""
+        """Return the newest completed run of ``automation``, other than ``before_run``."""
         query = (
             select(RunRow)
             .where(RunRow.automation == automation, RunRow.status == str(Status.COMPLETED))
@@ -311,7 +319,14 @@ def _to_report(row: RunRow, *, full: bool) -> RunReport:
         ]
         report.evidence = [
             Evidence(
-                e.query_id, e.sql, e.columns, e.rows, e.row_count, e.truncated, e.fingerprint, e.origin
+                e.query_id,
+                e.sql,
+                e.columns,
+                e.rows,
+                e.row_count,
+                e.truncated,
+                e.fingerprint,
+                e.origin,
             )
             for e in row.evidence
         ]

@@ -54,7 +54,9 @@ def make_report(name: str = "a", finding: Finding = Finding.NEEDS_ATTENTION) -> 
         finding=finding,
         finding_source=FindingSource.CHECKS,
         summary="**Needs attention** [C1]",
-        checks=[CheckResult("rate", "SELECT 0.0245", "< 0.03", Decimal("0.0245"), True, None, "C1")],
+        checks=[
+            CheckResult("rate", "SELECT 0.0245", "< 0.03", Decimal("0.0245"), True, None, "C1")
+        ],
         evidence=[Evidence("C1", "SELECT 0.0245", ["r"], [[0.0245]], 1, False, "ab" * 32)],
         started_at=SLOT,
         finished_at=SLOT + dt.timedelta(seconds=2),

@@ -76,7 +76,9 @@ def _report_load_problems(loaded: LoadResult, console: Console) -> None:
 @app.command()
 def validate(
     ctx: typer.Context,
-    path: Annotated[Path | None, typer.Argument(help="File or folder; default the automations folder.")] = None,
+    path: Annotated[
+        Path | None, typer.Argument(help="File or folder; default the automations folder.")
+    ] = None,
 ) -> None:
     """Check automation files; print every problem as path:line:column: field: message."""
     settings = ctx.obj.settings()
@@ -122,7 +124,9 @@ def run(
     ctx: typer.Context,
     names: Annotated[list[str] | None, typer.Argument(help="Automations to run.")] = None,
     run_all: Annotated[bool, typer.Option("--all", help="Run every enabled automation.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON document per run, one per line.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON document per run, one per line.")
+    ] = False,
 ) -> None:
     """Run automations now, in this process, and store their reports."""
     if not names and not run_all:
@@ -158,7 +162,9 @@ def reports(
     ctx: typer.Context,
     finding: Annotated[str | None, typer.Option(help="clear or needs_attention.")] = None,
     automation: Annotated[str | None, typer.Option(help="Only this automation.")] = None,
-    status: Annotated[str | None, typer.Option(help="queued, running, completed, error or skipped.")] = None,
+    status: Annotated[
+        str | None, typer.Option(help="queued, running, completed, error or skipped.")
+    ] = None,
     limit: Annotated[int, typer.Option(help="How many runs, newest first.")] = 50,
     as_json: Annotated[bool, typer.Option("--json", help="A JSON list.")] = False,
 ) -> None:
@@ -172,7 +178,9 @@ def reports(
         automation=automation, finding=finding, status=status, limit=limit
     )
     if as_json:
-        rows = [{k: v for k, v in r.to_dict().items() if k not in ("checks", "evidence")} for r in runs]
+        rows = [
+            {k: v for k, v in r.to_dict().items() if k not in ("checks", "evidence")} for r in runs
+        ]
         out.print(json.dumps(rows), markup=False)
     else:
         render.print_runs(out, runs)

@@ -8,7 +8,10 @@ from rich.text import Text
 
 from checks.report import Finding, RunReport, Status
 
-_FINDING_STYLE = {Finding.CLEAR: ("Clear", "green"), Finding.NEEDS_ATTENTION: ("Needs attention", "red")}
+_FINDING_STYLE = {
+    Finding.CLEAR: ("Clear", "green"),
+    Finding.NEEDS_ATTENTION: ("Needs attention", "red"),
+}
 
 
 def headline(report: RunReport) -> Text:
@@ -46,7 +49,9 @@ def print_report(console: Console, report: RunReport) -> None:
 
 def print_runs(console: Console, runs: list[RunReport]) -> None:
     """Print a table of runs, newest first."""
-    table = Table("run", "automation", "scheduled for (UTC)", "status", "finding", "started", "finished")
+    table = Table(
+        "run", "automation", "scheduled for (UTC)", "status", "finding", "started", "finished"
+    )
     for r in runs:
         table.add_row(
             str(r.run_id),

@@ -1,0 +1,462 @@
+"""Automations: what must hold in a source's data, when to look, and who to tell.
+
+A YAML file holds one automation (a mapping of fields) or several under a
+top-level ``automations:`` key. ``load_automations`` reads a folder of such
+files (or one file), validates every automation and returns the good ones with
+every problem found, each pointing at the YAML line and column it comes from.
+
+Unknown keys are errors, so a typo cannot silently turn a check off. Cron and
+duration rules live in ``checks.schedule_spec``; ``expect`` strings are read
+by ``checks.expectation``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, available_timezones
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
+from pydantic_core import ErrorDetails, PydanticCustomError
+
+from checks.errors import AutomationError
+from checks.expectation import Expectation, parse_expectation
+from checks.schedule_spec import cron_fields, needs_day_match, parse_duration, validate_cron
+from checks.yaml_tree import Loc, YamlTree, position
+
+_SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+_CHECK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.-]{0,99}")
+_FROM_FILE = ("path", "line")  # set by the loader, never from YAML
+_HOST_ZONES = frozenset({"localtime", "posixrules", "Factory"})  # not IANA names: host-dependent
+
+
+def _fail(message: str, at: Loc) -> PydanticCustomError:
+    """Return an error to raise at ``at`` (relative to the model), not at the field."""
+    return PydanticCustomError("lookout", "{message}", {"message": message, "at": at})
+
+
+def _to_expectation(value: object) -> Expectation:
+    if isinstance(value, Expectation):
+        return value
+    if not isinstance(value, str):
+        raise ValueError(f"expect must be text such as '== 0' (got {value!r})")
+    return parse_expectation(value)
+
+
+ExpectField = Annotated[
+    Expectation,
+    PlainValidator(_to_expectation, json_schema_input_type=str),
+    PlainSerializer(lambda e: e.text, return_type=str),
+]
+DurationS = Annotated[float, BeforeValidator(parse_duration)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Check(_Strict):
+    """One declared check: a SQL query whose result must meet ``expect``.
+
+    ``name`` is letters, digits, spaces and ``_.-`` (at most 100 characters) and
+    unique within its automation. ``expect`` is written as a string in YAML and
+    parsed when the file is loaded (see ``checks.expectation``).
+    """
+
+    name: str
+    sql: str
+    expect: ExpectField
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _CHECK_NAME.fullmatch(value):
+            raise ValueError(
+                "a check name is letters, digits, spaces and '_.-', starting with a letter "
+                f"or digit, at most 100 characters (got {value!r})"
+            )
+        return value
+
+    @field_validator("sql")
+    @classmethod
+    def _sql(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+
+class Automation(_Strict):
+    """One automation, as validated from its YAML file.
+
+    Durations are given in YAML as seconds or strings like ``"30m"`` and held in
+    seconds (``catchup_window_s``, ``repeat_interval_s``; YAML keys
+    ``catchup_window``, ``repeat_interval``). ``path`` and ``line`` say where the
+    automation was defined (1-based line of its first key); they are set by the
+    loader and refused in YAML. Rules for ``schedule`` and ``day_match`` are in
+    ``checks.schedule_spec`` and the design notes §5.
+    """
+
+    name: str
+    description: str | None = None
+    enabled: bool = True
+    schedule: str | None = None
+    day_match: Literal["any", "all"] | None = Field(default=None, validate_default=True)
+    timezone: str = "UTC"
+    source: str
+    goal: str
+    instructions: str | None = None
+    checks: list[Check] = Field(default_factory=list)
+    severity: Literal["low", "medium", "high"] = "medium"
+    owner: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    notify: list[str] = Field(default_factory=list)
+    timeout_s: float = Field(default=300.0, gt=0, allow_inf_nan=False)
+    model: str | None = None
+    catchup: Literal["latest", "none", "all"] = "latest"
+    catchup_window_s: DurationS = Field(default=3600.0, alias="catchup_window")
+    overlap: Literal["skip", "buffer_one", "allow"] = "skip"
+    repeat_interval_s: DurationS = Field(default=86400.0, alias="repeat_interval")
+    path: str
+    line: int
+
+    @field_validator("name")
+    @classmethod
+    def _slug(cls, value: str) -> str:
+        if not _SLUG.fullmatch(value):
+            raise ValueError(
+                "a name is lowercase letters, digits, '_' and '-', starting with a letter "
+                f"or digit, at most 64 characters (got {value!r})"
+            )
+        return value
+
+    @field_validator("schedule")
+    @classmethod
+    def _cron(cls, value: str | None) -> str | None:
+        return None if value is None else validate_cron(value)
+
+    @field_validator("day_match")
+    @classmethod
+    def _day_match(cls, value: str | None, info: ValidationInfo) -> str | None:
+        schedule = info.data.get("schedule")
+        if value is None and schedule and needs_day_match(schedule):
+            fields = cron_fields(schedule)
+            raise _fail(
+                f"day-of-month ({fields[2]}) and day-of-week ({fields[4]}) are both restricted, "
+                "and cron runs on days matching EITHER; add day_match: any (either, as cron "
+                "does) or day_match: all (both)",
+                ("schedule",),
+            )
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        known = _zone_names()
+        try:
+            ZoneInfo(value)
+            if value in _HOST_ZONES or (known and value not in known):
+                raise KeyError(value)
+        except (ValueError, KeyError, OSError):  # not found is a KeyError; odd names others
+            hint = _did_you_mean(value, known) or "; use an IANA name such as 'Europe/Paris'"
+            raise ValueError(f"unknown time zone {value!r}{hint}") from None
+        return value
+
+    @field_validator("source")
+    @classmethod
+    def _source(cls, value: str, info: ValidationInfo) -> str:
+        known: Collection[str] | None = (info.context or {}).get("known_sources")
+        if known is not None and value not in known:
+            names = ", ".join(sorted(known)) or "none are configured"
+            raise ValueError(
+                f"unknown source {value!r}{_did_you_mean(value, known)}; known: {names}"
+            )
+        return value
+
+    @field_validator("goal")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("checks")
+    @classmethod
+    def _unique_checks(cls, checks: list[Check]) -> list[Check]:
+        first: dict[str, int] = {}
+        for index, check in enumerate(checks):
+            if check.name in first:
+                raise _fail(
+                    f"duplicate check name {check.name!r} (also checks.{first[check.name]})",
+                    ("checks", index, "name"),
+                )
+            first[check.name] = index
+        return checks
+
+    @property
+    def zone(self) -> ZoneInfo:
+        """The ``timezone`` as a ``ZoneInfo``, for zone-aware cron occurrences."""
+        return ZoneInfo(self.timezone)
+
+    def definition(self) -> dict[str, Any]:
+        """Return the automation with defaults filled in, keyed as in YAML, JSON-safe.
+
+        Stored with each run. ``expect`` is its normalised text; durations are
+        seconds; ``path`` and ``line`` are left out.
+        """
+        return self.model_dump(mode="json", by_alias=True, exclude=set(_FROM_FILE))
+
+
+@functools.cache
+def _zone_names() -> frozenset[str]:
+    """Return the IANA zone names on this host (empty when there is no tz database)."""
+    return frozenset(available_timezones()) - _HOST_ZONES
+
+
+def _yaml_keys(model: type[BaseModel]) -> list[str]:
+    fields = model.model_fields.items()
+    return [info.alias or name for name, info in fields if name not in _FROM_FILE]
+
+
+def _did_you_mean(word: str, choices: Collection[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+@dataclass
+class LoadResult:
+    """What ``load_automations`` found.
+
+    Attributes:
+        automations: the automations with no problem, in file then position order.
+        errors: every problem in every file, each with path, line, column and field.
+        warnings: lines to show that do not stop anything (e.g. goal-only automations).
+
+    """
+
+    automations: list[Automation] = field(default_factory=list)
+    errors: list[AutomationError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def by_name(self, name: str) -> Automation:
+        """Return the automation called ``name``.
+
+        Raises:
+            KeyError: no good automation has that name.
+
+        """
+        for automation in self.automations:
+            if automation.name == name:
+                return automation
+        raise KeyError(name)
+
+
+def load_automations(
+    path: str | Path, *, known_sources: Collection[str] | None = None
+) -> LoadResult:
+    """Read and validate automations from a folder or one file.
+
+    Args:
+        path: a folder (every ``*.yaml``/``*.yml`` file directly inside, sorted by
+            name; hidden files skipped) or one file.
+        known_sources: the configured source names; ``None`` skips the check.
+
+    Returns:
+        The good automations and every problem. Nothing is raised for a bad
+        file: a bad automation never stops the good ones beside it, in the same
+        file or others. Names must be unique across all files; the second of two
+        is an error naming the first's ``path:line``.
+
+    """
+    root = Path(path)
+    result = LoadResult()
+    if root.is_dir():
+        files = sorted(
+            p
+            for p in root.iterdir()
+            if p.suffix in (".yaml", ".yml") and p.is_file() and not p.name.startswith(".")
+        )
+        if not files:
+            result.warnings.append(f"{root}: no automation files (*.yaml, *.yml)")
+    elif root.is_file():
+        files = [root]
+    else:
+        result.errors.append(AutomationError("no such file or folder", path=str(root)))
+        return result
+    for file in files:
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            result.errors.append(AutomationError(f"cannot read: {exc.strerror}", path=str(file)))
+            continue
+        _FileLoader(str(file), result, known_sources).load(data)
+    return result
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "nothing"
+    kinds = {dict: "a mapping", list: "a list", str: "text", bool: "a boolean"}
+    for kind, name in kinds.items():
+        if isinstance(value, kind):
+            return name
+    return "a number" if isinstance(value, int | float) else type(value).__name__
+
+
+def _message(err: ErrorDetails) -> str:
+    """Turn one pydantic error into a readable one-line message."""
+    ctx = err.get("ctx") or {}
+    kind, value = err["type"], err.get("input")
+    if kind == "lookout":
+        return str(ctx["message"])
+    if kind == "value_error":
+        return str(ctx["error"])
+    if kind == "model_type":
+        return f"expected a mapping of fields, got {_kind(value)}"
+    shown = _kind(value) if value is None or isinstance(value, dict | list) else repr(value)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    msg = err["msg"]
+    return f"{msg[:1].lower()}{msg[1:]} (got {shown})"
+
+
+class _FileLoader:
+    """Loads one file's automations into a shared ``LoadResult``."""
+
+    def __init__(
+        self, path: str, result: LoadResult, known_sources: Collection[str] | None
+    ) -> None:
+        self.path = path
+        self.result = result
+        self.known_sources = known_sources
+
+    def error(self, message: str, node: Any = None, loc: Loc = ()) -> None:
+        line, column = position(node)
+        dotted = ".".join(str(part) for part in loc) or None
+        self.result.errors.append(
+            AutomationError(message, path=self.path, line=line, column=column, field=dotted)
+        )
+
+    def load(self, raw: bytes) -> None:
+        try:
+            tree = YamlTree.parse(raw)
+        except AutomationError as exc:
+            located = AutomationError(exc.message, path=self.path, line=exc.line, column=exc.column)
+            self.result.errors.append(located)
+            return
+        first_error = len(self.result.errors)
+        entries = self.entries(tree)
+        for where, node, message in tree.problems:
+            if not any(where[: len(prefix)] == prefix for prefix in entries):
+                self.error(message, node, where)
+        for prefix in entries:
+            self.load_entry(tree, prefix)
+        self.result.errors[first_error:] = sorted(
+            self.result.errors[first_error:], key=lambda e: (e.line or 0, e.column or 0)
+        )
+
+    def entries(self, tree: YamlTree) -> list[Loc]:
+        """Return the location of each automation in the file, reporting shape errors."""
+        data = tree.data
+        if not isinstance(data, dict):
+            self.error(
+                "expected an automation (a mapping of fields) or 'automations:' with a list, "
+                f"got {_kind(data)}",
+                tree.values[()],
+            )
+            return []
+        if "automations" not in data:
+            return [()]
+        for key in data:
+            if key != "automations":
+                self.error(
+                    "a file with 'automations:' holds nothing else", tree.keys[(key,)], (key,)
+                )
+        listed = data["automations"]
+        if not isinstance(listed, list):
+            where = ("automations",)
+            self.error(
+                f"expected a list of automations, got {_kind(listed)}", tree.values[where], where
+            )
+            return []
+        if not listed:
+            self.result.warnings.append(f"{self.path}: 'automations:' is an empty list")
+        return [("automations", index) for index in range(len(listed))]
+
+    def load_entry(self, tree: YamlTree, prefix: Loc) -> None:
+        node, data = tree.values[prefix], tree.get(prefix)
+        errors_before = len(self.result.errors)
+        reported = {where for where, _, _ in tree.problems}
+        for where, problem_node, message in tree.problems:
+            if where[: len(prefix)] == prefix:
+                self.error(message, problem_node, where)
+        if not isinstance(data, dict):
+            if prefix not in reported:
+                message = f"expected an automation (a mapping of fields), got {_kind(data)}"
+                self.error(message, node, prefix)
+            return
+        fields = {key: value for key, value in data.items() if key not in _FROM_FILE}
+        for key in _FROM_FILE:
+            if key in data:
+                where = (*prefix, key)
+                self.error(f"unknown field {key!r} (set by the loader)", tree.keys[where], where)
+        fields.update(path=self.path, line=position(node)[0] or 1)
+        context = {"known_sources": self.known_sources}
+        try:
+            automation = Automation.model_validate(fields, context=context)
+        except ValidationError as exc:
+            for err in exc.errors():
+                if (*prefix, *err["loc"]) not in reported:  # e.g. None left by a bad tag
+                    self.pydantic_error(tree, prefix, err)
+            return
+        if len(self.result.errors) == errors_before:
+            self.add(automation, tree, prefix)
+
+    def pydantic_error(self, tree: YamlTree, prefix: Loc, err: ErrorDetails) -> None:
+        """Report one pydantic error at the YAML node it is about."""
+        ctx = err.get("ctx") or {}
+        relative = tuple(ctx["at"]) if err["type"] == "lookout" else tuple(err["loc"])
+        loc = (*prefix, *relative)
+        if err["type"] == "extra_forbidden":
+            nested = len(relative) == 3 and relative[0] == "checks"
+            model = Check if nested else Automation
+            known = _yaml_keys(model) if len(relative) == 1 or nested else []
+            message = f"unknown field {relative[-1]!r}{_did_you_mean(str(relative[-1]), known)}"
+            node = tree.keys.get(loc) or tree.near(loc)
+        elif err["type"] == "missing":
+            message, node = "required field is missing", tree.near(loc[:-1])
+        else:
+            message, node = _message(err), tree.near(loc)
+        self.error(message, node, loc)
+
+    def add(self, automation: Automation, tree: YamlTree, prefix: Loc) -> None:
+        where = (*prefix, "name")
+        for other in self.result.automations:
+            if other.name == automation.name:
+                message = f"duplicate automation name {automation.name!r}"
+                self.error(
+                    f"{message}: first defined at {other.path}:{other.line}",
+                    tree.near(where),
+                    where,
+                )
+                return
+        self.result.automations.append(automation)
+        if not automation.checks:
+            self.result.warnings.append(
+                f"{automation.path}:{automation.line}: {automation.name}: no checks: "
+                "needs an LLM to run; without one it is skipped"
+            )

@@ -1,0 +1,116 @@
+"""Cron expressions and durations as written in automation files.
+
+Rules from the design notes (§5) and the issue that specified schedules:
+
+- A schedule is a 5-field cron expression (minute hour day-of-month month
+  day-of-week) or one of croniter's aliases (``@hourly``, ``@daily``,
+  ``@midnight``, ``@weekly``, ``@monthly``, ``@yearly``, ``@annually``).
+  croniter also reads 6 and 7 fields (seconds, year), so a pasted Quartz
+  string would silently mean something else: it is refused here.
+- Expressions are checked with croniter 7's ``strict=True``, which also refuses
+  days that never occur (``0 0 31 2 *``).
+- When day-of-month and day-of-week are both restricted, cron runs on days
+  matching *either*; the automation must then say ``day_match: any|all``.
+- Durations are seconds as a number, or a string ``<number><unit>`` with unit
+  ``s``, ``m``, ``h`` or ``d`` (``"90s"``, ``"30m"``, ``"1.5h"``, ``"2d"``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from croniter import croniter
+
+CRON_FIELD_NAMES = ("minute", "hour", "day-of-month", "month", "day-of-week")
+CRON_ALIASES: dict[str, str] = {
+    "@midnight": "0 0 * * *",
+    "@hourly": "0 * * * *",
+    "@daily": "0 0 * * *",
+    "@weekly": "0 0 * * 0",
+    "@monthly": "0 0 1 * *",
+    "@yearly": "0 0 1 1 *",
+    "@annually": "0 0 1 1 *",
+}
+DURATION_UNITS_S: dict[str, float] = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+_TAKES = f"Lookout takes 5 fields: {' '.join(CRON_FIELD_NAMES)}"
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd])")
+_DURATION_FORMS = "seconds as a number, or a string like '90s', '30m', '1h', '2d'"
+
+
+def cron_fields(expression: str) -> list[str]:
+    """Split a cron expression into its raw fields, replacing an ``@alias`` by its 5 fields.
+
+    The scheduler uses the raw minute and hour fields to tell fixed-time
+    schedules from interval ones (design notes §5). No validation is done here.
+    """
+    stripped = expression.strip()
+    return CRON_ALIASES.get(stripped.lower(), stripped).split()
+
+
+def validate_cron(expression: str) -> str:
+    """Check a schedule and return it without surrounding spaces.
+
+    Raises:
+        ValueError: the expression is not 5 fields (the message says what 6 or
+            7 fields look like), is an unknown ``@alias``, or croniter's strict
+            mode refuses it (the message carries croniter's reason).
+
+    """
+    stripped = expression.strip()
+    fields = cron_fields(stripped)
+    if stripped.startswith("@") and stripped.lower() not in CRON_ALIASES:
+        known = ", ".join(CRON_ALIASES)
+        raise ValueError(f"unknown cron alias {stripped!r}; the aliases are {known}")
+    if len(fields) == 6:
+        raise ValueError(f"6 fields: looks like a Quartz/seconds cron; {_TAKES}")
+    if len(fields) == 7:
+        raise ValueError(f"7 fields: looks like a Quartz cron with seconds and year; {_TAKES}")
+    if len(fields) != 5:
+        raise ValueError(f"{len(fields)} field{'' if len(fields) == 1 else 's'}; {_TAKES}")
+    try:
+        croniter.expand(stripped, strict=True)
+    except (ValueError, TypeError) as exc:  # croniter's errors derive from these
+        raise ValueError(f"invalid cron expression: {exc}") from None
+    return stripped
+
+
+def needs_day_match(expression: str) -> bool:
+    """Whether day-of-month and day-of-week are both restricted in a valid expression.
+
+    Decided as croniter decides whether to OR the two fields: a field counts as
+    unrestricted when it expands to every value (``*``, ``?``, ``1-31``, ``*/1``).
+
+    Raises:
+        ValueError: the expression is not valid (see ``validate_cron``).
+
+    """
+    expanded: list[list[int | str]] = croniter.expand(validate_cron(expression), strict=True)[0]
+    day_of_month, day_of_week = expanded[2], expanded[4]
+    return day_of_month[0] != "*" and day_of_week[0] != "*"
+
+
+def parse_duration(value: object) -> float:
+    """Read a duration and return it in seconds.
+
+    Args:
+        value: an ``int``/``float`` number of seconds, or a string such as
+            ``"90s"``, ``"30m"``, ``"1h"``, ``"2d"``.
+
+    Raises:
+        ValueError: the value is not one of those forms, or is not more than 0.
+
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"expected a duration: {_DURATION_FORMS} (got {value!r})")
+    if isinstance(value, str):
+        match = _DURATION.fullmatch(value.strip())
+        if not match:
+            raise ValueError(f"expected a duration: {_DURATION_FORMS} (got {value!r})")
+        seconds = float(match.group(1)) * DURATION_UNITS_S[match.group(2)]
+    else:
+        seconds = float(value)
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ValueError(f"a duration must be more than 0 seconds (got {value!r})")
+    return seconds
