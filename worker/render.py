@@ -39,7 +39,8 @@ def print_report(console: Console, report: RunReport) -> None:
         console.print(Text(f"error: {report.error}", style="red"))
     for ev in report.evidence:
         more = " (sample; truncated)" if ev.truncated else ""
-        console.print(Text(f"  [{ev.id}] {ev.row_count} rows{more}", style="dim"))
+        rows = f"{ev.row_count} row" + ("" if ev.row_count == 1 else "s")
+        console.print(Text(f"  [{ev.id}] {rows}{more}", style="dim"))
         if ev.rows:
             console.print(Text("      " + " | ".join(ev.columns), style="dim"))
             for row in ev.rows[:3]:

