@@ -26,7 +26,7 @@ install: $(BIN)/lookout ## create .venv and install lookout
 dev: $(VENV)/.dev ## install lookout with the test and lint tools
 
 demo: install ## run every example automation on the bundled flights data
-	$(BIN)/lookout validate; $(BIN)/lookout run --all; s=$$?; \
+	$(BIN)/lookout validate && $(BIN)/lookout run --all; s=$$?; \
 	  echo "lookout run --all exited $$s (0 all Clear, 1 some Needs attention, 3 a run in error)"; \
 	  test $$s -le 1
 
