@@ -188,20 +188,20 @@ def redact(text: str, secrets: list[str]) -> str:
     return re.sub(r"(?i)\b(sig|key|token|api_key)=[^&\s\"']+", r"\1=***", text)
 
 
-def _expand(value: Any, path: str) -> Any:
+def _expand(value: Any, path: str, env: dict[str, str]) -> Any:
     if isinstance(value, str):
 
         def sub(match: re.Match[str]) -> str:
             name = match.group(1)
-            if name not in os.environ:
+            if name not in env:
                 raise ConfigError(f"environment variable {name} is not set", field=path)
-            return os.environ[name]
+            return env[name]
 
         return _ENV_REF.sub(sub, value)
     if isinstance(value, dict):
-        return {k: _expand(v, f"{path}.{k}" if path else str(k)) for k, v in value.items()}
+        return {k: _expand(v, f"{path}.{k}" if path else str(k), env) for k, v in value.items()}
     if isinstance(value, list):
-        return [_expand(v, f"{path}.{i}") for i, v in enumerate(value)]
+        return [_expand(v, f"{path}.{i}", env) for i, v in enumerate(value)]
     return value
 
 
@@ -257,7 +257,7 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
     else:
         raw = default_config_data()
     try:
-        data = _expand(raw, "")
+        data = _expand(raw, "", env)
     except ConfigError as exc:
         raise ConfigError(exc.message, path=str(config_path), field=exc.field) from None
     for var, dotted in ENV_OVERRIDES.items():
