@@ -76,7 +76,7 @@ def test_errors_say_file_and_field(tmp_path: Path, text: str, message: str) -> N
 
 def test_invalid_override_value_is_a_config_error(tmp_path: Path) -> None:
     path = write(tmp_path, "{}\n")
-    with pytest.raises(ConfigError, match="decision.backend"):
+    with pytest.raises(ConfigError, match=r"decision\.backend"):
         load_settings(path, env={"LOOKOUT_DECISION_BACKEND": "magic"})
 
 
