@@ -1,9 +1,13 @@
-"""One run of one automation, in-process: source → declared checks → finding → report.
+"""One run of one automation, in-process: source → declared checks → agent → finding → report.
 
 This is the single path every trigger takes (``lookout run``, the Celery task,
 ``lookout eval``). It never raises for a problem of the run itself: a source
 that cannot open, a check in error or a goal nobody can decide ends in a
 report with status ``error`` or ``skipped`` — never Clear.
+
+With an LLM configured, the agent (``checks.agent``) runs after the declared
+checks and its verified report decides (``checks.verdict``); without one, or
+when the agent gives no valid report, the declared checks decide.
 """
 
 from __future__ import annotations
@@ -12,14 +16,18 @@ import datetime as dt
 import time
 from collections.abc import Callable
 
+from checks.agent import run_agent
 from checks.automation import Automation
 from checks.check import run_checks
 from checks.config import Settings
-from checks.errors import SourceError
+from checks.errors import SourceError, StoreError
 from checks.finding import decide_from_checks
+from checks.prompt import AgentTask
 from checks.report import FindingSource, RunReport, Status
 from checks.sources import Source, open_source
-from checks.store import utcnow
+from checks.store import Store, utcnow
+from checks.trace import MemoryTrace, TraceSink, TraceWriter
+from checks.verdict import apply_agent_result
 
 NEEDS_LLM = (
     "needs an LLM: set LOOKOUT_LLM_BASE_URL and LOOKOUT_LLM_MODEL (or llm: in the config) "
@@ -76,13 +84,19 @@ def run_automation(
     scheduled_for: dt.datetime | None = None,
     trigger: str = "manual",
     progress: Progress | None = None,
+    trace: TraceSink | None = None,
 ) -> RunReport:
-    """Run one automation and return its report (not stored; see ``Store.save_report``).
+    """Run one automation and return its report (not stored; see ``run_and_store``).
 
     Args:
+        automation: the automation to run.
+        settings: sources, limits and the LLM.
+        sources: the open sources of this process.
         scheduled_for: the slot this run is for (zone-aware); defaults to now.
         trigger: ``manual`` or ``schedule``.
         progress: called with a short line as each step starts.
+        trace: where the agent's requests, responses and tool calls are written
+            as they happen (default: kept in memory and dropped).
     """
     started = utcnow()
     report = RunReport(
@@ -106,6 +120,29 @@ def run_automation(
     report.checks, report.evidence = run_checks(
         automation, source, settings.limits, deadline=deadline
     )
+    if llm_configured(settings):
+        model = automation.model or settings.llm.model
+        say(f"{automation.name}: the agent is exploring ({model})")
+        task = AgentTask(
+            automation.name,
+            automation.goal,
+            automation.instructions or "",
+            source.name,
+            source.dialect,
+        )
+        result = run_agent(
+            task,
+            source,
+            settings,
+            checks=report.checks,
+            check_evidence=report.evidence,
+            trace=trace or MemoryTrace(secrets=settings.secrets()),
+            model=automation.model,
+            deadline=deadline,
+        )
+        apply_agent_result(report, result)
+        report.finished_at = utcnow()
+        return report
     decision = decide_from_checks(report.checks, why="no LLM is configured")
     report.finding = decision.finding
     report.finding_source = FindingSource.CHECKS if decision.finding else None
@@ -117,4 +154,47 @@ def _end(report: RunReport, status: Status, *, error: str | None, summary: str) 
     report.error = error
     report.summary = summary
     report.finished_at = utcnow()
+    return report
+
+
+def run_and_store(
+    automation: Automation,
+    settings: Settings,
+    sources: SourcePool,
+    store: Store,
+    *,
+    scheduled_for: dt.datetime | None = None,
+    trigger: str = "manual",
+    progress: Progress | None = None,
+) -> RunReport:
+    """Run one automation in-process and store it: create → claim → run (traced) → finish.
+
+    The run row exists before anything runs, so the agent's trace is written
+    under its id as it happens and survives a crash halfway.
+
+    Raises:
+        StoreError: the slot already has a run, or the run could not be claimed.
+    """
+    slot = scheduled_for or utcnow()
+    run_id = store.create_run(
+        automation.name, slot, trigger=trigger, definition=automation.definition()
+    )
+    if run_id is None:
+        raise StoreError(f"{automation.name} already has a run for {slot.isoformat()}")
+    attempt = store.claim_run(run_id, lease_s=automation.timeout_s + 60)
+    if attempt is None:
+        raise StoreError(f"run {run_id} could not be claimed")
+    trace = TraceWriter(store, run_id, secrets=settings.secrets())
+    report = run_automation(
+        automation,
+        settings,
+        sources,
+        scheduled_for=slot,
+        trigger=trigger,
+        progress=progress,
+        trace=trace,
+    )
+    report.run_id = run_id
+    report.attempt = attempt
+    store.finish_run(run_id, attempt, report)
     return report

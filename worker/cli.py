@@ -1,18 +1,19 @@
 """The ``lookout`` command line: a thin edge over ``checks``.
 
 Exit status (README, "Exit status"): 0 all Clear, 1 any Needs attention,
-2 a configuration error, 3 any run in error; when several apply the highest wins.
+2 a configuration error, 3 any run in error, 4 an internal error (a bug);
+when several apply the highest wins.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 from rich.console import Console
 
@@ -20,11 +21,12 @@ from checks.automation import Automation, LoadResult, load_automations
 from checks.config import Settings, load_settings, redact
 from checks.errors import ConfigError, LookoutError, StoreError
 from checks.report import Finding, RunReport, Status
-from checks.run import SourcePool, run_automation
+from checks.run import SourcePool, run_and_store
 from checks.store import Store
+from checks.trace import read_trace, to_jsonl
 from worker import render
 
-EXIT_OK, EXIT_ATTENTION, EXIT_CONFIG, EXIT_RUN_ERROR = 0, 1, 2, 3
+EXIT_OK, EXIT_ATTENTION, EXIT_CONFIG, EXIT_RUN_ERROR, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
 app = typer.Typer(
     help="Lookout: data checks written in YAML, decided in SQL, reported to ops.",
@@ -139,10 +141,9 @@ def run(
     reports: list[RunReport] = []
     with SourcePool(settings) as pool, err.status("starting…") as status:
         for automation in chosen:
-            report = run_automation(
-                automation, settings, pool, progress=lambda line: status.update(line)
+            report = run_and_store(
+                automation, settings, pool, store, progress=lambda line: status.update(line)
             )
-            store.save_report(report)
             reports.append(report)
             status.stop()
             _print_report(report, as_json, settings)
@@ -191,12 +192,21 @@ def show(
     ctx: typer.Context,
     run_id: Annotated[int, typer.Argument(help="The run's id (see 'lookout reports').")],
     as_json: Annotated[bool, typer.Option("--json", help="The run as JSON.")] = False,
+    trace: Annotated[
+        bool,
+        typer.Option("--trace", help="The agent's trace instead: one JSON event per line."),
+    ] = False,
 ) -> None:
-    """Show one stored run: finding, summary, checks and evidence."""
+    """Show one stored run: finding, summary, checks and evidence (or its agent trace)."""
     settings = ctx.obj.settings()
-    report = Store(settings.store_url).get_run(run_id)
+    store = Store(settings.store_url)
+    report = store.get_run(run_id)
     if report is None:
         raise StoreError(f"no run with id {run_id}")
+    if trace:
+        text = redact(to_jsonl(read_trace(store, run_id)), settings.secrets())
+        sys.stdout.write(text)
+        return
     _print_report(report, as_json, settings)
 
 
@@ -206,8 +216,12 @@ def main() -> None:
         code = app(standalone_mode=False)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except click.ClickException as exc:
-        exc.show()
+    except typer.TyperException as exc:  # usage errors (typer's vendored click)
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()
+        else:
+            err.print(f"error: {exc}", markup=False)
         sys.exit(EXIT_CONFIG)
     except ConfigError as exc:
         err.print(f"error: {exc}", markup=False)
@@ -215,7 +229,10 @@ def main() -> None:
     except LookoutError as exc:
         err.print(f"error: {exc}", markup=False)
         sys.exit(EXIT_RUN_ERROR)
-    except (click.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt):
         err.print("aborted", markup=False)
         sys.exit(130)
+    except Exception:  # a bug: never let it look like exit 1 (Needs attention)
+        traceback.print_exc()
+        sys.exit(EXIT_INTERNAL)
     sys.exit(code if isinstance(code, int) else EXIT_OK)

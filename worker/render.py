@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -37,6 +39,8 @@ def print_report(console: Console, report: RunReport) -> None:
         console.print(Text(report.summary))
     if report.error and report.status != Status.SKIPPED:
         console.print(Text(f"error: {report.error}", style="red"))
+    if report.agent:
+        console.print(Text(agent_line(report.agent), style="dim"))
     for ev in report.evidence:
         more = " (sample; truncated)" if ev.truncated else ""
         rows = f"{ev.row_count} row" + ("" if ev.row_count == 1 else "s")
@@ -46,6 +50,19 @@ def print_report(console: Console, report: RunReport) -> None:
             for row in ev.rows[:3]:
                 console.print(Text("      " + " | ".join(str(v) for v in row), style="dim"))
     console.print()
+
+
+def agent_line(agent: dict[str, Any]) -> str:
+    """``agent: gpt-x · 4 steps · 6 tool calls · 5,120 in / 300 out tokens · $0.0031``."""
+    cost = agent.get("cost_usd")
+    parts = [
+        f"agent: {agent.get('model')}",
+        f"{agent.get('steps', 0)} steps",
+        f"{agent.get('tool_calls', 0)} tool calls",
+        f"{agent.get('input_tokens', 0):,} in / {agent.get('output_tokens', 0):,} out tokens",
+        f"${cost:.4f}" if isinstance(cost, int | float) else "cost unknown",
+    ]
+    return " · ".join(parts)
 
 
 def print_runs(console: Console, runs: list[RunReport]) -> None:
