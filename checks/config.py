@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from checks.alert_config import AlertSettings, ChannelConfig, check_channel_names
 from checks.errors import ConfigError
+from checks.service_config import ServiceSettings
 
 DEFAULT_CONFIG = Path("config/lookout.yaml")
 DEFAULT_AUTOMATIONS_DIR = Path("automations")
@@ -145,7 +147,26 @@ class LLMSettings(_Strict):
 
 
 class DecisionSettings(_Strict):
-    """The decision model giving the second opinion."""
+    """The decision model giving the second opinion and ranking data sets (design notes §3).
+
+    Attributes:
+        backend: ``none`` (no second opinion), ``systemone`` (``POST {base_url}/v1/systemone``),
+            ``openai-decisions`` (``POST {base_url}/v1/decisions``) or ``chat-logprobs`` (any
+            OpenAI-compatible chat model, ``POST {base_url}/chat/completions``).
+        base_url: the backend's base URL; required unless ``backend`` is ``none``.
+        api_key: bearer key (a secret: redacted everywhere). Optional for local servers.
+        model: model name sent in every request; required for ``openai-decisions`` and
+            ``chat-logprobs``.
+        timeout_s: time limit of one HTTP request, in seconds (per httpx phase: connect,
+            write, each read).
+        threshold: probability at or above which "goal met" and "same as last run" count as yes.
+        input_budget_tokens: most input tokens one request may carry (estimated as characters
+            / 4); questions beyond it are split over several requests (chunks).
+        max_parallel_requests: most requests of one ``ask`` (or one ranking round) in flight
+            at once.
+        prices_usd_per_mtok: (input, output) price in USD per million tokens, used when the
+            backend reports no cost; unset and unreported: cost unknown (None).
+    """
 
     backend: Literal["none", "systemone", "openai-decisions", "chat-logprobs"] = "none"
     base_url: str | None = None
@@ -153,6 +174,9 @@ class DecisionSettings(_Strict):
     model: str | None = None
     timeout_s: float = 5.0
     threshold: float = 0.5
+    input_budget_tokens: int = Field(default=32_000, ge=1_000)
+    max_parallel_requests: int = Field(default=8, ge=1, le=64)
+    prices_usd_per_mtok: tuple[float, float] | None = None
 
 
 class Settings(_Strict):
@@ -167,16 +191,20 @@ class Settings(_Strict):
     limits: Limits = Field(default_factory=Limits)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     decision: DecisionSettings = Field(default_factory=DecisionSettings)
-    channels: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    channels: dict[str, ChannelConfig] = Field(default_factory=dict)
+    alerts: AlertSettings = Field(default_factory=AlertSettings)
+    service: ServiceSettings = Field(default_factory=ServiceSettings)  # worker and beat
+
+    @model_validator(mode="after")
+    def _known_channels(self) -> Settings:
+        check_channel_names(self.alerts, dict(self.channels))  # see checks.alert_config
+        return self
 
     def secrets(self) -> list[str]:
-        """Return every secret value held, for ``redact``."""
+        """Return every secret value held, for ``redact``: keys, webhook URLs and their tokens."""
         found = [s for s in (self.llm.api_key, self.decision.api_key) if s]
         for channel in self.channels.values():
-            for key in ("url", "secret", "token"):
-                value = channel.get(key)
-                if isinstance(value, str) and value:
-                    found.append(value)
+            found.extend(channel.secrets())
         return found
 
 

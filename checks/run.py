@@ -20,10 +20,12 @@ from checks.agent import run_agent
 from checks.automation import Automation
 from checks.check import run_checks
 from checks.config import Settings
+from checks.decision import make_decision_model
 from checks.errors import SourceError, StoreError
 from checks.finding import decide_from_checks
 from checks.prompt import AgentTask
 from checks.report import FindingSource, RunReport, Status
+from checks.second_opinion import second_opinion
 from checks.sources import Source, open_source
 from checks.store import Store, utcnow
 from checks.trace import MemoryTrace, TraceSink, TraceWriter
@@ -85,6 +87,7 @@ def run_automation(
     trigger: str = "manual",
     progress: Progress | None = None,
     trace: TraceSink | None = None,
+    store: Store | None = None,
 ) -> RunReport:
     """Run one automation and return its report (not stored; see ``run_and_store``).
 
@@ -97,7 +100,38 @@ def run_automation(
         progress: called with a short line as each step starts.
         trace: where the agent's requests, responses and tool calls are written
             as they happen (default: kept in memory and dropped).
+        store: where the previous completed run is looked up for the second
+            opinion; without it every run counts as a first run.
     """
+    report = _decide(automation, settings, sources, scheduled_for, trigger, progress, trace)
+    if report.status != Status.SKIPPED:
+        (progress or (lambda _line: None))(f"{automation.name}: asking for a second opinion")
+        previous = (
+            store.last_completed(automation.name, before_run=report.run_id) if store else None
+        )
+        with make_decision_model(settings.decision) as model:
+            opinion = second_opinion(
+                report,
+                previous,
+                automation.goal,
+                automation.instructions,
+                model,
+                settings.decision.threshold,
+            )
+        report.second_opinion = opinion.to_dict()
+    return report
+
+
+def _decide(
+    automation: Automation,
+    settings: Settings,
+    sources: SourcePool,
+    scheduled_for: dt.datetime | None,
+    trigger: str,
+    progress: Progress | None,
+    trace: TraceSink | None,
+) -> RunReport:
+    """Checks, then the agent: the report with its finding, before the second opinion."""
     started = utcnow()
     report = RunReport(
         automation=automation.name,
@@ -193,6 +227,7 @@ def run_and_store(
         trigger=trigger,
         progress=progress,
         trace=trace,
+        store=store,
     )
     report.run_id = run_id
     report.attempt = attempt
