@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from checks.config import Settings
@@ -42,6 +42,7 @@ from checks.contract import (
     repair_request,
     verify,
 )
+from checks.decision import DecisionModel, make_decision_model
 from checks.dispatch import Dispatcher, Turn
 from checks.errors import LLMError
 from checks.llm import ChatClient, ChatReply, Message, RetryNote, ToolCall
@@ -83,6 +84,8 @@ class AgentStats:
             ``step_budget``, ``token_budget`` or ``repeated_call``.
         confidence: the accepted report's confidence, or None.
         error: why the agent did not decide, or None when it did.
+        rankings: how each ``list_data_sets`` ranking of a large catalog was made
+            (decision model or lexical fallback, and why), one per query.
     """
 
     model: str
@@ -97,6 +100,7 @@ class AgentStats:
     stopped_by: str | None = None
     confidence: str | None = None
     error: str | None = None
+    rankings: list[dict[str, Any]] = field(default_factory=list)
 
     def count(self, reply: ChatReply) -> None:
         """Add one model call's tokens and cost."""
@@ -146,6 +150,7 @@ class AgentLoop:
         trace: TraceSink,
         model: str | None,
         deadline: float | None,
+        ranker: DecisionModel | None = None,
     ) -> None:
         self.task, self.settings, self.llm = task, settings, settings.llm
         self.checks = list(checks)
@@ -162,6 +167,7 @@ class AgentLoop:
             limits=settings.limits,
             list_cap=self.llm.list_cap,
             deadline=deadline,
+            ranker=ranker,
         )
         limits = settings.limits
         self.messages: list[Message] = [
@@ -212,6 +218,7 @@ class AgentLoop:
         self.stats.error = why
         self.stats.tool_calls = self.dispatcher.calls
         self.stats.cache_hits = self.dispatcher.cache_hits
+        self.stats.rankings = list(self.tools.rankings)
         self.trace.append("agent_end", self.stats.to_dict())
         return AgentResult(report, list(self.tools.evidence), self.stats, why)
 
@@ -406,14 +413,16 @@ def run_agent(
             the endpoint during the run do not raise: they end the run with
             ``report`` None.
     """
-    loop = AgentLoop(
-        task,
-        source,
-        settings,
-        checks=checks,
-        check_evidence=check_evidence,
-        trace=trace,
-        model=model,
-        deadline=deadline,
-    )
-    return loop.run()
+    with make_decision_model(settings.decision) as ranker:
+        loop = AgentLoop(
+            task,
+            source,
+            settings,
+            checks=checks,
+            check_evidence=check_evidence,
+            trace=trace,
+            model=model,
+            deadline=deadline,
+            ranker=ranker,
+        )
+        return loop.run()

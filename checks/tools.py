@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from checks.config import Limits
+from checks.dataset_ranking import lexical_order, rank_data_sets
+from checks.decision import DecisionModel
 from checks.errors import LookoutError
-from checks.ranking import relevance
 from checks.report import Evidence, json_value
 from checks.sources import DataSet, QueryResult, Source
 
@@ -63,6 +64,9 @@ class ToolBox:
         limits: row, cell and result budgets and the query time limit.
         list_cap: most data sets shown by one ``list_data_sets``.
         deadline: ``time.monotonic()`` after which no query starts (None: no limit).
+        ranker: the decision model that ranks a catalog larger than ``list_cap``
+            (``checks.dataset_ranking``); None or backend ``none``: lexical order.
+            How each ranking was made is kept in ``rankings``.
     """
 
     def __init__(
@@ -73,8 +77,12 @@ class ToolBox:
         limits: Limits,
         list_cap: int,
         deadline: float | None = None,
+        ranker: DecisionModel | None = None,
     ) -> None:
         self.source = source
+        self.ranker = ranker
+        self.rankings: list[dict[str, Any]] = []
+        self._ranked: dict[str | None, list[DataSet]] = {}
         self.goal = goal
         self.limits = limits
         self.list_cap = list_cap
@@ -136,13 +144,7 @@ class ToolBox:
     def list_data_sets(self, query: str | None) -> dict[str, Any]:
         """Return the ranked slice of the catalog (``partial`` when some are left out)."""
         every = self.catalog()
-        ranked = sorted(
-            every,
-            key=lambda d: (
-                -relevance(d.name, [c.name for c in d.columns], self.goal, query),
-                d.name,
-            ),
-        )
+        ranked = self._rank(every, query)
         shown = ranked[: self.list_cap]
         partial = len(shown) < len(every)
         hint = None
@@ -167,6 +169,30 @@ class ToolBox:
             "partial": partial,
             "next": hint,
         }
+
+    def _rank(self, every: list[DataSet], query: str | None) -> list[DataSet]:
+        """Order the catalog for ``query``, once per query per run (a ranking costs requests)."""
+        with self._lock:
+            if query in self._ranked:
+                return self._ranked[query]
+        fallback = lexical_order(self.goal, query)
+        if self.ranker is None or len(every) <= self.list_cap:
+            ranked = fallback(every)
+        else:
+            ranking = rank_data_sets(
+                every,
+                goal=self.goal,
+                query=query,
+                model=self.ranker,
+                cap=self.list_cap,
+                fallback=fallback,
+            )
+            ranked = list(ranking.order)
+            with self._lock:
+                self.rankings.append({"query": query, **ranking.record.to_dict()})
+        with self._lock:
+            self._ranked[query] = ranked
+        return ranked
 
     def describe_data_set(self, name: str) -> dict[str, Any]:
         """Return the source's description of one data set, cells cut to the cell budget."""

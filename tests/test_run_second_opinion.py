@@ -31,7 +31,8 @@ def automation() -> Automation:
             "checks": [
                 {
                     "name": "negative non-refund orders",
-                    "sql": "SELECT id, amount FROM orders WHERE amount < 0 AND NOT refund ORDER BY id",
+                    "sql": "SELECT id, amount FROM orders "
+                    "WHERE amount < 0 AND NOT refund ORDER BY id",
                     "expect": "empty",
                 }
             ],
