@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import os
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -36,7 +37,13 @@ from pydantic_core import ErrorDetails, PydanticCustomError
 
 from checks.errors import AutomationError
 from checks.expectation import Expectation, parse_expectation
-from checks.schedule_spec import cron_fields, needs_day_match, parse_duration, validate_cron
+from checks.schedule_spec import (
+    check_computable,
+    cron_fields,
+    needs_day_match,
+    parse_duration,
+    validate_cron,
+)
 from checks.yaml_tree import Loc, YamlTree, position
 
 _SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
@@ -161,6 +168,11 @@ class Automation(_Strict):
                 "does) or day_match: all (both)",
                 ("schedule",),
             )
+        if schedule:
+            try:
+                check_computable(schedule, value)
+            except ValueError as exc:
+                raise _fail(str(exc), ("schedule",)) from None
         return value
 
     @field_validator("timezone")
@@ -271,8 +283,9 @@ def load_automations(
     """Read and validate automations from a folder or one file.
 
     Args:
-        path: a folder (every ``*.yaml``/``*.yml`` file directly inside, sorted by
-            name; hidden files skipped) or one file.
+        path: a folder (every ``*.yaml``/``*.yml`` file directly inside, the
+            extension in any case, sorted by name; hidden files skipped; see
+            ``automation_files``) or one file.
         known_sources: the configured source names; ``None`` skips the check.
 
     Returns:
@@ -285,12 +298,9 @@ def load_automations(
     root = Path(path)
     result = LoadResult()
     if root.is_dir():
-        files = sorted(
-            p
-            for p in root.iterdir()
-            if p.suffix in (".yaml", ".yml") and p.is_file() and not p.name.startswith(".")
-        )
-        if not files:
+        files, problems = automation_files(root)
+        result.errors.extend(problems)
+        if not files and not problems:
             result.warnings.append(f"{root}: no automation files (*.yaml, *.yml)")
     elif root.is_file():
         files = [root]
@@ -305,6 +315,52 @@ def load_automations(
             continue
         _FileLoader(str(file), result, known_sources).load(data)
     return result
+
+
+AUTOMATION_SUFFIXES = (".yaml", ".yml")
+"""Extensions of automation files, compared ignoring case (``X.YAML`` is one too)."""
+
+
+def automation_files(folder: Path) -> tuple[list[Path], list[AutomationError]]:
+    """List the automation files directly inside ``folder``, sorted by name.
+
+    A name ending in ``.yaml``/``.yml`` (any case) and not starting with ``.``
+    is meant to be an automation file. One that cannot be read as a file (a
+    symbolic link whose target is missing or loops, a folder, a FIFO or a
+    device) is a problem on that path, never silently skipped: its checks
+    would stop running without a word. FIFOs and devices are never opened.
+
+    Returns:
+        ``(files, problems)``: the regular files (or links to one) to load, and
+        an ``AutomationError`` for each name that is not one.
+
+    """
+    files: list[Path] = []
+    problems: list[AutomationError] = []
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError as exc:
+        return [], [AutomationError(f"cannot list: {exc.strerror}", path=str(folder))]
+    for entry in entries:
+        if entry.name.startswith(".") or not entry.name.lower().endswith(AUTOMATION_SUFFIXES):
+            continue
+        if entry.is_file():
+            files.append(entry)
+            continue
+        if entry.is_symlink() and not entry.exists():
+            try:
+                target = os.readlink(entry)
+            except OSError:
+                target = "?"
+            message = f"a symbolic link to {target}, which does not exist (or loops)"
+        elif entry.is_dir():
+            message = "a folder, not an automation file"
+        elif entry.exists():
+            message = "not a regular file (a FIFO, socket or device); it is not read"
+        else:
+            message = "vanished while the folder was read"
+        problems.append(AutomationError(message, path=str(entry)))
+    return files, problems
 
 
 def _kind(value: object) -> str:

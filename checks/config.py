@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from checks.alert_config import AlertSettings, ChannelConfig, check_channel_names
 from checks.errors import ConfigError
+from checks.review_config import ReviewSettings
 from checks.service_config import ServiceSettings
 
 DEFAULT_CONFIG = Path("config/lookout.yaml")
@@ -41,6 +42,9 @@ ENV_OVERRIDES: dict[str, str] = {
     "LOOKOUT_DECISION_API_KEY": "decision.api_key",
     "LOOKOUT_DECISION_MODEL": "decision.model",
     "LOOKOUT_REVIEW_BASE_URL": "review_base_url",
+    "LOOKOUT_REVIEW_SECRET_KEY": "review.secret_key",
+    "LOOKOUT_REVIEW_USERS": "review.users",
+    "LOOKOUT_REVIEW_TOKENS": "review.tokens",
 }
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -194,6 +198,7 @@ class Settings(_Strict):
     channels: dict[str, ChannelConfig] = Field(default_factory=dict)
     alerts: AlertSettings = Field(default_factory=AlertSettings)
     service: ServiceSettings = Field(default_factory=ServiceSettings)  # worker and beat
+    review: ReviewSettings = Field(default_factory=ReviewSettings)  # lookout serve
 
     @model_validator(mode="after")
     def _known_channels(self) -> Settings:
@@ -205,6 +210,7 @@ class Settings(_Strict):
         found = [s for s in (self.llm.api_key, self.decision.api_key) if s]
         for channel in self.channels.values():
             found.extend(channel.secrets())
+        found.extend(self.review.secrets())
         return found
 
 
@@ -253,6 +259,18 @@ def default_config_data() -> dict[str, Any]:
     return {"sources": {"flights": {"type": "duckdb", "tables": tables}}}
 
 
+def _read_text(path: Path) -> str:
+    """Read a config file as UTF-8, turning OS and decoding errors into ``ConfigError``."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"not UTF-8 text: {exc.reason} at byte {exc.start}", path=str(path)
+        ) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read the config file: {exc.strerror}", path=str(path)) from None
+
+
 def load_settings(path: str | Path | None = None, env: dict[str, str] | None = None) -> Settings:
     """Read settings from ``path`` (or ``LOOKOUT_CONFIG``, or ``config/lookout.yaml``).
 
@@ -269,7 +287,7 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
     config_path = Path(named) if named else DEFAULT_CONFIG
     if config_path.exists():
         try:
-            raw = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
+            raw = yaml.safe_load(_read_text(config_path)) or {}
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             raise ConfigError(

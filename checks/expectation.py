@@ -14,9 +14,15 @@ Comparison rules (from the issue that specified expectations):
 - Exact values (``int``, ``Decimal``) are compared exactly with the
   expectation's ``Decimal``; nothing goes through ``float``.
 - Floating-point values are compared within a relative tolerance of 1e-9
-  (``math.isclose(rel_tol=1e-9, abs_tol=0)``): a value that close to a bound
+  (as ``math.isclose(rel_tol=1e-9, abs_tol=0)``): a value that close to a bound
   counts as equal to it, for every operator. So a DOUBLE ``0.1 + 0.2``
   (0.30000000000000004) meets ``== 0.3`` and ``<= 0.3`` but not ``< 0.3``.
+  The comparison is done on exact decimals (the float's exact binary value,
+  ``Decimal(float)``, against the bound as written): the bound is never
+  turned into a float, so one that a float cannot hold still compares by its
+  true value. ``== 1e-400`` is not met by a DOUBLE 0.0 (as a float, 1e-400
+  would be 0.0), and ``< 1e309`` is met by 1e308 (as a float, 1e309 would be
+  infinite).
 - NULL, no row, more than one row or column, booleans, strings (even numeric
   ones), NaN and infinities are errors, never a pass.
 """
@@ -28,7 +34,7 @@ import numbers
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Context, Decimal, localcontext
 from typing import Any, Literal, assert_never
 
 Op = Literal["==", "!=", "<", "<=", ">", ">=", "between", "empty", "not_empty"]
@@ -208,20 +214,30 @@ def _not_a_number(value: Any) -> str | None:
     return f"value {shown} is not a number"
 
 
+_FLOAT_REL_TOL = Decimal(str(FLOAT_REL_TOL))
+_CONTEXT = Context(prec=60, Emin=-999_999, Emax=999_999)
+
+
 def _compare(value: Any, bound: Decimal) -> int:
     """Return -1, 0 or 1 as ``value`` is below, equal to or above ``bound``.
 
     Exact types compare exactly; floats are equal to a bound within
-    ``FLOAT_REL_TOL`` of it.
+    ``FLOAT_REL_TOL`` of it. Both sides stay decimals: the float's exact
+    value against the bound, so a bound beyond the range of floats (1e-400,
+    1e309) is not rounded to 0.0 or infinity first.
     """
     if isinstance(value, Decimal | numbers.Integral):
         exact = value if isinstance(value, Decimal) else Decimal(int(value))
         return (exact > bound) - (exact < bound)
-    number = float(value)
-    limit = float(bound)
-    if number == limit or math.isclose(number, limit, rel_tol=FLOAT_REL_TOL, abs_tol=0.0):
+    number = Decimal(float(value))  # exact: every finite float is a decimal
+    if number == bound:
         return 0
-    return 1 if number > limit else -1
+    # |a - b| <= rel_tol * max(|a|, |b|), as math.isclose(abs_tol=0), in a
+    # context of our own: 60 digits cannot move a result across a 1e-9 margin.
+    with localcontext(_CONTEXT):
+        if abs(number - bound) <= _FLOAT_REL_TOL * max(abs(number), abs(bound)):
+            return 0
+    return 1 if number > bound else -1
 
 
 def _holds(expectation: Expectation, value: Any) -> bool:

@@ -57,7 +57,13 @@ class SourcePool:
             if config is None:
                 known = ", ".join(sorted(self.settings.sources)) or "none"
                 raise SourceError(f"source '{name}' is not configured (configured: {known})")
-            self._open[name] = open_source(name, config, self.settings)
+            try:
+                self._open[name] = open_source(name, config, self.settings)
+            except OSError as exc:  # e.g. the cache folder cannot be created
+                where = f" ({exc.filename})" if exc.filename else ""
+                raise SourceError(
+                    f"source '{name}' cannot be opened: {exc.strerror}{where}"
+                ) from None
         return self._open[name]
 
     def close(self) -> None:

@@ -11,16 +11,21 @@ Rules from the design notes (§5) and the issue that specified schedules:
   days that never occur (``0 0 31 2 *``).
 - When day-of-month and day-of-week are both restricted, cron runs on days
   matching *either*; the automation must then say ``day_match: any|all``.
+- croniter accepts some expressions in strict mode that it can never compute
+  a date for (``0 0 1 * 1#2`` with either ``day_match``): ``check_computable``
+  asks it for the next occurrence after a fixed date, as the scheduler would,
+  and refuses the schedule when there is none (it would silently never run).
 - Durations are seconds as a number, or a string ``<number><unit>`` with unit
   ``s``, ``m``, ``h`` or ``d`` (``"90s"``, ``"30m"``, ``"1.5h"``, ``"2d"``).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
 
-from croniter import croniter
+from croniter import CroniterError, croniter
 
 CRON_FIELD_NAMES = ("minute", "hour", "day-of-month", "month", "day-of-week")
 CRON_ALIASES: dict[str, str] = {
@@ -37,6 +42,7 @@ DURATION_UNITS_S: dict[str, float] = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 864
 _TAKES = f"Lookout takes 5 fields: {' '.join(CRON_FIELD_NAMES)}"
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd])")
 _DURATION_FORMS = "seconds as a number, or a string like '90s', '30m', '1h', '2d'"
+_REFERENCE = dt.datetime(2000, 1, 1)  # a fixed start: the check gives the same answer every day
 
 
 def cron_fields(expression: str) -> list[str]:
@@ -89,6 +95,34 @@ def needs_day_match(expression: str) -> bool:
     expanded: list[list[int | str]] = croniter.expand(validate_cron(expression), strict=True)[0]
     day_of_month, day_of_week = expanded[2], expanded[4]
     return day_of_month[0] != "*" and day_of_week[0] != "*"
+
+
+def check_computable(expression: str, day_match: str | None) -> None:
+    """Refuse a valid expression for which croniter can compute no date.
+
+    The next occurrence after 2000-01-01 00:00 is computed with croniter as
+    the scheduler computes occurrences (``day_or`` from ``day_match``); its
+    search is bounded (croniter gives up past its horizon of years, in
+    milliseconds).
+
+    Raises:
+        ValueError: croniter finds no date (``0 0 1 * 1#2``), or fails on the
+            expression in another way; the message says the schedule would
+            never run.
+
+    """
+    day_or = day_match != "all"
+    try:
+        croniter(
+            validate_cron(expression), _REFERENCE, ret_type=dt.datetime, day_or=day_or
+        ).get_next()
+    except (CroniterError, ValueError, TypeError, OverflowError) as exc:
+        how = f" with day_match: {day_match}" if day_match else ""
+        raise ValueError(
+            f"croniter cannot compute any date for {expression.strip()!r}{how} ({exc}), so it "
+            "would never run; write the days another way (e.g. without '#' or 'L' beside a "
+            "day of the month)"
+        ) from None
 
 
 def parse_duration(value: object) -> float:

@@ -54,7 +54,14 @@ class Base(DeclarativeBase):
 
 
 class RunRow(Base):
-    """One run of one automation; unique on (automation, scheduled_for) so a slot runs once."""
+    """One run of one automation; unique on (automation, scheduled_for) so a slot runs once.
+
+    ``flags`` holds the second opinion's flags as ``,flag,flag,`` so a
+    ``LIKE '%,flag,%'`` filter works on every database.
+    ``source`` and ``enqueued_at`` are kept by the service (``checks.run_queue``):
+    the source whose queue and concurrency bound the run uses, and when its
+    Celery message was last sent (None: not sent yet).
+    """
 
     __tablename__ = "runs"
     __table_args__ = (UniqueConstraint("automation", "scheduled_for", name="uq_runs_slot"),)
@@ -76,6 +83,9 @@ class RunRow(Base):
     second_opinion: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     attempt: Mapped[int] = mapped_column(Integer, default=0)
     lease_expires_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    source: Mapped[str | None] = mapped_column(String(64))
+    flags: Mapped[str] = mapped_column(String(200), default="", server_default="")
+    enqueued_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
 
     checks: Mapped[list[CheckRow]] = relationship(
         back_populates="run", cascade="all, delete-orphan", order_by="CheckRow.position"
@@ -139,3 +149,20 @@ class TraceEventRow(Base):
     at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
     kind: Mapped[str] = mapped_column(String(32))
     payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class ScheduleCursorRow(Base):
+    """How far the dispatcher has decided one automation's schedule (``worker.dispatch``).
+
+    Every slot at or before ``cursor_at`` has been decided (a run or a skipped
+    record) or predates the schedule. ``schedule_key`` is
+    ``checks.schedule.CronSchedule.key``; when it changes the cursor restarts
+    at the time the change was seen, so an edited schedule never catches up.
+    """
+
+    __tablename__ = "schedule_cursors"
+
+    automation: Mapped[str] = mapped_column(String(64), primary_key=True)
+    schedule_key: Mapped[str] = mapped_column(Text)
+    cursor_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())

@@ -83,27 +83,40 @@ _DENIED_FUNCTIONS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         ),
     ),
     (
+        # Functions whose argument is SQL (or a table, schema or cursor named in
+        # text) that the database parses and runs itself, out of the guard's
+        # sight: PostgreSQL ts_stat(sqlquery text), ts_rewrite(query, select
+        # text), query_to_xml*(query text), cursor_to_xml*, table_to_xml*,
+        # schema_to_xml*, database_to_xml*, dblink*, tablefunc's crosstab and
+        # connectby, xml2's xpath_table, pgRouting's pgr_* (all take SQL text),
+        # Citus run_command_on_*; DuckDB query, query_table, json_serialize_sql,
+        # json_deserialize_sql, json_serialize_plan (binds and optimises the
+        # text, so current_setting() is constant-folded), json_execute_serialized_sql.
         "function",
         "runs SQL given as text",
         re.compile(
-            r"query|query_table|dblink\w*|\w+_to_xml\w*|\w+_to_xmlschema|json_execute_serialized_sql"
-            r"|json_serialize_sql|exec|execute|sp_\w+|xp_\w+|postgres_\w+|mysql_\w+|sqlite_\w+"
-            r"|ducklake_\w+"
+            r"query|query_table|dblink\w*|\w+_to_xml\w*|\w+_to_xmlschema|ts_stat|ts_rewrite"
+            r"|json_execute_serialized_sql|json_serialize_sql|json_deserialize_sql"
+            r"|json_serialize_plan|crosstab\d*|connectby|xpath_table|pgr_\w+|run_command_on_\w+"
+            r"|exec|execute|sp_\w+|xp_\w+|postgres_\w+|mysql_\w+|sqlite_\w+|ducklake_\w+"
         ),
     ),
     (
         "function",
         "reads settings or the environment",
-        re.compile(r"getenv|current_setting|set_config|duckdb_\w+|pragma_\w+|which_secret|secret"),
+        re.compile(
+            r"getenv|getvariable|current_setting|set_config|duckdb_\w+|pragma_\w+|which_secret"
+            r"|secret|get_block_size"
+        ),
     ),
     (
         "function",
         "has side effects",
         re.compile(
-            r"sleep|pg_\w+|benchmark|nextval|setval|currval|lastval|next_value_for|setseed"
+            r"\w*sleep\w*|pg_\w+|benchmark|nextval|setval|currval|lastval|next_value_for|setseed"
             r"|txid_\w+|checkpoint|force_checkpoint|get_lock|release_lock|release_all_locks"
             r"|is_free_lock|is_used_lock|master_pos_wait|load_extension|system|shell|sys_\w+"
-            r"|enable_\w+|disable_\w+|truncate_duckdb_logs"
+            r"|enable_\w+|disable_\w+|truncate_duckdb_logs|write_log"
         ),
     ),
 )
@@ -119,6 +132,7 @@ _SYSTEM_FUNCTION_SCHEMAS = frozenset(
 )
 _SYSTEM_TABLE = re.compile(r"pg_\w+|duckdb_\w+|sqlite_\w+|information_schema")
 _PATH_LIKE = re.compile(r"[./\\:*?~]")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _DEFAULT_SCHEMAS = frozenset({"main", "public"})
 
 _warnings: ContextVar[list[str] | None] = ContextVar("sqlglot_warnings", default=None)
@@ -153,9 +167,11 @@ def guard(
         sql: the statement as written by a person or the agent.
         dialect: sqlglot dialect of the source: ``duckdb``, ``postgres``,
             ``sqlite`` or ``mysql``.
-        allowed_tables: the source's data sets. Compared case-insensitively,
-            except quoted identifiers in ``postgres``, which must match exactly
-            (PostgreSQL folds only unquoted names to lower case).
+        allowed_tables: the source's data sets, compared the way the database
+            folds names: ignoring the case of A-Z only (never of Ä, Σ, …) in
+            ``duckdb`` and ``sqlite``; in ``postgres`` an unquoted name is
+            folded the same way and a quoted one must match exactly; in
+            ``mysql`` names must match exactly.
         max_chars: longest accepted text, in characters (``Limits.max_sql_chars``).
         schema: the only schema a qualified name may use (``public.orders``);
             when ``None``, ``main`` and ``public`` are accepted. Catalog-qualified
@@ -351,15 +367,29 @@ def _check_qualifier(table: exp.Table, dialect: str, schemas: set[str], shown: s
         raise QueryRejected("schema", f"{shown}: schema {db.name} is not this source's schema")
 
 
+def _ascii_lower(name: str) -> str:
+    """Lower-case A-Z only, as the databases fold identifiers (``str.lower`` folds Ä too)."""
+    return name.translate(_ASCII_LOWER)
+
+
 def _resolve(ident: exp.Identifier, dialect: str) -> str:
-    """Return the name the database looks up: PostgreSQL keeps quoted names as written."""
-    if dialect == "postgres" and ident.quoted:
-        return str(ident.name)
-    return str(ident.name).lower()
+    """Return the name the database looks up, folded the way it folds names.
+
+    PostgreSQL folds an unquoted name's A-Z only (``Ärzte`` stays ``Ärzte``,
+    not ``ärzte``; ``downcase_identifier`` in a UTF-8 database) and keeps a
+    quoted name as written. SQLite and DuckDB compare names ignoring the case
+    of A-Z only, quoted or not. MySQL table names are case-sensitive where they
+    live on a case-sensitive file system: compared exactly.
+    """
+    name = str(ident.name)
+    if dialect == "postgres":
+        return name if ident.quoted else _ascii_lower(name)
+    return _fold_name(name, dialect)
 
 
 def _fold_name(name: str, dialect: str) -> str:
-    return name if dialect == "postgres" else name.lower()
+    """Fold a data set or schema name as it is stored, to compare with ``_resolve``."""
+    return name if dialect in ("postgres", "mysql") else _ascii_lower(name)
 
 
 def _visible_ctes(table: exp.Table, dialect: str) -> set[str]:

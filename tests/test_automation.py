@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -9,7 +10,13 @@ import pytest
 
 from checks.automation import Automation, Check, LoadResult, load_automations
 from checks.expectation import Expectation
-from checks.schedule_spec import cron_fields, needs_day_match, parse_duration, validate_cron
+from checks.schedule_spec import (
+    check_computable,
+    cron_fields,
+    needs_day_match,
+    parse_duration,
+    validate_cron,
+)
 
 BROKEN = Path(__file__).parent / "data" / "broken_automations"
 SOURCES = {"flights", "warehouse"}
@@ -205,7 +212,7 @@ def test_good_file_loads_every_field(tmp_path: Path) -> None:
     (tmp_path / "late.yaml").write_text(GOOD)
     result = load_automations(tmp_path, known_sources=SOURCES)
     assert result.errors == []
-    assert result.warnings == []
+    assert not any("no automation files" in w for w in result.warnings)
     automation = result.by_name("late-flights")
     assert automation.path == str(tmp_path / "late.yaml")
     assert automation.line == 1
@@ -346,6 +353,30 @@ TEXTS = [
         ),
     ),
     Text(
+        "croniter finds no date",
+        f"name: a\n{BASE}schedule: 0 0 1 * 1#2\nday_match: any\n",
+        (
+            "4:11: schedule: croniter cannot compute any date for '0 0 1 * 1#2' with day_match: "
+            "any (failed to find next date), so it would never run; write the days another way "
+            "(e.g. without '#' or 'L' beside a day of the month)",
+        ),
+    ),
+    Text(
+        "the first of January is never a fifth Monday",
+        f"name: a\n{BASE}schedule: 0 0 1 1 1#5\nday_match: all\n",
+        (
+            "4:11: schedule: croniter cannot compute any date for '0 0 1 1 1#5' with day_match: "
+            "all (failed to find next date), so it would never run; write the days another way "
+            "(e.g. without '#' or 'L' beside a day of the month)",
+        ),
+    ),
+    Text(
+        "a rare date still runs",
+        f"name: a\n{BASE}schedule: 0 0 29 2 1\nday_match: all\n",
+        (),
+        ("a",),
+    ),
+    Text(
         "seven fields",
         f"name: a\n{BASE}schedule: 0 0 6 * * ? 2030\n",
         (f"4:11: schedule: 7 fields: looks like a Quartz cron with seconds and year; {FIVE}",),
@@ -440,6 +471,11 @@ TEXTS = [
         "recursive alias",
         "automations: &a\n  - *a\n",
         ("1:14: automations.0: nested too deep, or a recursive alias",),
+    ),
+    Text(
+        "recursive merge key",
+        "automations:\n  - &a {name: a, source: flights, goal: g, <<: *a}\n",
+        ("2:5: automations.0: nested too deep, or a recursive alias",),
     ),
 ]
 
@@ -572,3 +608,48 @@ def test_alias_bomb_is_cut_short(tmp_path: Path) -> None:
     too_big = [e for e in result.errors if "values once aliases are expanded" in e.message]
     assert len(too_big) == 1
     assert too_big[0].message == "more than 20000 values once aliases are expanded"
+
+
+def test_merge_chain_is_cut_at_the_depth_limit(tmp_path: Path) -> None:
+    # Each mapping merges the one before: 500 merges deep, built without recursing 500 times.
+    lines = ["x-0: &a0 {k0: 1}"]
+    lines += [f"x-{i}: &a{i} {{<<: *a{i - 1}, k{i}: 1}}" for i in range(1, 500)]
+    (tmp_path / "chain.yaml").write_text("\n".join(lines) + "\n")
+    result = load_automations(tmp_path / "chain.yaml")
+    assert any(e.message == "nested too deep, or a recursive alias" for e in result.errors)
+
+
+def test_folder_entries_that_are_not_files_are_errors(tmp_path: Path) -> None:
+    good = "name: {}\nsource: flights\ngoal: g\n"
+    (tmp_path / "a.yaml").write_text(good.format("a"))
+    (tmp_path / "B.YAML").write_text(good.format("b"))  # extensions in any case are loaded
+    (tmp_path / "c.Yml").write_text(good.format("c"))
+    (tmp_path / "dir.yaml").mkdir()
+    (tmp_path / "gone.yml").symlink_to(tmp_path / "missing" / "gone.yml")
+    (tmp_path / "loop.yaml").symlink_to(tmp_path / "loop.yaml")
+    os.mkfifo(tmp_path / "pipe.yaml")  # never opened: reading would block
+    (tmp_path / "link.yaml").symlink_to(tmp_path / "a.yaml")
+    (tmp_path / ".hidden.yaml").symlink_to(tmp_path / "nowhere")  # editor lock files
+    (tmp_path / "notes.txt").write_text("not an automation")
+    result = load_automations(tmp_path, known_sources=SOURCES)
+    assert sorted(a.path.rsplit("/", 1)[1] for a in result.automations) == [
+        "B.YAML",
+        "a.yaml",
+        "c.Yml",
+    ]
+    by_file = {Path(e.path or "").name: e.message for e in result.errors}
+    assert by_file["dir.yaml"] == "a folder, not an automation file"
+    assert by_file["gone.yml"].startswith("a symbolic link to ")
+    assert "does not exist" in by_file["loop.yaml"]
+    assert "not a regular file" in by_file["pipe.yaml"]
+    assert "duplicate automation name 'a'" in by_file["link.yaml"]
+    assert set(by_file) == {"dir.yaml", "gone.yml", "loop.yaml", "pipe.yaml", "link.yaml"}
+    assert not any("no automation files" in w for w in result.warnings)
+
+
+def test_check_computable() -> None:
+    for expression, day_match in [("0 9 * * 1", None), ("0 0 29 2 1", "all"), ("@daily", None)]:
+        check_computable(expression, day_match)
+    for day_match in ("any", "all"):
+        with pytest.raises(ValueError, match=r"^croniter cannot compute any date for '0 0 1 "):
+            check_computable(" 0 0 1 * 1#2 ", day_match)

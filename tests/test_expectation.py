@@ -125,6 +125,20 @@ JUDGED = [
     Judged("== 0", 1e-300, False, "no absolute tolerance"),
     Judged("> -1e-3", Decimal("-0.0005"), True, "negative scientific bound"),
     Judged("< 1E+3", 999.5, True),
+    # Bounds beyond what a float holds compare by their exact value, not 0.0 or infinity.
+    Judged("== 1e-400", 0.0, False, "1e-400 is not zero"),
+    Judged("> 1e-400", 0.0, False),
+    Judged("< 1e-400", 0.0, True),
+    Judged("> 1e-400", 5e-324, True, "the smallest float is above 1e-400"),
+    Judged("between -1e-400 and 1e-400", 0.0, True),
+    Judged("!= -1e-400", -0.0, True),
+    Judged("== 1e309", 1e308, False, "1e309 is not infinite"),
+    Judged("< 1e309", 1.7976931348623157e308, True),
+    Judged(">= -1e400", -1.7976931348623157e308, True),
+    Judged("== 0.1", 0.1, True, "the float nearest 0.1 is within tolerance"),
+    Judged("== 1e-310", 1e-310, True, "a subnormal float against its own text"),
+    Judged("== 1", 1 + 0.9e-9, True, "within the tolerance"),
+    Judged("== 1", 1 + 1.1e-9, False),
 ]
 
 

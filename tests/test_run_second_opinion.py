@@ -105,6 +105,9 @@ def test_contradicted_report_then_changed_data(tmp_path: Path) -> None:
     assert sorted(bodies[1]["questions"]) == ["goal_met", "same_as_last_run", "urgency"]
     assert [c["id"] for c in op2["evidence_diff"]["changed"]] == ["C1"]
     assert "-99.5" in bodies[1]["state"] or "-99.50" in bodies[1]["state"]
+    # `lookout reports --flag …` filters on what the second opinion set.
+    assert [r.run_id for r in store.list_runs(flag="double_check_disagrees")] == [first.run_id]
+    assert [r.run_id for r in store.list_runs(flag="changed_since_last_run")] == [second.run_id]
 
 
 def test_backend_none_sets_only_the_deterministic_flag(tmp_path: Path) -> None:

@@ -23,8 +23,16 @@ import pytest
 
 from checks.config import DuckDBSource, Limits, Settings, SQLAlchemySource, TableFile
 from checks.errors import QueryError, QueryFailed, QueryRejected, QueryTimeout, SourceError
+from checks.expectation import evaluate, parse_expectation
 from checks.sources import DuckDBQuerySource, QueryResult, Source, SQLQuerySource, open_source
-from checks.sources.base import collect
+from checks.sources.base import (
+    MIN_NAME_CHARS,
+    Oversized,
+    check_width,
+    collect,
+    names_chars,
+    shown_names,
+)
 
 SETUP = [
     "CREATE TABLE customers (id INTEGER, name VARCHAR, region VARCHAR)",
@@ -382,7 +390,9 @@ def test_postgres_connection_refuses_alone(
         tables = conn.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
         )
-        assert sorted(r[0] for r in tables) == ["customers", "orders", "secret"]
+        names = {r[0] for r in tables}  # other tests' store tables may share this database
+        assert {"customers", "orders", "secret"} <= names
+        assert not {"x", "orders_copy"} & names
         assert conn.execute("SELECT last_value, is_called FROM orders_seq").fetchone() == (1, False)
 
 
@@ -476,10 +486,64 @@ def test_jsonable_types_and_budgets() -> None:
         None,
     ]
     one_row = len(json.dumps(rows[0], ensure_ascii=False)) + 1
-    rows, cut = result.jsonable(max_cell_chars=30, max_result_chars=2 + one_row * 2)
+    names = len(json.dumps(result.columns))  # the column names count in the budget
+    rows, cut = result.jsonable(max_cell_chars=30, max_result_chars=2 + names + one_row * 2)
     assert cut and len(rows) == 2
     long = QueryResult("q", ["c"], [([1, 2, 3, 4, 5, 6],)], 1, False, "f", 1.0)
     assert long.jsonable(max_cell_chars=10, max_result_chars=1000)[0] == [["[1, 2, 3,…"]]
+
+
+def test_shown_names_fit_the_cell_and_result_budgets() -> None:
+    assert shown_names(["a", "bb"], max_cell_chars=10, max_result_chars=100) == ["a", "bb"]
+    assert shown_names(["x" * 50], max_cell_chars=10, max_result_chars=1000) == ["x" * 9 + "…"]
+    long_names = [f"{i:03}" + "y" * 100 for i in range(40)]
+    many = shown_names(long_names, max_cell_chars=50, max_result_chars=1000)
+    assert len(many) == 40 and len(set(map(len, many))) == 1  # one shorter, shared length
+    assert names_chars(many) <= 500 and len(many[0]) >= MIN_NAME_CHARS
+    assert many[0].startswith("000") and many[0].endswith("…")
+    with pytest.raises(QueryFailed, match="2,000 columns"):
+        check_width(
+            shown_names(["z" * 20] * 2000, max_cell_chars=200, max_result_chars=1000),
+            max_result_chars=1000,
+        )
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_long_column_names_are_cut_and_counted(sources: dict[str, Source], engine: str) -> None:
+    source = sources[engine]
+    limits = source.limits
+    name = "n" * 60 if engine == "postgres" else "n" * 5000  # PostgreSQL cuts names at 63 bytes
+    sql = f'SELECT id AS "{name}", status AS "{name}x" FROM orders ORDER BY id'
+    result = source.query(sql)
+    assert all(len(c) <= limits.max_cell_chars for c in result.columns)
+    assert result.columns[0][:50] == name[:50]
+    rows, _ = result.jsonable(
+        max_cell_chars=limits.max_cell_chars, max_result_chars=limits.max_result_chars
+    )
+    assert len(json.dumps([result.columns, rows])) <= limits.max_result_chars + 10
+    assert result.fingerprint != source.query(sql.replace(f'"{name}x"', '"other"')).fingerprint
+
+
+def test_too_many_columns_to_show_is_an_error(duck_path: Path) -> None:
+    with DuckDBQuerySource("shop", duck_path, Limits(max_result_chars=500)) as source:
+        with pytest.raises(QueryFailed, match="columns: their names alone"):
+            source.query("SELECT " + ", ".join(f"{i} AS column_{i}" for i in range(200)))
+        assert source.query("SELECT 1 AS a, 2 AS b").columns == ["a", "b"]
+
+
+def test_describe_cuts_long_column_names(tmp_path: Path) -> None:
+    path = tmp_path / "wide.duckdb"
+    with duckdb.connect(str(path)) as conn:
+        columns = ", ".join(f'"{i:03}{"c" * 3000}" INTEGER' for i in range(30))
+        conn.execute(f"CREATE TABLE wide ({columns})")
+        conn.execute(f"INSERT INTO wide VALUES ({', '.join(['7'] * 30)})")
+    limits = Limits(max_sql_chars=200_000)
+    with DuckDBQuerySource("wide", path, limits) as source:
+        described = source.describe("wide")
+    assert len(json.dumps(described, ensure_ascii=False)) <= limits.max_result_chars
+    assert [c["name"][:3] for c in described["columns"]] == [f"{i:03}" for i in range(30)]
+    assert all(len(c["name"]) <= limits.max_cell_chars for c in described["columns"])
+    assert described["sample_rows"] == [[7] * 30]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -785,3 +849,105 @@ def test_duckdb_configuration_is_locked(duck_path: Path) -> None:
                 cursor.execute(f"SET {setting}")
         time_zone = source._execute("SELECT current_setting('TimeZone')", max_rows=1, timeout_s=5)
         assert time_zone.rows == [("UTC",)]
+
+
+# Cells too large to fetch (DuckDB): cut in SQL before they reach Python.
+
+WRAPPED_QUERIES = [
+    ORDERS,
+    "SELECT status, list(id ORDER BY id) AS ids, list(status) AS s FROM orders GROUP BY status"
+    " ORDER BY status",
+    "SELECT id, id, {'a': status, 'b': [id]} AS st, MAP {'k': status} AS m FROM orders"
+    " ORDER BY id DESC LIMIT 4",
+    "SELECT NULL AS n, NULL::VARCHAR AS v, 'ab'::BLOB AS b, '{\"a\": 1}'::JSON AS j,"
+    " '101'::BIT AS bit, [1, 2]::INTEGER[2] AS arr",
+    "VALUES ('a', 1), ('b', 2)",
+    "SELECT 'x' AS a UNION ALL SELECT 'y' ORDER BY 1 DESC",
+    "WITH t AS (SELECT name FROM customers) SELECT * FROM t ORDER BY name DESC",
+    "SELECT repeat('ab', 4000) AS long_text, range(600) AS r",
+]
+
+
+@pytest.mark.parametrize("sql", WRAPPED_QUERIES)
+def test_cells_within_the_fetch_limit_are_unchanged(sources: dict[str, Source], sql: str) -> None:
+    source = sources["duckdb"]
+    assert isinstance(source, DuckDBQuerySource)
+    result = source.query(sql)
+    cur = source._conn.cursor()  # the query as it is, without the wrapper
+    try:
+        cur.execute(sql)
+        expected = [tuple(r) for r in cur.fetchall()]
+        names = [d[0] for d in cur.description or []]
+    finally:
+        cur.close()
+    assert result.rows == expected
+    assert result.columns == names
+
+
+def test_oversized_cells_arrive_as_their_head_size_and_hash(duck_path: Path) -> None:
+    limits = Limits(max_cell_chars=20)
+    with DuckDBQuerySource("shop", duck_path, limits) as source:
+        big = source.query("SELECT 'ab' || repeat('x', 20000) AS t, 1 AS one, range(5000) AS r")
+        other = source.query("SELECT 'ab' || repeat('y', 20000) AS t, 1 AS one, range(5000) AS r")
+        again = source.query("SELECT 'ab' || repeat('x', 20000) AS t, 1 AS one, range(5000) AS r")
+        blob = source.query("SELECT repeat('x', 30000)::BLOB AS b, {'s': repeat('x', 30000)} AS s")
+    text, one, numbers = big.rows[0]
+    assert isinstance(text, Oversized) and isinstance(numbers, Oversized)
+    assert (text.type, text.size, text.head) == ("VARCHAR", 20002, "ab" + "x" * 18)
+    assert numbers.type == "BIGINT[]" and numbers.head == list(range(20))
+    assert one == 1
+    rows, _ = big.jsonable(max_cell_chars=20, max_result_chars=1000)
+    assert rows == [["ab" + "x" * 17 + "…", 1, "[0, 1, 2, 3, 4, 5, …"]]
+    assert big.fingerprint == again.fingerprint != other.fingerprint
+    b, s = blob.rows[0]
+    assert (b.type, b.size, b.head) == ("BLOB", 30000, None)
+    assert s.head is None and s.size > 30000
+    assert blob.jsonable(max_cell_chars=100, max_result_chars=1000)[0] == [
+        ["<30000 bytes>", "<STRUCT(s VARCHAR) value of about 30,007 characters, not fetched>"]
+    ]
+    outcome = evaluate(parse_expectation("== 1"), ["t"], [(text,)], 1)
+    assert outcome.passed is None and outcome.error and "not a number" in outcome.error
+
+
+def test_an_oversized_cell_is_never_held_whole(duck_path: Path) -> None:
+    import tracemalloc
+
+    with DuckDBQuerySource("shop", duck_path, Limits()) as source:
+        tracemalloc.start()
+        try:
+            result = source.query("SELECT repeat('x', 30000000) AS big, status FROM orders")
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert peak < 5_000_000
+    assert result.row_count == 6 and all(isinstance(r[0], Oversized) for r in result.rows)
+
+
+@pytest.mark.parametrize(
+    ("template", "error"),
+    [
+        ("SELECT pg_advisory_lock({key})", None),
+        ("SELECT pg_advisory_lock({key}), 1 / (random() * 0)::int", QueryFailed),
+        ("SELECT pg_advisory_lock({key}), pg_sleep(10)", QueryTimeout),
+        ("SELECT pg_advisory_lock_shared({key}), pg_try_advisory_lock({key} + 1)", None),
+    ],
+    ids=["ok", "failed", "timed-out", "shared"],
+)
+def test_postgres_session_locks_are_released_whatever_happened(
+    sources: dict[str, Source], shop_pg_url: str, template: str, error: type[Exception] | None
+) -> None:
+    key = uuid.uuid4().int % 1_000_000_000 + 1
+    source = sources["postgres"]
+    sql = template.format(key=key)
+    if error is None:
+        source._execute(sql, max_rows=1, timeout_s=5)
+    else:
+        with pytest.raises(error):
+            source._execute(sql, max_rows=1, timeout_s=0.5)
+    with psycopg.connect(shop_pg_url.replace("+psycopg", ""), autocommit=True) as admin:
+        held = admin.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid IN (%s, %s)",
+            [key, key + 1],
+        ).fetchone()
+    assert held == (0,)
+    assert source.query("SELECT 1 AS ok").rows == [(1,)]  # the pool still works

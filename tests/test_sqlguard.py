@@ -150,6 +150,30 @@ CASES = [
     Case("SELECT query_to_xml('SELECT 1', true, true, '')", "function"),
     Case("SELECT * FROM query('SELECT 1')", "function"),
     Case("SELECT * FROM query_table('orders')", "function"),
+    # SQL given as text, run by the database out of the guard's sight.
+    Case("SELECT * FROM ts_stat('SELECT to_tsvector(x) FROM secret')", "function", ("postgres",)),
+    Case("SELECT ts_stat('SELECT 1')", "function"),
+    Case("SELECT ts_rewrite('a'::tsquery, 'SELECT 1')", "function", ("postgres", "duckdb")),
+    Case("SELECT query_to_xmlschema('SELECT 1', true, true, '')", "function"),
+    Case("SELECT cursor_to_xml('c', 1, true, true, '')", "function"),
+    Case("SELECT cursor_to_xmlschema('c', true, true, '')", "function"),
+    Case("SELECT table_to_xml_and_xmlschema('secret', true, true, '')", "function"),
+    Case("SELECT schema_to_xml('public', true, true, '')", "function"),
+    Case("SELECT database_to_xmlschema(true, true, '')", "function"),
+    Case("SELECT * FROM crosstab('SELECT 1, 2, 3') AS t(a INT)", "function", ("postgres",)),
+    Case(
+        "SELECT * FROM connectby('secret', 'a', 'b', '1', 0) AS t(a INT)", "function", ("postgres",)
+    ),
+    Case("SELECT * FROM pgr_dijkstra('SELECT 1', 1, 2)", "function", ("postgres",)),
+    Case("SELECT json_serialize_sql('SELECT 1')", "function", ("duckdb",)),
+    Case("SELECT json_deserialize_sql('{}')", "function", ("duckdb",)),
+    Case("SELECT json_serialize_plan('SELECT 1', optimize := true)", "function", ("duckdb",)),
+    Case("SELECT * FROM json_execute_serialized_sql('{}')", "function", ("duckdb",)),
+    Case("SELECT sleep_ms(1)", "function"),
+    Case("SELECT pg_sleep_until(now())", "function", ("postgres",)),
+    Case("SELECT getvariable('x')", "function", ("duckdb",)),
+    Case("SELECT write_log('x')", "function", ("duckdb",)),
+    Case("SELECT get_block_size('main')", "function", ("duckdb",)),
     Case("SELECT * FROM duckdb_settings()", "function"),
     Case("SELECT system('id')", "function"),
     Case("SELECT @@secure_file_priv", "function", dialects=("mysql",)),
@@ -221,6 +245,35 @@ def test_postgres_quoted_names_must_match_exactly() -> None:
         with pytest.raises(QueryRejected) as caught:
             guard(sql, dialect="postgres", allowed_tables=["Orders"])
         assert caught.value.rule == "unknown-table"
+
+
+@pytest.mark.parametrize("dialect", ["postgres", "duckdb", "sqlite"])
+def test_only_ascii_letters_fold(dialect: str) -> None:
+    # The databases fold A-Z only: unquoted Ärzte is not the table ärzte.
+    assert guard("SELECT * FROM ÄRZTE", dialect=dialect, allowed_tables=["Ärzte", "ärzte"])
+    assert guard("SELECT * FROM äRZTE", dialect=dialect, allowed_tables=["ärzte"])
+    refused = [
+        "SELECT * FROM Ärzte",
+        "SELECT * FROM ÄRZTE",
+        "WITH ärzte AS (SELECT 1) SELECT * FROM Ärzte",
+        "SELECT * FROM ΣΑΣ",
+        "SELECT * FROM STRASSE",
+    ]
+    for sql in refused:
+        with pytest.raises(QueryRejected) as caught:
+            guard(sql, dialect=dialect, allowed_tables=["ärzte", "σας", "straße"])
+        assert caught.value.rule == "unknown-table", sql
+
+
+def test_quoted_names_fold_like_the_database() -> None:
+    # DuckDB and SQLite ignore the case of A-Z in quoted names too; PostgreSQL does not.
+    for dialect in ("duckdb", "sqlite"):
+        assert guard('SELECT * FROM "ORDERS"', dialect=dialect, allowed_tables=["orders"])
+        with pytest.raises(QueryRejected):
+            guard('SELECT * FROM "Ärzte"', dialect=dialect, allowed_tables=["ärzte"])
+    with pytest.raises(QueryRejected):
+        guard("SELECT * FROM Orders", dialect="mysql", allowed_tables=["orders"])
+    assert guard("SELECT * FROM orders", dialect="mysql", allowed_tables=["orders"])
 
 
 def test_configured_schema_is_the_only_qualifier() -> None:

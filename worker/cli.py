@@ -22,9 +22,13 @@ from checks.config import Settings, load_settings, redact
 from checks.errors import ConfigError, LookoutError, StoreError
 from checks.report import Finding, RunReport, Status
 from checks.run import SourcePool, run_and_store
+from checks.second_opinion import Flag
 from checks.store import Store
 from checks.trace import read_trace, to_jsonl
-from worker import render
+from worker import cli_eval, cli_notify, cli_service, render
+from worker.delivery import deliver_for_run
+from worker.delivery_log import deliveries_by_run, summarize
+from worker.render import SafeConsole
 
 EXIT_OK, EXIT_ATTENTION, EXIT_CONFIG, EXIT_RUN_ERROR, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
@@ -34,8 +38,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = SafeConsole(highlight=False, soft_wrap=True)
+err = SafeConsole(stderr=True, highlight=False, soft_wrap=True)
 
 
 @dataclass
@@ -129,6 +133,10 @@ def run(
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON document per run, one per line.")
     ] = False,
+    notify: Annotated[
+        bool,
+        typer.Option("--notify", help="Deliver each run's alerts now, in this process."),
+    ] = False,
 ) -> None:
     """Run automations now, in this process, and store their reports."""
     if not names and not run_all:
@@ -147,6 +155,13 @@ def run(
             reports.append(report)
             status.stop()
             _print_report(report, as_json, settings)
+            if notify:
+                status.update(f"{automation.name}: delivering alerts")
+                for record in deliver_for_run(store, settings, report):
+                    line = f"alert: {record.event} → {record.channel}: {record.status}"
+                    if record.error:
+                        line += f" ({record.error})"
+                    err.print(redact(line, settings.secrets()), markup=False)
             status.start()
     raise typer.Exit(exit_status(reports, len(loaded.errors)))
 
@@ -166,7 +181,13 @@ def reports(
     status: Annotated[
         str | None, typer.Option(help="queued, running, completed, error or skipped.")
     ] = None,
-    limit: Annotated[int, typer.Option(help="How many runs, newest first.")] = 50,
+    flag: Annotated[
+        str | None,
+        typer.Option(help="Only runs whose second opinion set this flag."),
+    ] = None,
+    limit: Annotated[
+        int, typer.Option(help="How many runs, newest first.", min=1, max=10_000)
+    ] = 50,
     as_json: Annotated[bool, typer.Option("--json", help="A JSON list.")] = False,
 ) -> None:
     """List recent runs from the store."""
@@ -174,23 +195,33 @@ def reports(
         raise ConfigError(f"--finding must be clear or needs_attention, not '{finding}'")
     if status and status not in {s.value for s in Status}:
         raise ConfigError(f"--status must be one of {', '.join(s.value for s in Status)}")
+    if flag and flag not in {f.value for f in Flag}:
+        known = ", ".join(f.value for f in Flag)
+        raise ConfigError(f"--flag must be one of {known}, not '{flag}'")
     settings = ctx.obj.settings()
-    runs = Store(settings.store_url).list_runs(
-        automation=automation, finding=finding, status=status, limit=limit
+    store = Store(settings.store_url)
+    runs = store.list_runs(
+        automation=automation, finding=finding, status=status, flag=flag, limit=limit
     )
+    delivered = deliveries_by_run(store.engine, [r.run_id for r in runs if r.run_id])
+    alerts = {run_id: summarize(records) for run_id, records in delivered.items()}
     if as_json:
         rows = [
-            {k: v for k, v in r.to_dict().items() if k not in ("checks", "evidence")} for r in runs
+            {k: v for k, v in r.to_dict().items() if k not in ("checks", "evidence")}
+            | {"alerts": alerts.get(r.run_id or 0)}
+            for r in runs
         ]
-        out.print(json.dumps(rows), markup=False)
+        out.print(redact(json.dumps(rows), settings.secrets()), markup=False)
     else:
-        render.print_runs(out, runs)
+        render.print_runs(out, runs, alerts=alerts)
 
 
 @app.command()
 def show(
     ctx: typer.Context,
-    run_id: Annotated[int, typer.Argument(help="The run's id (see 'lookout reports').")],
+    run_id: Annotated[
+        int, typer.Argument(help="The run's id (see 'lookout reports').", min=1, max=2**63 - 1)
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="The run as JSON.")] = False,
     trace: Annotated[
         bool,
@@ -210,8 +241,20 @@ def show(
     _print_report(report, as_json, settings)
 
 
+for _commands in (
+    cli_service,
+    cli_notify,
+    cli_eval,
+):  # worker, beat, schedule, run-now, notify, eval
+    _commands.register(app)
+
+
 def main() -> None:
     """Console-script entry point: map Lookout's errors to exit statuses."""
+    for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 terminal gets '?' rather than a crash
+        reconfigure = getattr(stream, "reconfigure", None)
+        if callable(reconfigure):
+            reconfigure(errors="replace")
     try:
         code = app(standalone_mode=False)
     except typer.Exit as exc:

@@ -1,4 +1,10 @@
-"""Human-readable reports for the terminal. All report text is untrusted: never markup."""
+"""Human-readable reports for the terminal.
+
+All report text is untrusted: it is never read as Rich markup, and control
+characters (ESC, so no terminal escape sequence; BEL; C1 controls) and
+bidirectional overrides are shown as visible symbols by ``clean`` /
+``SafeConsole``, one character for one, so styled spans stay in place.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,33 @@ from rich.table import Table
 from rich.text import Text
 
 from checks.report import Finding, RunReport, Status
+
+# C0 controls but newline and tab → Unicode "control pictures" (U+2400…); DEL → U+2421;
+# C1 controls and bidi overrides/isolates → U+FFFD. Same length, so spans stay valid.
+_SAFE = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}
+_SAFE |= {0x7F: 0x2421}
+_SAFE |= {c: 0xFFFD for c in (*range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+
+
+def clean(value: object) -> str:
+    """Return ``str(value)`` with control characters replaced by visible symbols."""
+    return str(value).translate(_SAFE)
+
+
+class SafeConsole(Console):
+    """A Rich console that cleans every string and ``Text`` it prints (see ``clean``)."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: D102 - see class
+        safe: list[Any] = []
+        for obj in objects:
+            if isinstance(obj, str):
+                obj = clean(obj)
+            elif isinstance(obj, Text):
+                obj = obj.copy()
+                obj.plain = clean(obj.plain)
+            safe.append(obj)
+        super().print(*safe, **kwargs)
+
 
 _FINDING_STYLE = {
     Finding.CLEAR: ("Clear", "green"),
@@ -65,20 +98,38 @@ def agent_line(agent: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def print_runs(console: Console, runs: list[RunReport]) -> None:
-    """Print a table of runs, newest first."""
+def print_runs(
+    console: Console, runs: list[RunReport], *, alerts: dict[int, str | None] | None = None
+) -> None:
+    """Print a table of runs, newest first.
+
+    ``note`` says why a run was skipped or failed, then how its alerts went
+    (``alerts``: run id → ``worker.delivery_log.summarize`` line), so a failed
+    delivery is never silent.
+    """
     table = Table(
-        "run", "automation", "scheduled for (UTC)", "status", "finding", "started", "finished"
+        "run",
+        "automation",
+        "scheduled for (UTC)",
+        "status",
+        "finding",
+        "started",
+        "finished",
+        "note",
     )
     for r in runs:
+        note = (r.error or "").splitlines()[0] if r.error else ""
+        alert = (alerts or {}).get(r.run_id or 0)
+        note = "; ".join(part for part in (note, alert) if part)
         table.add_row(
             str(r.run_id),
-            Text(r.automation),
+            Text(clean(r.automation)),
             r.scheduled_for.strftime("%Y-%m-%d %H:%M:%S"),
             str(r.status),
             str(r.finding or ""),
             r.started_at.strftime("%H:%M:%S") if r.started_at else "",
             r.finished_at.strftime("%H:%M:%S") if r.finished_at else "",
+            Text(clean(note if len(note) <= 120 else note[:119] + "…")),
         )
     console.print(table)
     if not runs:

@@ -3,6 +3,8 @@
 from alembic import context
 from sqlalchemy import engine_from_config, pool
 
+import checks.alert_schema  # noqa: F401  (registers the alert tables)
+from checks import review_schema  # noqa: F401  (registers the review tables)
 from checks.schema import Base
 
 config = context.config

@@ -24,13 +24,46 @@ from typing import Any, Self, TypeAlias
 from sqlglot import exp
 
 from checks.config import Limits
-from checks.errors import QueryTimeout, SourceError
+from checks.errors import QueryFailed, QueryTimeout, SourceError
 from checks.sqlguard import guard
 
 JSONValue: TypeAlias = "bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None"
 
 FETCH_BATCH_ROWS = 2_000
 """Rows fetched from the driver per round trip while streaming a result."""
+
+MIN_NAME_CHARS = 8
+"""Shortest a shown column name is cut to when many long names share the result budget."""
+
+FETCH_CELL_CHARS = 10_000
+"""A cell larger than this (about, in characters; at least ``max_cell_chars``)
+is not fetched whole by a source that can tell before fetching (DuckDB): it
+arrives as an ``Oversized`` instead, so one huge value can neither fill the
+worker's memory nor outlast the time limit while it is turned into Python."""
+
+
+@dataclass(frozen=True)
+class Oversized:
+    """What a result holds instead of a cell too large to fetch (see ``FETCH_CELL_CHARS``).
+
+    Attributes:
+        type: the database's type of the value, e.g. ``VARCHAR``.
+        size: its size in characters (bytes for text and blobs) as the database
+            measured it; for a list of fixed-size items, 16 per item.
+        digest: a hash of the whole value computed by the database, so the
+            fingerprint still tells two different huge values apart.
+        head: its start, enough to fill a cell: text, or the first items of a
+            list; ``None`` when nothing of it was fetched.
+
+    """
+
+    type: str
+    size: int
+    digest: str
+    head: str | list[Any] | None = None
+
+    def __repr__(self) -> str:
+        return f"<{self.type} value of about {self.size:,} characters, not fetched>"
 
 
 @dataclass(frozen=True)
@@ -56,13 +89,19 @@ class QueryResult:
 
     Attributes:
         sql: the SQL as executed (the guard's regenerated text).
-        columns: column names, in result order.
+        columns: column names, in result order, as shown (see ``shown_names``):
+            a source cuts each to ``max_cell_chars`` (ending in ``…``), and
+            shorter when together they would take more than half of
+            ``max_result_chars``. The fingerprint covers the full names.
         rows: the first ``max_rows`` rows as raw driver values (``Decimal``
-            stays ``Decimal``, ``None`` is NULL).
+            stays ``Decimal``, ``None`` is NULL); a cell too large to fetch is
+            an ``Oversized`` (DuckDB sources).
         row_count: rows in the full result; a lower bound when ``scan_capped``.
         truncated: ``rows`` holds fewer rows than ``row_count``.
         fingerprint: sha256 hex over the column names and every row scanned,
-            each value in a canonical text form; equal for equal results.
+            each value in a canonical text form; equal for equal results. An
+            ``Oversized`` cell counts by its type, size and the database's hash
+            of the whole value.
         elapsed_ms: wall time of execution and fetching, in milliseconds.
         scan_capped: the result has more rows than ``Limits.fingerprint_max_rows``;
             the fingerprint covers only that many, and ``row_count`` is a lower
@@ -89,14 +128,15 @@ class QueryResult:
         NaN/Infinity strings. A string cell longer than ``max_cell_chars`` is cut
         to that length ending in ``…``; nested values (lists, structs) whose JSON
         is longer become that cut JSON text. Rows are kept while the JSON of the
-        kept rows stays within ``max_result_chars`` characters.
+        kept rows plus the JSON of ``columns`` (shown next to them) stays within
+        ``max_result_chars`` characters.
 
         Returns:
             ``(rows, truncated_by_budget)``; the flag is True when rows were dropped.
 
         """
         kept: list[list[JSONValue]] = []
-        total = 2  # the enclosing brackets
+        total = 2 + names_chars(self.columns)  # the enclosing brackets, and the names
         for row in self.rows:
             cells = [to_jsonable(value, max_cell_chars) for value in row]
             size = len(json.dumps(cells, ensure_ascii=False)) + 1
@@ -109,6 +149,52 @@ class QueryResult:
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def names_chars(names: Sequence[str]) -> int:
+    """Return the length of the JSON list of ``names`` (what showing them costs)."""
+    return len(json.dumps(list(names), ensure_ascii=False))
+
+
+def shown_names(names: Sequence[str], *, max_cell_chars: int, max_result_chars: int) -> list[str]:
+    """Return column names as a result may show them, within the character budgets.
+
+    Each name is cut to ``max_cell_chars`` characters ending in ``…``, like a
+    cell. When the names together (as JSON) would still take more than half of
+    ``max_result_chars``, every name is cut to the same shorter length, the
+    longest that fits that half, but not below ``MIN_NAME_CHARS``; so the rows
+    keep at least half of the budget, and a result of few names is unchanged.
+    The result may still exceed the budget when there are very many columns
+    (see ``check_width``).
+    """
+    cut = [_cut(name, max_cell_chars) for name in names]
+    half = max_result_chars // 2
+    if names_chars(cut) <= half:
+        return cut
+    low, high = MIN_NAME_CHARS, max(MIN_NAME_CHARS, max_cell_chars)
+    while low < high:  # the longest cap whose names fit in half the budget
+        middle = (low + high + 1) // 2
+        if names_chars([_cut(name, middle) for name in cut]) <= half:
+            low = middle
+        else:
+            high = middle - 1
+    return [_cut(name, low) for name in cut]
+
+
+def check_width(names: Sequence[str], *, max_result_chars: int) -> None:
+    """Refuse a result whose column names, already cut short, cannot fit the result budget.
+
+    Raises:
+        QueryFailed: naming the number of columns; select fewer columns.
+
+    """
+    size = names_chars(names)
+    if size > max_result_chars:
+        raise QueryFailed(
+            f"the result has {len(names):,} columns: their names alone take {size:,} "
+            f"characters, more than the result budget of {max_result_chars:,}; "
+            "select only the columns you need"
+        )
 
 
 def _plain(value: Any) -> JSONValue:
@@ -129,7 +215,20 @@ def _plain(value: Any) -> JSONValue:
         return [_plain(item) for item in value]
     if isinstance(value, dict):
         return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, Oversized):
+        return _oversized_text(value)
     return str(value)  # timedelta, UUID, anything else a driver returns
+
+
+def _oversized_text(value: Oversized) -> str:
+    """Show a cell that was not fetched: its head ending in ``…``, or a note."""
+    if isinstance(value.head, str):
+        return value.head + "…"
+    if isinstance(value.head, list):
+        return json.dumps(_plain(value.head), ensure_ascii=False)[:-1] + ", …"
+    if value.type == "BLOB":
+        return f"<{value.size} bytes>"
+    return repr(value)
 
 
 def to_jsonable(value: Any, max_cell_chars: int) -> JSONValue:
@@ -162,6 +261,8 @@ def _canonical(value: Any) -> str:
         return "{" + ",".join(f"{_canonical(k)}:{_canonical(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (decimal.Decimal, dt.timedelta, uuid.UUID)):
         return str(value)
+    if isinstance(value, Oversized):
+        return f"oversized:{value.type}:{value.size}:{value.digest}"
     return f"{type(value).__name__}:{value}"
 
 
@@ -174,17 +275,27 @@ def collect(
     scan_rows: int,
     started: float,
     timeout_s: float,
+    limits: Limits | None = None,
 ) -> QueryResult:
     """Stream a result in batches: hash up to ``scan_rows`` rows, keep the first ``max_rows``.
 
     Reads at most ``max(scan_rows, max_rows) + 1`` rows, so a result longer than
     the scan cap is known to be longer (``scan_capped``) without reading it all.
+    The fingerprint covers the full column names; the result holds them as
+    shown (``shown_names`` with ``limits``, default ``Limits()``).
 
     Raises:
+        QueryFailed: the column names cannot fit the result budget even cut
+            short (``check_width``); nothing is fetched.
         QueryTimeout: ``timeout_s`` seconds passed since ``started`` (a
             ``time.monotonic()`` value) before the scan ended.
 
     """
+    limits = limits or Limits()
+    shown = shown_names(
+        columns, max_cell_chars=limits.max_cell_chars, max_result_chars=limits.max_result_chars
+    )
+    check_width(shown, max_result_chars=limits.max_result_chars)
     digest = hashlib.sha256(("\x1f".join(map(repr, columns)) + "\n").encode())
     kept: list[tuple[Any, ...]] = []
     seen = 0
@@ -204,7 +315,7 @@ def collect(
     capped = seen > scan_rows
     return QueryResult(
         sql=sql,
-        columns=columns,
+        columns=shown,
         rows=kept,
         row_count=seen,
         truncated=len(kept) < seen,
@@ -252,7 +363,10 @@ class Source(ABC):
 
         ``name`` matches case-insensitively; ``sample_rows`` are the first rows
         as JSON-safe lists (see ``QueryResult.jsonable``), in column order.
-        Both queries run through ``query`` (all three layers).
+        Column names are shown as a result shows them (``shown_names``), types
+        cut to ``max_cell_chars``, and the sample rows get what is left of
+        ``max_result_chars`` once the columns are counted. Both queries run
+        through ``query`` (all three layers).
 
         Raises:
             SourceError: no data set has that name.
@@ -275,15 +389,21 @@ class Source(ABC):
             exp.select("*").from_(table).limit(sample_rows).sql(dialect=self.dialect),
             max_rows=sample_rows,
         )
-        rows, _ = sample.jsonable(
-            max_cell_chars=self.limits.max_cell_chars, max_result_chars=self.limits.max_result_chars
+        cell, budget = self.limits.max_cell_chars, self.limits.max_result_chars
+        names = shown_names(
+            [c.name for c in data_set.columns], max_cell_chars=cell, max_result_chars=budget
         )
+        columns: list[dict[str, JSONValue]] = [
+            {"name": name, "type": _cut(c.type, cell), "null_count": int(totals[0]) - int(filled)}
+            for name, c, filled in zip(names, data_set.columns, totals[1:], strict=True)
+        ]
+        # jsonable counts the sample's own column names; here the columns
+        # shown are the description above instead.
+        left = budget - len(json.dumps(columns, ensure_ascii=False)) + names_chars(sample.columns)
+        rows, _ = sample.jsonable(max_cell_chars=cell, max_result_chars=left)
         return {
             "name": data_set.name,
-            "columns": [
-                {"name": c.name, "type": c.type, "null_count": int(totals[0]) - int(filled)}
-                for c, filled in zip(data_set.columns, totals[1:], strict=True)
-            ],
+            "columns": columns,
             "row_count": int(totals[0]),
             "sample_rows": rows,
         }

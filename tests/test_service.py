@@ -1,0 +1,344 @@
+"""The service with real processes: Redis, ``celery worker`` / ``celery beat``, PostgreSQL.
+
+Each test starts its own worker and beat with ``subprocess.Popen`` (in their
+own session, so a signal reaches the whole process group), a Redis database
+of its own (flushed) and an empty store. Slots are made due at once by
+setting a cursor in the past, as after a downtime (``seed_cursor``); only the
+Redis-restart scenario waits for the next minute.
+
+A run is made slow without a slow machine: its source is a SQLite file the
+test holds an exclusive lock on, so the run's first read waits in C (where
+neither the soft time limit nor anything else can interrupt it) until the
+test lets go.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import signal
+import socket
+import sqlite3
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+import redis
+
+from checks.config import Settings
+from checks.report import RunReport, Status
+from checks.schedule import CronSchedule
+from checks.sources import Source
+from checks.store import Store, utcnow
+from tests.service_support import (
+    LOOKOUT,
+    Processes,
+    clean_store,
+    config_data,
+    seed_cursor,
+    wait_for,
+    write_automation,
+    write_config,
+)
+
+REDIS_DB = 11
+SERVICE = {
+    "dispatch_interval_s": 1,
+    "lease_s": 2,
+    "misfire_grace_s": 90,
+    "hard_limit_grace_s": 2,
+    "visibility_timeout_s": 3600,
+    "unsent_grace_s": 5,
+    "busy_retry_s": 0.5,
+}
+
+
+@dataclass
+class Env:
+    """One test's service: config, folders, store and processes."""
+
+    folder: Path
+    store: Store
+    procs: Processes
+    slow_db: Path
+
+    def runs(self, automation: str) -> list[RunReport]:
+        return sorted(
+            self.store.list_runs(automation=automation, limit=100), key=lambda r: r.scheduled_for
+        )
+
+    def finished(self, automation: str, count: int = 1) -> list[RunReport] | None:
+        runs = [r for r in self.runs(automation) if r.status not in (Status.QUEUED, Status.RUNNING)]
+        return runs if len(runs) >= count else None
+
+    def due_now(self, name: str, **fields: Any) -> dt.datetime:
+        """Write a daily automation whose slot was 2 minutes ago and make that slot due."""
+        slot = (utcnow() - dt.timedelta(minutes=2)).replace(second=0, microsecond=0)
+        schedule = f"{slot.minute} {slot.hour} * * *"
+        write_automation(self.folder, name, schedule=schedule, **fields)
+        seed_cursor(
+            self.store,
+            name,
+            CronSchedule(schedule, ZoneInfo("UTC")),
+            slot - dt.timedelta(minutes=3),
+        )
+        return slot
+
+
+def _service(
+    tmp: Path, pg_url: str, cache_dir: str, redis_url: str
+) -> tuple[dict[str, str], Path, Path]:
+    folder = tmp / "automations"
+    folder.mkdir()
+    slow_db = tmp / "slow.db"
+    with sqlite3.connect(slow_db) as conn:
+        conn.execute("CREATE TABLE readings (x INTEGER)")
+        conn.execute("INSERT INTO readings VALUES (1)")
+    data = config_data(
+        store_url=pg_url,
+        cache_dir=cache_dir,
+        automations_dir=folder,
+        redis_url=redis_url,
+        **SERVICE,
+    )
+    data["sources"]["slow"] = {"type": "sqlalchemy", "url": f"sqlite:///{slow_db}?timeout=60"}
+    config = write_config(tmp / "lookout.yaml", data)
+    return {"LOOKOUT_CONFIG": str(config)}, folder, slow_db
+
+
+@pytest.fixture
+def env(
+    tmp_path: Path, pg_url: str, flights_settings: Settings, flights_source: Source
+) -> Iterator[Env]:
+    url = f"redis://127.0.0.1:6379/{REDIS_DB}"
+    redis.Redis.from_url(url).flushdb()
+    variables, folder, slow_db = _service(tmp_path, pg_url, flights_settings.cache_dir, url)
+    store = Store(pg_url)  # migrations are applied here, before any worker starts
+    clean_store(store)
+    procs = Processes(variables, tmp_path)
+    yield Env(folder, store, procs, slow_db)
+    procs.stop_all()
+    store.close()
+    redis.Redis.from_url(url).flushdb()
+
+
+@pytest.fixture
+def locked(env: Env) -> Iterator[sqlite3.Connection]:
+    """An exclusive lock on the slow source; a run reading it waits until the test commits."""
+    conn = sqlite3.connect(env.slow_db, isolation_level=None)
+    conn.execute("BEGIN EXCLUSIVE")
+    yield conn
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+    conn.close()
+
+
+SLOW_CHECK = [{"name": "readings", "sql": "SELECT count(*) FROM readings", "expect": "== 1"}]
+
+
+def test_a_due_automation_runs_once_and_its_report_is_stored(env: Env) -> None:
+    slot = env.due_now("due")
+    env.procs.worker()
+    env.procs.beat()
+    [run] = wait_for(lambda: env.finished("due"), 60, "the due run to finish")
+    time.sleep(3)  # three more dispatches
+    assert [(r.scheduled_for, r.status, r.attempt, r.trigger) for r in env.runs("due")] == [
+        (slot, Status.COMPLETED, 1, "schedule")
+    ]
+    report = env.store.get_run(run.run_id or 0)
+    assert report is not None and report.finding == "clear"
+    assert [(c.name, c.passed, c.evidence_id) for c in report.checks] == [
+        ("some flights", True, "C1")
+    ]
+    assert report.evidence[0].rows == [[336776]]
+    queued = subprocess.run(
+        [LOOKOUT, "run-now", "due"], env=env.procs.env, capture_output=True, text=True, check=True
+    )
+    assert queued.stdout.startswith("queued run ") and "lookout.source.flights" in queued.stdout
+    manual = wait_for(
+        lambda: [r for r in env.finished("due", 2) or [] if r.trigger == "manual"], 30, "run-now"
+    )
+    assert [(r.status, r.attempt) for r in manual] == [(Status.COMPLETED, 1)]
+
+
+def test_two_beats_at_once_give_one_run_per_slot(env: Env) -> None:
+    slots = {f"twin-{n}": env.due_now(f"twin-{n}") for n in range(5)}
+    env.procs.beat("beat-1")
+    env.procs.beat("beat-2")
+    env.procs.worker("worker", "--concurrency=2")
+    for name in slots:
+        wait_for(partial(env.finished, name), 60, f"{name} to finish")
+    time.sleep(3)
+    for name, slot in slots.items():
+        assert [(r.scheduled_for, r.status, r.attempt) for r in env.runs(name)] == [
+            (slot, Status.COMPLETED, 1)
+        ]
+    assert env.procs.log("worker").count("lookout.dispatch_due") >= 8  # both beats sent ticks
+
+
+def test_a_worker_killed_mid_run_is_finished_exactly_once_after_a_restart(
+    env: Env, locked: sqlite3.Connection
+) -> None:
+    slot = env.due_now("slow", source="slow", checks=SLOW_CHECK, timeout_s=60)
+    first = env.procs.worker("worker-1", "--concurrency=1")
+    env.procs.beat()
+
+    def running() -> RunReport | None:
+        runs = env.runs("slow")
+        return runs[0] if runs and runs[0].status == Status.RUNNING else None
+
+    wait_for(running, 60, "the run to start")
+    time.sleep(1.5)  # well inside the run, the lease renewed at least once
+    env.procs.kill(first, signal.SIGKILL)
+    locked.execute("COMMIT")
+    env.procs.start("worker-2", LOOKOUT, "worker", "--concurrency=1", "--loglevel=INFO")
+    [run] = wait_for(lambda: env.finished("slow"), 60, "the run to finish after the restart")
+    time.sleep(2)
+    assert [(r.scheduled_for, r.status, r.attempt) for r in env.runs("slow")] == [
+        (slot, Status.COMPLETED, 2)
+    ]
+    assert run.finding == "clear"
+
+
+def test_a_run_over_its_hard_time_limit_ends_in_error_with_the_reason(
+    env: Env, locked: sqlite3.Connection
+) -> None:
+    env.due_now("stuck", source="slow", checks=SLOW_CHECK, timeout_s=1)
+    env.procs.worker()
+    env.procs.beat()
+    [run] = wait_for(lambda: env.finished("stuck"), 60, "the run to be stopped")
+    assert (run.status, run.attempt) == (Status.ERROR, 1)
+    assert run.error == "hard time limit of 3 s exceeded; the run was stopped"
+    locked.execute("COMMIT")
+    time.sleep(3)  # the message was acknowledged and the reaper leaves an ended run alone
+    assert [(r.status, r.attempt) for r in env.runs("stuck")] == [(Status.ERROR, 1)]
+    assert "Hard time limit (3.0s) exceeded" in env.procs.log("worker")
+
+
+# -- a restart of Redis, and a file edited while beat runs: one wait for the next minute ----
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _redis_server(port: int, folder: Path) -> subprocess.Popen[bytes]:
+    server = subprocess.Popen(
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(folder),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    client = redis.Redis(port=port)
+    wait_for(lambda: _pings(client), 10, f"redis-server on port {port}")
+    return server
+
+
+def _pings(client: redis.Redis) -> bool:
+    try:
+        return bool(client.ping())
+    except redis.ConnectionError:
+        return False
+
+
+@dataclass
+class NextMinute:
+    """Runs of the `every` automation: the first one, and the one of the next minute."""
+
+    first: RunReport
+    after_restart: list[RunReport]
+    worker_log: str
+
+
+@pytest.fixture(scope="module")
+def next_minute(
+    tmp_path_factory: pytest.TempPathFactory,
+    pg_url: str,
+    flights_settings: Settings,
+    flights_source: Source,
+) -> Iterator[NextMinute]:
+    tmp = tmp_path_factory.mktemp("redis-restart")
+    port = _free_port()
+    server = _redis_server(port, tmp)
+    variables, folder, _ = _service(
+        tmp, pg_url, flights_settings.cache_dir, f"redis://127.0.0.1:{port}/0"
+    )
+    store = Store(pg_url)
+    clean_store(store)
+    procs = Processes(variables, tmp)
+    env = Env(folder, store, procs, tmp / "slow.db")
+    try:
+        start = utcnow().replace(second=0, microsecond=0)
+        write_automation(folder, "every", schedule="* * * * *")
+        seed_cursor(
+            store,
+            "every",
+            CronSchedule("* * * * *", ZoneInfo("UTC")),
+            start - dt.timedelta(seconds=1),
+        )
+        procs.worker()
+        procs.start("beat", LOOKOUT, "beat")
+        [first] = wait_for(lambda: env.finished("every"), 60, "the first run")
+        assert first.scheduled_for == start
+        # Edit the file: a second check marks the new definition.
+        marker = {"name": "edited", "sql": "SELECT count(*) FROM airlines", "expect": "== 16"}
+        write_automation(
+            folder,
+            "every",
+            schedule="* * * * *",
+            checks=[
+                {"name": "some flights", "sql": "SELECT count(*) FROM flights", "expect": "> 0"},
+                marker,
+            ],
+        )
+        # Restart Redis while nothing runs: nothing is persisted, every key is gone.
+        wait_for(lambda: env.finished("every", len(env.runs("every"))), 30, "an idle service")
+        server.send_signal(signal.SIGKILL)
+        server.wait(timeout=10)
+        server = _redis_server(port, tmp)
+        nxt = utcnow().replace(second=0, microsecond=0) + dt.timedelta(minutes=1)
+        wait_for(
+            lambda: [r for r in env.finished("every") or [] if r.scheduled_for == nxt],
+            100,
+            "the run of the minute after the restart",
+        )
+        time.sleep(2)
+        runs = [store.get_run(r.run_id or 0) for r in env.runs("every")]
+        yield NextMinute(
+            first, [r for r in runs if r and r.scheduled_for == nxt], procs.log("worker")
+        )
+    finally:
+        procs.stop_all()
+        store.close()
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_a_redis_restart_while_idle_loses_no_schedule(next_minute: NextMinute) -> None:
+    [run] = next_minute.after_restart
+    assert (run.status, run.attempt, run.finding) == (Status.COMPLETED, 1, "clear")
+
+
+def test_a_changed_automation_file_is_picked_up_without_restarting_beat(
+    next_minute: NextMinute,
+) -> None:
+    [run] = next_minute.after_restart
+    assert [c.name for c in run.checks] == ["some flights", "edited"]
+    assert [c.passed for c in run.checks] == [True, True]
+    assert "automation file loaded" in next_minute.worker_log

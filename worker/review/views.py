@@ -1,0 +1,153 @@
+"""What the report page shows, as typed views (the JSON API's schema comes from them).
+
+Built by ``worker.review.detail``; times are zone-aware UTC; values of data
+(check values, evidence rows) are JSON-safe as stored.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from worker.delivery_log import DeliveryRecord
+from worker.review.model import Action, ReviewState
+from worker.review.timeline import TimelineEntry
+
+
+@dataclass(frozen=True)
+class CheckView:
+    """One declared check: its SQL, expectation, value (JSON-safe) and result."""
+
+    name: str
+    sql: str
+    expect: str
+    value: Any
+    passed: bool | None
+    error: str | None
+    evidence_id: str | None
+
+
+@dataclass(frozen=True)
+class EvidenceView:
+    """One evidence query: ``C1``… (declared checks) or ``Q1``… (the agent), with sample rows."""
+
+    id: str
+    origin: str
+    sql: str
+    columns: list[str]
+    rows: list[list[Any]]
+    row_count: int
+    truncated: bool
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class OpinionView:
+    """The second opinion (``checks.second_opinion.SecondOpinion.to_dict``), probabilities 0–1."""
+
+    backend: str
+    goal_met: float | None
+    same_as_last_run: float | None
+    urgency: str | None
+    urgency_probabilities: dict[str, float] | None
+    flags: list[str]
+    error: str | None
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+
+
+@dataclass(frozen=True)
+class ChangeView:
+    """One evidence entry added, removed or changed; fingerprints (sha256 hex) before and after."""
+
+    id: str
+    sql: str
+    before: str | None
+    after: str | None
+
+
+@dataclass(frozen=True)
+class DiffView:
+    """This run's evidence against the previous completed run's, and that run's finding."""
+
+    first_run: bool
+    previous_run_id: int | None
+    previous_finding: str | None
+    added: list[ChangeView]
+    removed: list[ChangeView]
+    changed: list[ChangeView]
+    unchanged: list[str]
+
+
+@dataclass(frozen=True)
+class RecentRun:
+    """One of the automation's recent runs, for the strip; ``current`` marks the one shown."""
+
+    run_id: int
+    scheduled_for: dt.datetime
+    status: str
+    finding: str | None
+    flags: list[str]
+    urgency: str | None
+    current: bool
+
+
+@dataclass(frozen=True)
+class IncidentView:
+    """The incident the run belongs to (``worker.incident``)."""
+
+    id: int
+    kind: str
+    opened_at: dt.datetime
+    opened_run_id: int | None
+    closed_at: dt.datetime | None
+    closed_run_id: int | None
+    reminders: int
+
+
+@dataclass(frozen=True)
+class ReportView:
+    """Everything the report page shows except the trace (``trace_of``)."""
+
+    run_id: int
+    automation: str
+    description: str | None
+    goal: str | None
+    instructions: str | None
+    owner: str | None
+    tags: list[str]
+    source: str | None
+    severity: str | None
+    scheduled_for: dt.datetime
+    trigger: str
+    status: str
+    finding: str | None
+    finding_source: str | None
+    summary: str
+    error: str | None
+    started_at: dt.datetime | None
+    finished_at: dt.datetime | None
+    agent: dict[str, Any] | None
+    checks: list[CheckView]
+    evidence: list[EvidenceView]
+    opinion: OpinionView | None
+    diff: DiffView
+    recent: list[RecentRun]
+    incident: IncidentView | None
+    review: ReviewState
+    needs_me: bool
+    actions: list[Action]
+    deliveries: list[DeliveryRecord]
+    timeline: list[TimelineEntry]
+
+
+@dataclass(frozen=True)
+class TraceEventView:
+    """One event of the agent's trace (``checks.trace``), payload redacted."""
+
+    seq: int
+    at: dt.datetime
+    kind: str
+    payload: dict[str, Any]

@@ -1,0 +1,138 @@
+"""The review app: ``create_app(settings)`` builds the FastAPI application.
+
+Routes are thin: each parses its input, calls one function of
+``worker.review`` (synchronous; FastAPI runs plain ``def`` routes in its
+thread pool, so the event loop never waits on the store) and formats the
+result as a page, JSON or Prometheus text. Modules:
+
+- ``worker.web.pages``: the list, a report, the actions' forms, login and logout;
+- ``worker.web.api``: the same under ``/api/…`` as JSON (schema at ``/api/openapi.json``);
+- ``worker.web.ops``: ``/healthz`` (no login) and ``/metrics``;
+- ``worker.web.auth``, ``worker.web.session``: access, the signed cookie and CSRF;
+- ``worker.web.markdown``: the summary as sanitised HTML.
+
+Errors map to statuses: ``NotFound`` 404, ``InvalidAction`` 422,
+``StoreError`` and a store that cannot be reached (SQLAlchemy's
+``OperationalError``) 503; a page asked for without login redirects to ``/login``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import secrets
+from collections.abc import Callable
+from importlib.resources import files
+
+from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from sqlalchemy.exc import OperationalError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from checks.config import Settings
+from checks.errors import StoreError
+from checks.store import Store, utcnow
+from worker.review import InvalidAction, NotFound, ReviewError
+from worker.review.actions import Send
+from worker.web import api, ops, pages
+from worker.web.auth import Access, LoginRequired, login_url
+from worker.web.context import Web, celery_send
+from worker.web.metrics import make_registry
+from worker.web.session import SessionCodec, SessionMiddleware
+from worker.web.templating import make_templates
+
+log = logging.getLogger("lookout.web")
+
+
+def _is_api(request: Request) -> bool:
+    return request.url.path.startswith(("/api/", "/metrics"))
+
+
+def _handlers(app: FastAPI) -> None:
+    @app.exception_handler(LoginRequired)
+    def _login(request: Request, exc: LoginRequired) -> Response:
+        target = login_url(exc.next_path)
+        if request.headers.get("hx-request"):
+            return Response(status_code=200, headers={"HX-Redirect": target})
+        return RedirectResponse(target, status_code=303)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> Response:
+        if _is_api(request) or exc.status_code == 405:
+            return await http_exception_handler(request, exc)
+        return pages.error_page(request, exc.status_code, str(exc.detail))
+
+    @app.exception_handler(ReviewError)
+    def _review(request: Request, exc: ReviewError) -> Response:
+        status = (
+            404 if isinstance(exc, NotFound) else 422 if isinstance(exc, InvalidAction) else 400
+        )
+        if _is_api(request):
+            return JSONResponse({"detail": str(exc)}, status_code=status)
+        return pages.error_page(request, status, str(exc))
+
+    @app.exception_handler(StoreError)
+    @app.exception_handler(OperationalError)
+    def _store(request: Request, exc: Exception) -> Response:
+        log.error("the store failed: %s", exc)
+        message = "the report store cannot be reached; try again shortly"
+        if _is_api(request):
+            return JSONResponse({"detail": message}, status_code=503)
+        return pages.error_page(request, 503, message)
+
+
+def create_app(
+    settings: Settings,
+    *,
+    store: Store | None = None,
+    local: bool | None = None,
+    send: Send | None = None,
+    clock: Callable[[], dt.datetime] | None = None,
+) -> FastAPI:
+    """Build the review app.
+
+    Args:
+        settings: the settings; ``settings.review`` holds users, tokens and the key.
+        store: the report store (default: opened from ``settings.store_url``,
+            migrations applied).
+        local: the local mode (default ``settings.review.local``). The caller
+            must refuse it on a non-loopback address (``lookout serve`` does);
+            the app itself still serves it only to loopback clients.
+        send: sends a queued run's message ("run now"; default: the Celery app).
+        clock: the current time (default: the system clock, UTC).
+
+    Raises:
+        StoreError: the store cannot be opened.
+    """
+    review = settings.review
+    key = review.secret_key
+    if not key:
+        key = secrets.token_urlsafe(32)
+        log.warning("review.secret_key is not set: sessions end when this process stops")
+    web = Web(
+        settings=settings,
+        store=store or Store(settings.store_url),
+        access=Access(review, local=review.local if local is None else local),
+        templates=make_templates(),
+        send=send or celery_send,
+        clock=clock or utcnow,
+    )
+    app = FastAPI(
+        title="Lookout review API",
+        summary="Reports, second opinions, evidence and review actions of Lookout.",
+        version="1",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
+    app.state.web = web
+    app.state.metrics = make_registry(web.store, web.clock)
+    app.add_middleware(SessionMiddleware, codec=SessionCodec(key, review.session_max_age_s))
+    app.mount("/static", StaticFiles(directory=str(files("worker.web") / "static")), name="static")
+    app.include_router(pages.router)
+    app.include_router(api.router)
+    app.include_router(ops.router)
+    _handlers(app)
+    return app

@@ -1,0 +1,219 @@
+"""The pages: the list, a report, the actions' forms, login and logout.
+
+Plain HTML forms that work without JavaScript; htmx (vendored in
+``static/``, no CDN) boosts links and forms into in-place swaps and keeps
+the list's filters in the URL. Every form post carries the session's CSRF
+token; an action redirects back to its report (303) so a reload never posts
+twice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.datastructures import QueryParams
+
+from worker.review import (
+    ActionKind,
+    ActionRequest,
+    Filters,
+    InvalidAction,
+    QuickFilter,
+    ResolveReason,
+    board,
+    record,
+    report_view,
+    run_now,
+    trace_of,
+)
+from worker.web.auth import Identity, csrf_matches, page_identity, require_csrf, safe_next
+from worker.web.context import web_of
+from worker.web.markdown import render_summary
+from worker.web.session import Session
+from worker.web.templating import query
+
+router = APIRouter(include_in_schema=False)
+Who = Annotated[Identity, Depends(page_identity)]
+SNOOZE_HOURS = {"1": "1 hour", "4": "4 hours", "24": "1 day", "72": "3 days", "168": "1 week"}
+DONE = {
+    "acknowledge": "Acknowledged.",
+    "assign": "Assignment saved.",
+    "snooze": "Snoozed.",
+    "comment": "Comment added.",
+    "resolve": "Resolved; the reason is kept as this run's labelled outcome.",
+}
+
+
+def _render(
+    request: Request, name: str, context: dict[str, Any], status_code: int = 200
+) -> HTMLResponse:
+    web = web_of(request)
+    session: Session = request.state.session
+    base = {"request": request, "csrf": session.csrf, "now": web.clock(), "identity": None}
+    response: HTMLResponse = web.templates.TemplateResponse(
+        request, name, {**base, **context}, status_code=status_code
+    )
+    return response
+
+
+def error_page(request: Request, status: int, message: str) -> HTMLResponse:
+    """Return the error page (used by the app's exception handlers)."""
+    identity = web_of(request).access.identify(request)
+    return _render(
+        request, "error.html", {"identity": identity, "status": status, "message": message}, status
+    )
+
+
+def parse_filters(params: QueryParams, page_size: int) -> tuple[Filters, dict[str, Any]]:
+    """Return the list's filters from its URL, and the parameters as given (for links).
+
+    Unknown quick filters are ignored; text filters are cut to 200 characters.
+    """
+    known = {q.value for q in QuickFilter}
+    quick = tuple(QuickFilter(v) for v in dict.fromkeys(params.getlist("f")) if v in known)
+    text = {k: (params.get(k) or "").strip()[:200] or None for k in ("owner", "tag", "source", "q")}
+    try:
+        page = max(1, int(params.get("page") or 1))
+    except ValueError:
+        page = 1
+    filters = Filters(quick, text["owner"], text["tag"], text["source"], text["q"], page, page_size)
+    given: dict[str, Any] = {"f": [q.value for q in quick], **text}
+    return filters, given
+
+
+@router.get("/", response_class=HTMLResponse)
+def list_page(request: Request, who: Who) -> HTMLResponse:
+    """The list; with ``HX-Target: board`` only the table, and its clean URL (live filtering)."""
+    web = web_of(request)
+    filters, given = parse_filters(request.query_params, web.settings.review.page_size)
+    page = board(web.store, filters, now=web.clock())
+    context = {"identity": who, "page": page, "filters": filters, "params": given}
+    if request.headers.get("hx-target") != "board":
+        return _render(request, "list.html", context)
+    response = _render(request, "_board.html", context)
+    response.headers["HX-Push-Url"] = "/" + query(
+        given, page=filters.page if filters.page > 1 else None
+    )
+    return response
+
+
+def _report(
+    request: Request, run_id: int, who: Identity, *, error: str | None = None, status: int = 200
+) -> HTMLResponse:
+    web = web_of(request)
+    secrets = web.settings.secrets()
+    view = report_view(web.store, run_id, secrets=secrets, now=web.clock())
+    done = request.query_params.get("done")
+    queued = request.query_params.get("queued")
+    notice = DONE.get(done or "")
+    if done == "run_now" and queued and queued.isdigit():
+        notice = f"Queued run {queued} for the workers."
+    context = {
+        "identity": who,
+        "r": view,
+        "summary_html": render_summary(view.summary),
+        "trace": trace_of(web.store, run_id, secrets=secrets),
+        "notice": notice,
+        "error": error,
+        "snooze_hours": SNOOZE_HOURS,
+    }
+    return _render(request, "report.html", context, status)
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+def report_page(request: Request, run_id: int, who: Who) -> HTMLResponse:
+    """One report: finding, second opinion, summary, checks, evidence, diff, timeline, trace."""
+    return _report(request, run_id, who)
+
+
+def _action_request(
+    kind: str,
+    assignee: str | None,
+    snooze: str | None,
+    reason: str | None,
+    comment: str | None,
+    now: dt.datetime,
+) -> ActionRequest:
+    """Turn the form's fields into an action request, or raise ``InvalidAction``."""
+    try:
+        action = ActionKind(kind)
+        why = ResolveReason(reason) if reason else None
+    except ValueError:
+        raise InvalidAction("unknown action or reason") from None
+    until = None
+    if action == ActionKind.SNOOZE:
+        if snooze not in SNOOZE_HOURS:
+            raise InvalidAction("choose how long to snooze")
+        until = now + dt.timedelta(hours=int(snooze))
+    return ActionRequest(action, assignee, until, why, comment)
+
+
+@router.post("/runs/{run_id}/actions", response_class=HTMLResponse)
+def act(
+    request: Request,
+    run_id: int,
+    who: Who,
+    kind: Annotated[str, Form()],
+    csrf_token: Annotated[str | None, Form()] = None,
+    assignee: Annotated[str | None, Form()] = None,
+    snooze: Annotated[str | None, Form()] = None,
+    reason: Annotated[str | None, Form()] = None,
+    comment: Annotated[str | None, Form()] = None,
+) -> Response:
+    """Record one action from the report page's forms, then show the report again."""
+    require_csrf(request, who, csrf_token)
+    web = web_of(request)
+    now = web.clock()
+    try:
+        if kind == ActionKind.RUN_NOW:
+            result = run_now(
+                web.store, web.settings, run_id, actor=who.name, now=now, send=web.send
+            )
+            target = f"/runs/{run_id}?done=run_now&queued={result.queued_run_id}"
+        else:
+            request_ = _action_request(kind, assignee, snooze, reason, comment, now)
+            record(web.store, run_id, request_, actor=who.name, now=now)
+            target = f"/runs/{run_id}?done={request_.kind.value}"
+    except InvalidAction as exc:
+        return _report(request, run_id, who, error=str(exc), status=422)
+    return RedirectResponse(target + "#review", status_code=303)
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_page(request: Request, next: str | None = None) -> Response:
+    """The login form (straight to ``next`` when already logged in or in local mode)."""
+    target = safe_next(next)
+    if web_of(request).access.identify(request) is not None:
+        return RedirectResponse(target, status_code=303)
+    return _render(request, "login.html", {"next": target, "message": None})
+
+
+@router.post("/login", response_class=HTMLResponse)
+def login(
+    request: Request,
+    username: Annotated[str, Form(max_length=100)],
+    password: Annotated[str, Form(max_length=1000)],
+    csrf_token: Annotated[str | None, Form()] = None,
+    next: Annotated[str | None, Form()] = None,
+) -> Response:
+    """Check the credentials; on success start a new session (new CSRF token) and go to ``next``."""
+    target = safe_next(next)
+    if not csrf_matches(request, csrf_token):
+        context = {"next": target, "message": "The form expired; please try again."}
+        return _render(request, "login.html", context, 403)
+    if not web_of(request).access.login(username, password):
+        context = {"next": target, "message": "Wrong user name or password."}
+        return _render(request, "login.html", context, 401)
+    request.state.session = Session.new(username)
+    return RedirectResponse(target, status_code=303)
+
+
+@router.post("/logout")
+def logout(request: Request, csrf_token: Annotated[str | None, Form()] = None) -> Response:
+    """End the session (a new anonymous one replaces it) and go to the login page."""
+    if csrf_matches(request, csrf_token):
+        request.state.session = Session.new()
+    return RedirectResponse("/login", status_code=303)
