@@ -25,7 +25,7 @@ from checks.run import SourcePool, run_and_store
 from checks.second_opinion import Flag
 from checks.store import Store
 from checks.trace import read_trace, to_jsonl
-from worker import cli_eval, cli_notify, cli_service, render
+from worker import cli_eval, cli_notify, cli_serve, cli_service, render
 from worker.delivery import deliver_for_run
 from worker.delivery_log import deliveries_by_run, summarize
 from worker.render import SafeConsole
@@ -241,11 +241,8 @@ def show(
     _print_report(report, as_json, settings)
 
 
-for _commands in (
-    cli_service,
-    cli_notify,
-    cli_eval,
-):  # worker, beat, schedule, run-now, notify, eval
+# worker, beat, schedule, run-now (Celery); notify (alerts); serve (review page); eval
+for _commands in (cli_service, cli_notify, cli_serve, cli_eval):
     _commands.register(app)
 
 
