@@ -159,7 +159,10 @@ class ToolBox:
             "data_sets": [
                 {
                     "name": d.name,
-                    "columns": [{"name": c.name, "type": c.type} for c in d.columns],
+                    "columns": [
+                        {"name": _cut_cell(c.name, self.limits.max_cell_chars), "type": c.type}
+                        for c in d.columns
+                    ],
                     "row_count": d.row_count,
                 }
                 for d in shown
