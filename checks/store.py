@@ -106,7 +106,8 @@ class Store:
                 migrate(self.engine)
             except SQLAlchemyError as exc:
                 shown = make_url(url).render_as_string(hide_password=True)
-                raise StoreError(f"cannot open the store at {shown}: {exc.orig or exc}") from None
+                cause = getattr(exc, "orig", None) or exc  # DBAPI errors carry the driver's message
+                raise StoreError(f"cannot open the store at {shown}: {cause}") from None
 
     @contextmanager
     def session(self) -> Iterator[Session]:
@@ -180,7 +181,7 @@ class Store:
                     lease_expires_at=now + dt.timedelta(seconds=lease_s),
                 )
             )
-            return attempt if result.rowcount == 1 else None
+            return attempt if getattr(result, "rowcount", 0) == 1 else None  # CursorResult
 
     def finish_run(self, run_id: int, attempt: int, report: RunReport) -> bool:
         """Write a run's result if ``attempt`` is still the current one; return whether it was.
