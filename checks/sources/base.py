@@ -98,7 +98,8 @@ class QueryResult:
             an ``Oversized`` (DuckDB sources).
         row_count: rows in the full result; a lower bound when ``scan_capped``.
         truncated: ``rows`` holds fewer rows than ``row_count``.
-        fingerprint: sha256 hex over the column names and every row scanned,
+        fingerprint: sha256 hex over the column names and every row scanned, in
+            any order (a multiset hash: the same rows in another order give the same value),
             each value in a canonical text form; equal for equal results. An
             ``Oversized`` cell counts by its type, size and the database's hash
             of the whole value.
@@ -245,6 +246,15 @@ def to_jsonable(value: Any, max_cell_chars: int) -> JSONValue:
 _REPR_TYPES = (int, float, str, bool)
 
 
+_MOD = 2**256
+
+
+def _fingerprint(columns: Sequence[str], row_sum: int, rows: int) -> str:
+    """sha256 hex of the full column names, the row count and the sum of row hashes."""
+    head = "\x1f".join(map(repr, columns))
+    return hashlib.sha256(f"{head}\n{rows}\n{row_sum:064x}".encode()).hexdigest()
+
+
 def _canonical(value: Any) -> str:
     """Canonical text of one value for fingerprints: same value, same text, every run."""
     if value is None:
@@ -296,7 +306,9 @@ def collect(
         columns, max_cell_chars=limits.max_cell_chars, max_result_chars=limits.max_result_chars
     )
     check_width(shown, max_result_chars=limits.max_result_chars)
-    digest = hashlib.sha256(("\x1f".join(map(repr, columns)) + "\n").encode())
+    # Order-insensitive: the sum of per-row hashes (a multiset hash), so rows that tie
+    # under ORDER BY and come back in another order do not look like changed data.
+    row_sum = 0
     kept: list[tuple[Any, ...]] = []
     seen = 0
     limit = max(scan_rows, max_rows) + 1
@@ -308,7 +320,8 @@ def collect(
             break
         for row in batch:
             if seen < scan_rows:
-                digest.update(("\x1f".join(map(_canonical, row)) + "\n").encode())
+                text = "\x1f".join(map(_canonical, row)).encode()
+                row_sum = (row_sum + int.from_bytes(hashlib.sha256(text).digest(), "big")) % _MOD
             if seen < max_rows:
                 kept.append(tuple(row))
             seen += 1
@@ -319,7 +332,7 @@ def collect(
         rows=kept,
         row_count=seen,
         truncated=len(kept) < seen,
-        fingerprint=digest.hexdigest(),
+        fingerprint=_fingerprint(columns, row_sum, min(seen, scan_rows)),
         elapsed_ms=(time.monotonic() - started) * 1000,
         scan_capped=capped,
     )
