@@ -211,7 +211,8 @@ class AgentLoop:
             except _Failed as failed:
                 self.stats.ended, why = failed.ended, failed.why
             except LLMError as exc:
-                self.stats.ended, why = "llm_error", f"the LLM endpoint failed: {exc}"
+                detail = f": {' '.join(exc.body.split())[:300]}" if exc.body else ""
+                self.stats.ended, why = "llm_error", f"the LLM endpoint failed: {exc}{detail}"
                 self.trace.append(
                     "model_error", {"error": str(exc), "status": exc.status, "body": exc.body}
                 )

@@ -40,7 +40,7 @@ CASES = [
         2,
         stdout="six_field_cron.yaml:2:11: schedule: 6 fields: looks like a Quartz/seconds cron",
     ),
-    Case("missing run", ["show", "999"], 3, "no run with id 999"),
+    Case("missing run", ["show", "999"], 2, "no run with id 999"),
     Case("bad finding filter", ["reports", "--finding", "red"], 2, "--finding must be clear or"),
     Case("skipped only", ["run", "carrier-december-delays"], 0, stdout="Skipped"),
     Case("clear", ["run", "flights-carrier-integrity"], 0, stdout="Clear"),

@@ -19,9 +19,9 @@ from rich.console import Console
 
 from checks.automation import Automation, LoadResult, load_automations
 from checks.config import Settings, load_settings, redact
-from checks.errors import ConfigError, LookoutError, StoreError
+from checks.errors import ConfigError, LookoutError
 from checks.report import Finding, RunReport, Status
-from checks.run import SourcePool, run_and_store
+from checks.run import SourcePool, llm_configured, run_and_store
 from checks.second_opinion import Flag
 from checks.store import Store
 from checks.trace import read_trace, to_jsonl
@@ -72,10 +72,12 @@ def main_options(
     ctx.obj = Context(config, automations)
 
 
-def _report_load_problems(loaded: LoadResult, console: Console) -> None:
+def _report_load_problems(
+    loaded: LoadResult, console: Console, *, warnings: bool = True
+) -> None:
     for problem in loaded.errors:
         console.print(f"error: {problem.location_message()}", markup=False)
-    for warning in loaded.warnings:
+    for warning in loaded.warnings if warnings else []:
         console.print(f"warning: {warning}", markup=False)
 
 
@@ -143,7 +145,8 @@ def run(
         raise ConfigError("name at least one automation, or pass --all")
     settings = ctx.obj.settings()
     loaded = load_automations(settings.automations_dir, known_sources=settings.sources.keys())
-    _report_load_problems(loaded, err)
+    # The goal-only warnings ("needs an LLM") only matter when no LLM is configured.
+    _report_load_problems(loaded, err, warnings=not llm_configured(settings))
     chosen = _select(loaded, names or [], run_all)
     store = Store(settings.store_url)
     reports: list[RunReport] = []
@@ -163,7 +166,8 @@ def run(
                         line += f" ({record.error})"
                     err.print(redact(line, settings.secrets()), markup=False)
             status.start()
-    raise typer.Exit(exit_status(reports, len(loaded.errors)))
+    # Bad files elsewhere in the folder count only when --all asked to run them.
+    raise typer.Exit(exit_status(reports, len(loaded.errors) if run_all else 0))
 
 
 def _print_report(report: RunReport, as_json: bool, settings: Settings) -> None:
@@ -233,7 +237,7 @@ def show(
     store = Store(settings.store_url)
     report = store.get_run(run_id)
     if report is None:
-        raise StoreError(f"no run with id {run_id}")
+        raise ConfigError(f"no run with id {run_id} (see 'lookout reports')")
     if trace:
         text = redact(to_jsonl(read_trace(store, run_id)), settings.secrets())
         sys.stdout.write(text)
