@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -12,6 +13,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -512,3 +514,11 @@ def test_the_readme_channel_example_loads(tmp_path: Path) -> None:
         "pager",
     ]
     assert settings.alerts.routes == {"run_error": ["pager"]}
+
+
+def test_slack_turns_markdown_bold_into_mrkdwn_bold(client: httpx.Client) -> None:
+    alert = dataclasses.replace(ALERT, summary="**Needs attention** — 1 of 2 checks failed [C1].")
+    with FakeChat("slack") as fake:
+        doc: Any = deliver(fake, client, alert)
+    quoted = doc["blocks"][2]["text"]["text"]
+    assert quoted == "*Needs attention* — 1 of 2 checks failed [C1]."

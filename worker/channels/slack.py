@@ -12,6 +12,7 @@ Untrusted text is escaped with ``escape_slack`` and sent ``verbatim``.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -25,6 +26,9 @@ FIELD_TEXT_MAX = 2_000
 MAX_FIELDS = 10
 MAX_BLOCKS = 50
 TOTAL_TEXT_MAX = 11_000  # under the ~12k undocumented total, with room to spare
+
+
+_BOLD = re.compile(r"\*\*([^*\n]+)\*\*")
 
 
 def _mrkdwn(text: str) -> dict[str, Any]:
@@ -65,7 +69,8 @@ class SlackSender(Sender):
         link = _link(alert.link, "Open the report")
         if alert.body:
             suffix = f"\n_… {TRUNCATED}:_ {link}"
-            text, was_cut = fit(alert.body, SECTION_TEXT_MAX - len(suffix), escape=escape_slack)
+            body = _BOLD.sub(r"*\1*", alert.body)  # Markdown **bold** is *bold* in mrkdwn
+            text, was_cut = fit(body, SECTION_TEXT_MAX - len(suffix), escape=escape_slack)
             if was_cut or alert.summary_truncated:
                 text += suffix
             blocks.append({"type": "section", "text": _mrkdwn(text)})
