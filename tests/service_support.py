@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import redis
 import yaml
 from sqlalchemy import text
 
@@ -148,3 +150,39 @@ class Processes:
     def log(self, name: str) -> str:
         path = self.logs / f"{name}.log"
         return path.read_text(errors="replace") if path.exists() else ""
+
+
+def free_port() -> int:
+    """Return a TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def redis_server(port: int, folder: Path) -> subprocess.Popen[bytes]:
+    """Start a private redis-server without persistence; return once it answers."""
+    server = subprocess.Popen(
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(folder),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    with redis.Redis(port=port) as client:
+        wait_for(lambda: pings(client), 10, f"redis-server on port {port}")
+    return server
+
+
+def pings(client: redis.Redis) -> bool:
+    try:
+        return bool(client.ping())
+    except redis.ConnectionError:
+        return False

@@ -1,10 +1,12 @@
 """The service with real processes: Redis, ``celery worker`` / ``celery beat``, PostgreSQL.
 
 Each test starts its own worker and beat with ``subprocess.Popen`` (in their
-own session, so a signal reaches the whole process group), a Redis database
-of its own (flushed) and an empty store. Slots are made due at once by
-setting a cursor in the past, as after a downtime (``seed_cursor``); only the
-Redis-restart scenario waits for the next minute.
+own session, so a signal reaches the whole process group), against a private
+``redis-server`` (flushed between tests; never the machine's shared one, so two
+test runs side by side cannot take each other's messages) and an empty store.
+Slots are made due at once by setting a cursor in the past, as after a
+downtime (``seed_cursor``); only the Redis-restart scenario waits for the next
+minute.
 
 A run is made slow without a slow machine: its source is a SQLite file the
 test holds an exclusive lock on, so the run's first read waits in C (where
@@ -16,11 +18,11 @@ from __future__ import annotations
 
 import datetime as dt
 import signal
-import socket
 import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -40,13 +42,14 @@ from tests.service_support import (
     Processes,
     clean_store,
     config_data,
+    free_port,
+    redis_server,
     seed_cursor,
     wait_for,
     write_automation,
     write_config,
 )
 
-REDIS_DB = 11
 SERVICE = {
     "dispatch_interval_s": 1,
     "lease_s": 2,
@@ -96,7 +99,7 @@ def _service(
     folder = tmp / "automations"
     folder.mkdir()
     slow_db = tmp / "slow.db"
-    with sqlite3.connect(slow_db) as conn:
+    with closing(sqlite3.connect(slow_db)) as conn, conn:
         conn.execute("CREATE TABLE readings (x INTEGER)")
         conn.execute("INSERT INTO readings VALUES (1)")
     data = config_data(
@@ -111,12 +114,31 @@ def _service(
     return {"LOOKOUT_CONFIG": str(config)}, folder, slow_db
 
 
+def flush(url: str) -> None:
+    with redis.Redis.from_url(url) as client:
+        client.flushdb()
+
+
+@pytest.fixture(scope="module")
+def redis_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """A private redis-server for this module, so that test runs side by side never meet."""
+    port = free_port()
+    server = redis_server(port, tmp_path_factory.mktemp("redis"))
+    yield port
+    server.terminate()
+    server.wait(timeout=10)
+
+
 @pytest.fixture
 def env(
-    tmp_path: Path, pg_url: str, flights_settings: Settings, flights_source: Source
+    tmp_path: Path,
+    pg_url: str,
+    flights_settings: Settings,
+    flights_source: Source,
+    redis_port: int,
 ) -> Iterator[Env]:
-    url = f"redis://127.0.0.1:6379/{REDIS_DB}"
-    redis.Redis.from_url(url).flushdb()
+    url = f"redis://127.0.0.1:{redis_port}/0"
+    flush(url)
     variables, folder, slow_db = _service(tmp_path, pg_url, flights_settings.cache_dir, url)
     store = Store(pg_url)  # migrations are applied here, before any worker starts
     clean_store(store)
@@ -124,7 +146,7 @@ def env(
     yield Env(folder, store, procs, slow_db)
     procs.stop_all()
     store.close()
-    redis.Redis.from_url(url).flushdb()
+    flush(url)
 
 
 @pytest.fixture
@@ -223,40 +245,6 @@ def test_a_run_over_its_hard_time_limit_ends_in_error_with_the_reason(
 # -- a restart of Redis, and a file edited while beat runs: one wait for the next minute ----
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _redis_server(port: int, folder: Path) -> subprocess.Popen[bytes]:
-    server = subprocess.Popen(
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(folder),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    client = redis.Redis(port=port)
-    wait_for(lambda: _pings(client), 10, f"redis-server on port {port}")
-    return server
-
-
-def _pings(client: redis.Redis) -> bool:
-    try:
-        return bool(client.ping())
-    except redis.ConnectionError:
-        return False
-
-
 @dataclass
 class NextMinute:
     """Runs of the `every` automation: the first one, and the one of the next minute."""
@@ -274,8 +262,8 @@ def next_minute(
     flights_source: Source,
 ) -> Iterator[NextMinute]:
     tmp = tmp_path_factory.mktemp("redis-restart")
-    port = _free_port()
-    server = _redis_server(port, tmp)
+    port = free_port()
+    server = redis_server(port, tmp)
     variables, folder, _ = _service(
         tmp, pg_url, flights_settings.cache_dir, f"redis://127.0.0.1:{port}/0"
     )
@@ -294,8 +282,11 @@ def next_minute(
         )
         procs.worker()
         procs.start("beat", LOOKOUT, "beat")
-        [first] = wait_for(lambda: env.finished("every"), 60, "the first run")
-        assert first.scheduled_for == start
+        [first] = wait_for(
+            lambda: [r for r in env.finished("every") or [] if r.scheduled_for == start],
+            60,
+            "the first run",
+        )
         # Edit the file: a second check marks the new definition.
         marker = {"name": "edited", "sql": "SELECT count(*) FROM airlines", "expect": "== 16"}
         write_automation(
@@ -307,11 +298,14 @@ def next_minute(
                 marker,
             ],
         )
-        # Restart Redis while nothing runs: nothing is persisted, every key is gone.
+        # Restart Redis while nothing runs (not just before a slot, and every run
+        # finished): nothing is persisted, every key is gone.
+        if utcnow().second >= 55:
+            time.sleep(62 - utcnow().second)
         wait_for(lambda: env.finished("every", len(env.runs("every"))), 30, "an idle service")
         server.send_signal(signal.SIGKILL)
         server.wait(timeout=10)
-        server = _redis_server(port, tmp)
+        server = redis_server(port, tmp)
         nxt = utcnow().replace(second=0, microsecond=0) + dt.timedelta(minutes=1)
         wait_for(
             lambda: [r for r in env.finished("every") or [] if r.scheduled_for == nxt],
