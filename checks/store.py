@@ -82,7 +82,7 @@ def migrate(engine: Engine) -> None:
     cfg.set_main_option("script_location", str(files("checks") / "migrations"))
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "heads")  # every branch: parallel migrations may share a parent
+        command.upgrade(cfg, "head")  # one line of migrations: a branch fails loudly
 
 
 class Store:

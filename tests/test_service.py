@@ -336,3 +336,32 @@ def test_a_changed_automation_file_is_picked_up_without_restarting_beat(
     assert [c.name for c in run.checks] == ["some flights", "edited"]
     assert [c.passed for c in run.checks] == [True, True]
     assert "automation file loaded" in next_minute.worker_log
+
+
+def test_a_run_that_needs_attention_alerts_its_channel_once(env: Env) -> None:
+    import yaml
+
+    from worker.delivery_log import deliveries_by_run
+    from worker.fake_chat import FakeChat
+
+    failing = {"name": "no flights", "sql": "SELECT count(*) FROM flights", "expect": "== 0"}
+
+    with FakeChat("slack") as fake:
+        config = Path(env.procs.env["LOOKOUT_CONFIG"])
+        data = yaml.safe_load(config.read_text(encoding="utf-8"))
+        data["channels"] = {"ops": fake.channel()}
+        data["alerts"] = {"default_channels": ["ops"]}
+        config.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        env.due_now(
+            "alerting",
+            checks=[failing],
+        )
+        env.procs.worker()
+        env.procs.beat()
+        [run] = wait_for(lambda: env.finished("alerting"), 60, "the run to finish")
+        wait_for(lambda: fake.requests or None, 30, "the alert to reach the fake Slack")
+        time.sleep(3)  # further dispatches and redeliveries must not send it again
+        assert len(fake.requests) == 1
+        assert "Needs attention: alerting" in str(fake.requests[0].json)
+    records = deliveries_by_run(env.store.engine, [run.run_id or 0])[run.run_id or 0]
+    assert [(r.event, r.channel, r.status) for r in records] == [("needs_attention", "ops", "sent")]

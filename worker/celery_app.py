@@ -54,7 +54,10 @@ def make_app(settings: Settings) -> Celery:
     """Build the Celery app for ``settings`` (tasks come from ``worker.tasks``)."""
     service = settings.service
     celery = Celery(
-        "lookout", broker=settings.redis_url, backend=settings.redis_url, include=["worker.tasks"]
+        "lookout",
+        broker=settings.redis_url,
+        backend=settings.redis_url,
+        include=["worker.tasks", "worker.delivery_tasks"],
     )
     celery.conf.update(
         task_acks_late=True,

@@ -31,6 +31,7 @@ from checks.store import Store, utcnow
 from checks.trace import TraceWriter
 from worker.catalog import AutomationCatalog
 from worker.celery_app import DEFAULT_QUEUE, DISPATCH_TASK, RUN_TASK, app, settings, source_queue
+from worker.delivery_tasks import deliver_due_task, enqueue_delivery
 from worker.dispatch import Dispatcher
 from worker.lease import Heartbeat, hard_limit_reason, soft_limit_reason
 
@@ -102,7 +103,22 @@ def dispatch_due() -> dict[str, object]:
         if state.dispatcher is None:
             catalog = _preloaded.get("catalog")
             state.dispatcher = Dispatcher(state.settings, state.queue, send_run, catalog)
-        return state.dispatcher.dispatch_due(utcnow()).to_dict()
+        result = state.dispatcher.dispatch_due(utcnow()).to_dict()
+    # Alerts held by quiet hours: checked on the same beat, so beat keeps one entry.
+    deliver_due_task.apply_async(queue=DEFAULT_QUEUE)
+    return result
+
+
+def announce(run_id: int) -> None:
+    """Queue the alerts of a run that has just ended, as their own task.
+
+    A slow webhook never holds a run. A broker failure here is logged, not
+    raised: the run is already stored.
+    """
+    try:
+        enqueue_delivery(run_id)
+    except Exception:
+        log.exception("run %d: could not queue its alerts", run_id)
 
 
 class RunTask(Task):  # type: ignore[misc]
@@ -122,6 +138,7 @@ class RunTask(Task):  # type: ignore[misc]
             store = Store(settings.store_url, migrate_on_open=False)
             try:
                 RunQueue(store).fail(int(args[0]), hard_limit_reason(limit))
+                announce(int(args[0]))
             finally:
                 store.close()
 
@@ -182,14 +199,18 @@ def _run(state: _Process, run: RunInfo, automation: Automation, attempt: int) ->
                 scheduled_for=run.scheduled_for,
                 trigger=run.trigger,
                 trace=TraceWriter(state.store, run.id, secrets=state.settings.secrets()),
+                store=state.store,
             )
             report.run_id, report.attempt = run.id, attempt
-            if not state.store.finish_run(run.id, attempt, report):
+            if state.store.finish_run(run.id, attempt, report):
+                announce(run.id)
+            else:
                 log.warning(
                     "run %d attempt %d: result refused (no longer current)", run.id, attempt
                 )
         except SoftTimeLimitExceeded:
             state.queue.fail(run.id, soft_limit_reason(automation.timeout_s), attempt=attempt)
+            announce(run.id)
         except Exception as exc:
             reason = redact(
                 f"internal error: {type(exc).__name__}: {exc}", state.settings.secrets()
