@@ -350,3 +350,13 @@ def test_lookout_schedule_prints_the_slots_dispatch_creates(
     service.dispatcher.dispatch_due(at("2025-11-04T06:00:00"))
     created = [r.scheduled_for.isoformat() for r in service.runs()]
     assert created == [r["utc"] for r in rows]
+
+
+def test_the_dispatchers_catalog_reports_a_dangling_link(tmp_path: Path) -> None:
+    from worker.catalog import AutomationCatalog
+
+    write_automation(tmp_path, "good")
+    (tmp_path / "gone.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    loaded = AutomationCatalog(tmp_path, {"flights"}).refresh()
+    assert [a.name for a in loaded.automations] == ["good"]
+    assert [e.path for e in loaded.errors] == [str(tmp_path / "gone.yaml")]

@@ -17,7 +17,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from checks.automation import Automation, LoadResult, load_automations
+from checks.automation import Automation, LoadResult, automation_files, load_automations
 from checks.errors import AutomationError
 
 log = logging.getLogger("lookout.dispatch")
@@ -31,16 +31,13 @@ class _Parsed:
     result: LoadResult = field(default_factory=LoadResult)
 
 
-def _files(root: Path) -> list[Path]:
+def _files(root: Path) -> tuple[list[Path], list[AutomationError]]:
+    """The files to load, and the names that cannot be (``checks.automation.automation_files``)."""
     if root.is_file():
-        return [root]
+        return [root], []
     if not root.is_dir():
-        return []
-    return sorted(
-        p
-        for p in root.iterdir()
-        if p.suffix in (".yaml", ".yml") and not p.name.startswith(".") and p.is_file()
-    )
+        return [], []
+    return automation_files(root)
 
 
 class AutomationCatalog:
@@ -56,6 +53,7 @@ class AutomationCatalog:
         self.path = Path(path)
         self.known_sources = known_sources
         self._parsed: dict[Path, _Parsed] = {}
+        self._listing_problems: list[AutomationError] = []
         self.reloads = 0  # files parsed since the catalog was made (tests and the benchmark)
 
     def refresh(self) -> LoadResult:
@@ -65,7 +63,8 @@ class AutomationCatalog:
         refresh. Never raises for a bad or vanished file.
         """
         seen: dict[Path, _Parsed] = {}
-        for file in _files(self.path):
+        files, self._listing_problems = _files(self.path)
+        for file in files:
             try:
                 st = os.stat(file)
             except OSError:  # removed between the listing and the stat
@@ -87,6 +86,7 @@ class AutomationCatalog:
         merged = LoadResult()
         if not self.path.exists():
             merged.errors.append(AutomationError("no such file or folder", path=str(self.path)))
+        merged.errors.extend(self._listing_problems)  # a broken link is never skipped silently
         first: dict[str, Automation] = {}
         for parsed in self._parsed.values():
             merged.errors.extend(parsed.result.errors)
