@@ -72,9 +72,7 @@ def main_options(
     ctx.obj = Context(config, automations)
 
 
-def _report_load_problems(
-    loaded: LoadResult, console: Console, *, warnings: bool = True
-) -> None:
+def _report_load_problems(loaded: LoadResult, console: Console, *, warnings: bool = True) -> None:
     for problem in loaded.errors:
         console.print(f"error: {problem.location_message()}", markup=False)
     for warning in loaded.warnings if warnings else []:
