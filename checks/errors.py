@@ -7,7 +7,9 @@ their context (``SourceError``, ``LLMError``, ``RunError``)::
 
     LookoutError
     ├── ConfigError            file, line, column, field; CLI exit 2
-    │   └── AutomationError    one problem in one automation file
+    │   ├── AutomationError    one problem in one automation file
+    │   └── SuiteError         one problem in an eval suite file (checks.suite)
+    ├── ToolArgumentError      bad tool-call arguments; sent back to the model (checks.toolspec)
     ├── QueryError             a query could not give a result; a tool error for the agent
     │   ├── QueryRejected      the SQL guard refused it (rule, reason)
     │   ├── QueryFailed        the database raised an error
@@ -15,7 +17,10 @@ their context (``SourceError``, ``LLMError``, ``RunError``)::
     ├── SourceError            a source could not be opened or read
     ├── StoreError             the report store could not be read or written
     ├── LLMError               the LLM endpoint failed (status, body)
-    └── RunError               a run could not finish; CLI exit 3
+    ├── RunError               a run could not finish; CLI exit 3
+    └── ReviewError            a review action refused (worker.review.model); HTTP 4xx
+        ├── NotFound           no such run or incident; HTTP 404
+        └── InvalidAction      the action does not apply; HTTP 400/409
 
 Every message is safe to show: secrets are redacted before an error is raised.
 """
