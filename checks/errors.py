@@ -18,9 +18,9 @@ their context (``SourceError``, ``LLMError``, ``RunError``)::
     ├── StoreError             the report store could not be read or written
     ├── LLMError               the LLM endpoint failed (status, body)
     ├── RunError               a run could not finish; CLI exit 3
-    └── ReviewError            a review action refused (worker.review.model); HTTP 4xx
+    └── ReviewError            a review request refused (worker.review.model); HTTP 400
         ├── NotFound           no such run or incident; HTTP 404
-        └── InvalidAction      the action does not apply; HTTP 400/409
+        └── InvalidAction      the action does not apply; HTTP 422
 
 Every message is safe to show: secrets are redacted before an error is raised.
 """
