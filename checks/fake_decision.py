@@ -46,31 +46,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
-import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from checks.decision import Backend
 from checks.decision_types import flat_confidence
-
-Step = Mapping[str, Any] | Callable[[dict[str, Any]], Mapping[str, Any]]
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    """One request the fake received: path, headers (lower-case names) and JSON body."""
-
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
-
+from checks.fake_server import FakeServer, Response, load_script
+from checks.fake_server import RecordedRequest as RecordedRequest
+from checks.fake_server import Step as Step
 
 ROUTES = {
     Backend.SYSTEMONE: "/v1/systemone",
@@ -207,7 +192,7 @@ def render(
     return 200, {**answers, "usage": usage}
 
 
-class FakeDecision:
+class FakeDecision(FakeServer):
     """The scripted server for one wire format; a context manager that starts and stops it.
 
     Args:
@@ -217,6 +202,8 @@ class FakeDecision:
         port: TCP port on 127.0.0.1; 0 picks a free one.
         log_path: when set, every request is also appended to this file as a JSON line.
     """
+
+    name = "fake decision"
 
     def __init__(
         self,
@@ -230,19 +217,7 @@ class FakeDecision:
         self.backend = Backend(backend)
         if self.backend is Backend.NONE:
             raise ValueError("backend none has no server")
-        self.script = list(script)
-        self.default = default
-        self.requests: list[RecordedRequest] = []
-        self.log_path = Path(log_path) if log_path else None
-        self._lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", port), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        """The TCP port the server listens on."""
-        return int(self._server.server_address[1])
+        super().__init__(script, default=default, port=port, log_path=log_path)
 
     @property
     def base_url(self) -> str:
@@ -256,106 +231,13 @@ class FakeDecision:
         with self._lock:
             return [r.body for r in self.requests]
 
-    def start(self) -> FakeDecision:
-        """Serve in a daemon thread; return self."""
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
+    def accepts(self, path: str) -> bool:
+        """Serve ``POST`` on the backend's route only (``ROUTES``)."""
+        return path.rstrip("/") == ROUTES[self.backend]
 
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeDecision:
-        return self.start()
-
-    def __exit__(self, *_: object) -> None:
-        self.stop()
-
-    def serve_forever(self) -> None:
-        """Serve in the calling thread until interrupted, then close the socket."""
-        try:
-            self._server.serve_forever()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            self._server.server_close()
-
-    def next_step(self, record: RecordedRequest) -> tuple[int, Mapping[str, Any] | None]:
-        """Record a request; return its serial (1-based) and the step answering it (None: none)."""
-        with self._lock:
-            self.requests.append(record)
-            serial = len(self.requests)
-            if self.log_path is not None:
-                with self.log_path.open("a", encoding="utf-8") as log:
-                    log.write(json.dumps({"path": record.path, "body": record.body}) + "\n")
-            step = self.script[serial - 1] if serial <= len(self.script) else self.default
-        if step is None:
-            return serial, None
-        return serial, (step(record.body) if callable(step) else step)
-
-
-class _Server(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Stay quiet when a client hung up first (a client-side timeout in a test)."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
-def _handler_for(fake: FakeDecision) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Keep test output quiet."""
-
-        def _send(self, status: int, payload: Any) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if self.path.rstrip("/") != ROUTES[fake.backend]:
-                self._send(404, {"error": {"message": f"no route {self.path}"}})
-                return
-            try:
-                body = json.loads(raw or b"{}")
-            except json.JSONDecodeError:
-                self._send(400, {"error": {"message": "request body is not JSON"}})
-                return
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            serial, step = fake.next_step(RecordedRequest(self.path, headers, body))
-            if step is None:
-                self._send(400, {"error": {"message": "fake decision script exhausted"}})
-                return
-            if step.get("delay_s"):
-                time.sleep(float(step["delay_s"]))
-            self._send(*render(fake.backend, step, body, serial))
-
-    return Handler
-
-
-def load_script(path: str | Path) -> tuple[list[Step], Step | None]:
-    """Read a script file (JSON or YAML): a list of steps or ``{steps, default}``.
-
-    Raises:
-        ValueError: the file holds neither shape.
-    """
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    if isinstance(data, list):
-        return data, None
-    if isinstance(data, dict) and isinstance(data.get("steps", []), list):
-        return list(data.get("steps", [])), data.get("default")
-    raise ValueError(f"{path}: a script is a list of steps or a mapping with 'steps'")
+    def respond(self, step: Mapping[str, Any], body: Mapping[str, Any], serial: int) -> Response:
+        """The backend's answer to ``body`` from ``step`` (see ``render``)."""
+        return (*render(self.backend, step, body, serial), None)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -37,30 +37,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-import yaml
-
-Step = Mapping[str, Any] | Callable[[dict[str, Any]], Mapping[str, Any]]
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    """One request the fake received: path, headers (lower-case names) and JSON body."""
-
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
+from checks.fake_server import FakeServer, FakeServerHandler, Response, load_script
+from checks.fake_server import RecordedRequest as RecordedRequest
+from checks.fake_server import Step as Step
 
 
-class FakeLLM:
+class _Handler(FakeServerHandler):
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self.send_json(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+        else:
+            self.send_json(404, {"error": {"message": f"no route {self.path}"}})
+
+
+class FakeLLM(FakeServer):
     """The scripted server; a context manager that starts and stops it.
 
     Args:
@@ -70,28 +64,8 @@ class FakeLLM:
         log_path: when set, every request is also appended to this file as a JSON line.
     """
 
-    def __init__(
-        self,
-        script: Sequence[Step] = (),
-        *,
-        default: Step | None = None,
-        port: int = 0,
-        log_path: str | Path | None = None,
-    ) -> None:
-        self.script = list(script)
-        self.default = default
-        self.requests: list[RecordedRequest] = []
-        self.log_path = Path(log_path) if log_path else None
-        self._lock = threading.Lock()
-        self._served = 0
-        self._server = _Server(("127.0.0.1", port), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        """The TCP port the server listens on."""
-        return int(self._server.server_address[1])
+    name = "fake LLM"
+    handler_class = _Handler
 
     @property
     def base_url(self) -> str:
@@ -103,53 +77,17 @@ class FakeLLM:
         """The bodies of the chat-completions requests received so far, in order."""
         return [r.body for r in self.requests if r.path.endswith("/chat/completions")]
 
-    def start(self) -> FakeLLM:
-        """Serve in a daemon thread; return self."""
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
+    def accepts(self, path: str) -> bool:
+        """Serve ``POST …/chat/completions`` only."""
+        return path.rstrip("/").endswith("/chat/completions")
 
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeLLM:
-        return self.start()
-
-    def __exit__(self, *_: object) -> None:
-        self.stop()
-
-    def serve_forever(self) -> None:
-        """Serve in the calling thread until interrupted, then close the socket."""
-        try:
-            self._server.serve_forever()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            self._server.server_close()
-
-    def next_step(self, record: RecordedRequest) -> tuple[int, Mapping[str, Any] | None]:
-        """Record a request; return its serial (1-based) and the step answering it.
-
-        The step is None when the script is exhausted and there is no default.
-        """
-        with self._lock:
-            self.requests.append(record)
-            serial = len(self.requests)
-            if self.log_path is not None:
-                with self.log_path.open("a", encoding="utf-8") as log:
-                    log.write(json.dumps({"path": record.path, "body": record.body}) + "\n")
-            in_script = self._served < len(self.script)
-            step = self.script[self._served] if in_script else self.default
-            self._served += 1
-        if step is None:
-            return serial, None
-        return serial, (step(record.body) if callable(step) else step)
+    def respond(self, step: Mapping[str, Any], body: Mapping[str, Any], serial: int) -> Response:
+        """A scripted HTTP error, or the chat completion built from ``step``."""
+        error = step.get("error")
+        if error is not None:
+            payload = error.get("body") or {"error": {"message": f"HTTP {error['status']}"}}
+            return int(error["status"]), payload, error.get("headers")
+        return 200, completion(step, body, serial), None
 
 
 def completion(step: Mapping[str, Any], body: Mapping[str, Any], serial: int) -> dict[str, Any]:
@@ -193,81 +131,6 @@ def completion(step: Mapping[str, Any], body: Mapping[str, Any], serial: int) ->
         ],
         "usage": usage,
     }
-
-
-class _Server(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Stay quiet when a client hung up first (a client-side timeout in a test)."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
-def _handler_for(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Keep test output quiet."""
-
-        def _send(
-            self, status: int, payload: Any, headers: Mapping[str, str] | None = None
-        ) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in (headers or {}).items():
-                self.send_header(name, str(value))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self) -> None:
-            if self.path.rstrip("/").endswith("/models"):
-                self._send(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
-            else:
-                self._send(404, {"error": {"message": f"no route {self.path}"}})
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length)
-            if not self.path.rstrip("/").endswith("/chat/completions"):
-                self._send(404, {"error": {"message": f"no route {self.path}"}})
-                return
-            try:
-                body = json.loads(raw or b"{}")
-            except json.JSONDecodeError:
-                self._send(400, {"error": {"message": "request body is not JSON"}})
-                return
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            record = RecordedRequest(self.path, headers, body)
-            serial, step = fake.next_step(record)
-            if step is None:
-                self._send(400, {"error": {"message": "fake LLM script exhausted"}})
-                return
-            if step.get("delay_s"):
-                time.sleep(float(step["delay_s"]))
-            error = step.get("error")
-            if error is not None:
-                payload = error.get("body") or {"error": {"message": f"HTTP {error['status']}"}}
-                self._send(int(error["status"]), payload, error.get("headers"))
-                return
-            self._send(200, completion(step, body, serial))
-
-    return Handler
-
-
-def load_script(path: str | Path) -> tuple[list[Step], Step | None]:
-    """Read a script file (JSON or YAML): a list of steps or ``{steps, default}``.
-
-    Raises:
-        ValueError: the file holds neither shape.
-    """
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    if isinstance(data, list):
-        return data, None
-    if isinstance(data, dict) and isinstance(data.get("steps", []), list):
-        return list(data.get("steps", [])), data.get("default")
-    raise ValueError(f"{path}: a script is a list of steps or a mapping with 'steps'")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
