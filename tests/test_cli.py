@@ -92,3 +92,21 @@ def test_run_error_exit_3_when_a_check_errors(tmp_path: Path, flights_settings: 
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "ERROR: **n** — error: returned NULL" in proc.stdout
     assert "rejected (write)" in proc.stdout or "rejected (ddl)" in proc.stdout
+
+
+def test_trace_of_a_run_without_agent_says_why_it_is_empty(
+    tmp_path: Path, flights_settings: Settings
+) -> None:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "LOOKOUT_STORE_URL": f"sqlite:///{tmp_path}/lookout.db",
+        "LOOKOUT_CACHE_DIR": flights_settings.cache_dir,
+    }
+    entry = [sys.executable, "-c", "from worker.cli import main; main()"]
+    subprocess.run([*entry, "run", "flights-carrier-integrity"], cwd=ROOT, env=env, check=True)
+    proc = subprocess.run(
+        [*entry, "show", "1", "--trace"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0
+    assert proc.stdout == ""
+    assert "run 1 has no trace: no agent ran (the declared checks decided)" in proc.stderr

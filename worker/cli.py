@@ -237,8 +237,10 @@ def show(
     if report is None:
         raise ConfigError(f"no run with id {run_id} (see 'lookout reports')")
     if trace:
-        text = redact(to_jsonl(read_trace(store, run_id)), settings.secrets())
-        sys.stdout.write(text)
+        events = read_trace(store, run_id)
+        if not events:
+            err.print(f"run {run_id} has no trace: no agent ran (the declared checks decided)")
+        sys.stdout.write(redact(to_jsonl(events), settings.secrets()))
         return
     _print_report(report, as_json, settings)
 
