@@ -93,11 +93,17 @@ def validate(
     _report_load_problems(loaded, out)
     files = {a.path for a in loaded.automations}
     out.print(
-        f"{len(loaded.automations)} automations valid in {len(files)} files; "
-        f"{len(loaded.errors)} errors, {len(loaded.warnings)} warnings",
+        f"{_count(len(loaded.automations), 'automation')} valid in "
+        f"{_count(len(files), 'file')}; {_count(len(loaded.errors), 'error')}, "
+        f"{_count(len(loaded.warnings), 'warning')}",
         markup=False,
     )
     raise typer.Exit(EXIT_CONFIG if loaded.errors else EXIT_OK)
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 error``, ``2 errors``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _select(loaded: LoadResult, names: list[str], run_all: bool) -> list[Automation]:
