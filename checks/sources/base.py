@@ -11,7 +11,6 @@ import datetime as dt
 import decimal
 import hashlib
 import json
-import math
 import threading
 import time
 import uuid
@@ -24,46 +23,21 @@ from typing import Any, Self, TypeAlias
 from sqlglot import exp
 
 from checks.config import Limits
-from checks.errors import QueryFailed, QueryTimeout, SourceError
+from checks.errors import QueryTimeout, SourceError
+from checks.sources.budget import MIN_NAME_CHARS as MIN_NAME_CHARS
+from checks.sources.budget import _cut
+from checks.sources.budget import check_width as check_width
+from checks.sources.budget import names_chars as names_chars
+from checks.sources.budget import shown_names as shown_names
+from checks.sources.budget import to_jsonable as to_jsonable
+from checks.sources.cells import FETCH_CELL_CHARS as FETCH_CELL_CHARS
+from checks.sources.cells import Oversized as Oversized
 from checks.sqlguard import guard
 
 JSONValue: TypeAlias = "bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None"
 
 FETCH_BATCH_ROWS = 2_000
 """Rows fetched from the driver per round trip while streaming a result."""
-
-MIN_NAME_CHARS = 8
-"""Shortest a shown column name is cut to when many long names share the result budget."""
-
-FETCH_CELL_CHARS = 10_000
-"""A cell larger than this (about, in characters; at least ``max_cell_chars``)
-is not fetched whole by a source that can tell before fetching (DuckDB): it
-arrives as an ``Oversized`` instead, so one huge value can neither fill the
-worker's memory nor outlast the time limit while it is turned into Python."""
-
-
-@dataclass(frozen=True)
-class Oversized:
-    """What a result holds instead of a cell too large to fetch (see ``FETCH_CELL_CHARS``).
-
-    Attributes:
-        type: the database's type of the value, e.g. ``VARCHAR``.
-        size: its size in characters (bytes for text and blobs) as the database
-            measured it; for a list of fixed-size items, 16 per item.
-        digest: a hash of the whole value computed by the database, so the
-            fingerprint still tells two different huge values apart.
-        head: its start, enough to fill a cell: text, or the first items of a
-            list; ``None`` when nothing of it was fetched.
-
-    """
-
-    type: str
-    size: int
-    digest: str
-    head: str | list[Any] | None = None
-
-    def __repr__(self) -> str:
-        return f"<{self.type} value of about {self.size:,} characters, not fetched>"
 
 
 @dataclass(frozen=True)
@@ -146,101 +120,6 @@ class QueryResult:
             total += size
             kept.append(cells)
         return kept, False
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def names_chars(names: Sequence[str]) -> int:
-    """Return the length of the JSON list of ``names`` (what showing them costs)."""
-    return len(json.dumps(list(names), ensure_ascii=False))
-
-
-def shown_names(names: Sequence[str], *, max_cell_chars: int, max_result_chars: int) -> list[str]:
-    """Return column names as a result may show them, within the character budgets.
-
-    Each name is cut to ``max_cell_chars`` characters ending in ``…``, like a
-    cell. When the names together (as JSON) would still take more than half of
-    ``max_result_chars``, every name is cut to the same shorter length, the
-    longest that fits that half, but not below ``MIN_NAME_CHARS``; so the rows
-    keep at least half of the budget, and a result of few names is unchanged.
-    The result may still exceed the budget when there are very many columns
-    (see ``check_width``).
-    """
-    cut = [_cut(name, max_cell_chars) for name in names]
-    half = max_result_chars // 2
-    if names_chars(cut) <= half:
-        return cut
-    low, high = MIN_NAME_CHARS, max(MIN_NAME_CHARS, max_cell_chars)
-    while low < high:  # the longest cap whose names fit in half the budget
-        middle = (low + high + 1) // 2
-        if names_chars([_cut(name, middle) for name in cut]) <= half:
-            low = middle
-        else:
-            high = middle - 1
-    return [_cut(name, low) for name in cut]
-
-
-def check_width(names: Sequence[str], *, max_result_chars: int) -> None:
-    """Refuse a result whose column names, already cut short, cannot fit the result budget.
-
-    Raises:
-        QueryFailed: naming the number of columns; select fewer columns.
-
-    """
-    size = names_chars(names)
-    if size > max_result_chars:
-        raise QueryFailed(
-            f"the result has {len(names):,} columns: their names alone take {size:,} "
-            f"characters, more than the result budget of {max_result_chars:,}; "
-            "select only the columns you need"
-        )
-
-
-def _plain(value: Any) -> JSONValue:
-    """Convert one value to JSON-safe form without any length limit."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return value
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    if isinstance(value, (dt.date, dt.time)):  # datetime is a date
-        return value.isoformat()
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return f"<{len(value)} bytes>"
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    if isinstance(value, dict):
-        return {str(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, Oversized):
-        return _oversized_text(value)
-    return str(value)  # timedelta, UUID, anything else a driver returns
-
-
-def _oversized_text(value: Oversized) -> str:
-    """Show a cell that was not fetched: its head ending in ``…``, or a note."""
-    if isinstance(value.head, str):
-        return value.head + "…"
-    if isinstance(value.head, list):
-        return json.dumps(_plain(value.head), ensure_ascii=False)[:-1] + ", …"
-    if value.type == "BLOB":
-        return f"<{value.size} bytes>"
-    return repr(value)
-
-
-def to_jsonable(value: Any, max_cell_chars: int) -> JSONValue:
-    """Convert one cell to a JSON-safe value no longer than ``max_cell_chars`` characters."""
-    plain = _plain(value)
-    if isinstance(plain, str):
-        return _cut(plain, max_cell_chars)
-    if isinstance(plain, (list, dict)):
-        text = json.dumps(plain, ensure_ascii=False)
-        return plain if len(text) <= max_cell_chars else _cut(text, max_cell_chars)
-    return plain
 
 
 _REPR_TYPES = (int, float, str, bool)

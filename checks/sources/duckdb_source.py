@@ -17,7 +17,7 @@ larger than ``FETCH_CELL_CHARS`` never reaches Python whole (turning one huge
 value into Python objects can neither be interrupted nor bounded in memory);
 it arrives as an ``Oversized`` holding its head, size and DuckDB's hash.
 Everything else, rows and their order included, is exactly what the query
-returns (``_CellPlan``).
+returns (``_CellPlan`` in ``checks.sources.cells``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ import time
 import uuid
 import zipfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,15 +42,14 @@ import duckdb
 from checks.config import DuckDBSource, Limits, TableFile
 from checks.errors import QueryFailed, QueryTimeout, SourceError
 from checks.sources.base import (
-    FETCH_CELL_CHARS,
     Column,
     DataSet,
-    Oversized,
     QueryResult,
     Source,
     collect,
     first_line,
 )
+from checks.sources.cells import FETCH_CELL_CHARS, _CellPlan, _weight
 
 BUILD_VERSION = 1
 """Bumped when the way files are loaded changes, so old cache files are not reused."""
@@ -196,132 +194,6 @@ def _one_select(cur: duckdb.DuckDBPyConnection, sql: str) -> duckdb.Statement:
     if statements[0].type != duckdb.StatementType.SELECT:
         raise QueryFailed(f"only SELECT statements run here, not {statements[0].type.name}")
     return statements[0]
-
-
-# Types whose values are small and fixed in size: fetched as they are.
-_FIXED_TYPES = frozenset(
-    {"boolean", "tinyint", "smallint", "integer", "bigint", "hugeint", "utinyint", "usmallint",
-     "uinteger", "ubigint", "uhugeint", "float", "double", "decimal", "date", "time", "time_ns",
-     "time with time zone", "timestamp", "timestamp_s", "timestamp_ms", "timestamp_ns",
-     "timestamp with time zone", "interval", "uuid", "enum", "null"}
-)  # fmt: skip
-_ITEM_CHARS = 16  # what one fixed-size item of a list counts for
-
-
-@dataclass(frozen=True)
-class _Weight:
-    """How to measure one column's cells in SQL, and what to keep of an oversized one."""
-
-    size: str  # SQL over {x}: the cell's size in characters (about)
-    head: str | None  # SQL over {x} and {n}: its start, or None to keep nothing
-    type: str = ""  # shown in Oversized; filled in by _CellPlan
-
-
-def _weight(type_: Any) -> _Weight | None:
-    """Return how to measure cells of ``type_`` (a ``DuckDBPyType``), or None if fixed-size."""
-    kind = type_.id
-    if kind in _FIXED_TYPES:
-        return None
-    if kind == "varchar":  # JSON too; strlen counts bytes, never fewer than characters
-        return _Weight("strlen({x})", "left({x}, {n})")
-    if kind == "blob":
-        return _Weight("octet_length({x})", None)
-    if kind == "bit":
-        return _Weight("bit_length({x})", "left(CAST({x} AS VARCHAR), {n})")
-    if kind in ("list", "array"):
-        item = dict(type_.children)["child"]
-        if getattr(item, "id", None) in _FIXED_TYPES:
-            return _Weight(f"len({{x}}) * {_ITEM_CHARS}", "{x}[1:{n}]")
-    # Anything else (structs, maps, unions, variants, big numbers, lists of
-    # those or of text): measured by its text, which DuckDB makes quickly.
-    return _Weight("strlen(CAST({x} AS VARCHAR))", None)
-
-
-class _CellPlan:
-    """Wraps a checked query so that no cell above ``fetch_chars`` reaches Python whole.
-
-    The wrapper only projects: ``SELECT … FROM (SELECT …, <size> FROM (<sql>)
-    AS lookout_q(c0, c1, …)) AS lookout_w``. Rows, their order and every cell
-    within the limit come back exactly as ``sql`` returns them; an oversized
-    cell comes back as NULL plus its size, DuckDB's ``hash()`` of the whole
-    value and its head, and is read as an ``Oversized``. ``sql`` is the guard's
-    regenerated text of one statement, placed alone between parentheses (after
-    a line break, so nothing can reach past it); the wrapper must then parse
-    as one SELECT and have the planned width, or the query fails.
-    """
-
-    def __init__(
-        self,
-        types: list[str],
-        weights: list[_Weight | None],
-        *,
-        fetch_chars: int,
-        head_chars: int,
-    ) -> None:
-        self.weights = [
-            None if w is None else _Weight(w.size, w.head, t)
-            for w, t in zip(weights, types, strict=True)
-        ]
-        self.fetch_chars = fetch_chars
-        self.head_chars = head_chars
-        self.needed = any(w is not None for w in self.weights)
-        self.width = sum(1 if w is None else 3 + (w.head is not None) for w in self.weights)
-
-    def wrap(self, sql: str) -> str:
-        names = ", ".join(f'"c{i}"' for i in range(len(self.weights)))
-        inner: list[str] = []
-        outer: list[str] = []
-        limit = self.fetch_chars
-        for i, weight in enumerate(self.weights):
-            x, w = f'"c{i}"', f'"w{i}"'
-            inner.append(x)
-            if weight is None:
-                outer.append(x)
-                continue
-            inner.append(f"{weight.size.format(x=x)} AS {w}")
-            big = f"{w} > {limit}"
-            outer += [
-                f"CASE WHEN {w} <= {limit} THEN {x} END",
-                f"CASE WHEN {big} THEN {w} END",
-                f"CASE WHEN {big} THEN hash({x}) END",
-            ]
-            if weight.head is not None:
-                head = weight.head.format(x=x, n=self.head_chars)
-                outer.append(f"CASE WHEN {big} THEN {head} END")
-        return (
-            f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)} FROM (\n{sql}\n)"
-            f" AS lookout_q({names})) AS lookout_w"
-        )
-
-    def reader(
-        self, fetchmany: Callable[[int], Sequence[Sequence[Any]]]
-    ) -> Callable[[int], list[tuple[Any, ...]]]:
-        """Return a ``fetchmany`` giving rows in the query's own shape."""
-        values: list[int] = []  # where each cell's value is in a wrapped row
-        sizes: list[tuple[int, int, _Weight]] = []  # (cell, its size's place, how measured)
-        at = 0
-        for cell, weight in enumerate(self.weights):
-            values.append(at)
-            if weight is None:
-                at += 1
-            else:
-                sizes.append((cell, at + 1, weight))
-                at += 4 if weight.head is not None else 3
-
-        def fetch(size: int) -> list[tuple[Any, ...]]:
-            rows = []
-            for wide in fetchmany(size):
-                row = [wide[i] for i in values]
-                for cell, where, weight in sizes:
-                    if wide[where] is not None:  # oversized: NULL value, then size, hash, head
-                        head = wide[where + 2] if weight.head is not None else None
-                        row[cell] = Oversized(
-                            weight.type, int(wide[where]), str(wide[where + 1]), head
-                        )
-                rows.append(tuple(row))
-            return rows
-
-        return fetch
 
 
 def _pin_and_lock(conn: duckdb.DuckDBPyConnection) -> None:
