@@ -12,65 +12,39 @@ by ``checks.expectation``.
 
 from __future__ import annotations
 
-import difflib
-import functools
 import os
-import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
-from zoneinfo import ZoneInfo, available_timezones
+from typing import Any, Literal
+from zoneinfo import ZoneInfo
 
 from pydantic import (
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
-    PlainSerializer,
-    PlainValidator,
     ValidationError,
     ValidationInfo,
     field_validator,
 )
-from pydantic_core import ErrorDetails, PydanticCustomError
+from pydantic_core import ErrorDetails
 
-from checks.errors import AutomationError
-from checks.expectation import Expectation, parse_expectation
-from checks.schedule_spec import (
-    check_computable,
-    cron_fields,
-    needs_day_match,
-    parse_duration,
-    validate_cron,
+from checks.automation_fields import (
+    DurationS,
+    ExpectField,
+    check_name,
+    day_match,
+    did_you_mean,
+    fail,
+    not_blank,
+    slug,
+    time_zone,
 )
+from checks.errors import AutomationError
+from checks.schedule_spec import validate_cron
 from checks.yaml_tree import Loc, YamlTree, position
 
-_SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
-_CHECK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.-]{0,99}")
 _FROM_FILE = ("path", "line")  # set by the loader, never from YAML
-_HOST_ZONES = frozenset({"localtime", "posixrules", "Factory"})  # not IANA names: host-dependent
-
-
-def _fail(message: str, at: Loc) -> PydanticCustomError:
-    """Return an error to raise at ``at`` (relative to the model), not at the field."""
-    return PydanticCustomError("lookout", "{message}", {"message": message, "at": at})
-
-
-def _to_expectation(value: object) -> Expectation:
-    if isinstance(value, Expectation):
-        return value
-    if not isinstance(value, str):
-        raise ValueError(f"expect must be text such as '== 0' (got {value!r})")
-    return parse_expectation(value)
-
-
-ExpectField = Annotated[
-    Expectation,
-    PlainValidator(_to_expectation, json_schema_input_type=str),
-    PlainSerializer(lambda e: e.text, return_type=str),
-]
-DurationS = Annotated[float, BeforeValidator(parse_duration)]
 
 
 class _Strict(BaseModel):
@@ -92,19 +66,12 @@ class Check(_Strict):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if not _CHECK_NAME.fullmatch(value):
-            raise ValueError(
-                "a check name is letters, digits, spaces and '_.-', starting with a letter "
-                f"or digit, at most 100 characters (got {value!r})"
-            )
-        return value
+        return check_name(value)
 
     @field_validator("sql")
     @classmethod
     def _sql(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be empty")
-        return value
+        return not_blank(value)
 
 
 class Automation(_Strict):
@@ -144,12 +111,7 @@ class Automation(_Strict):
     @field_validator("name")
     @classmethod
     def _slug(cls, value: str) -> str:
-        if not _SLUG.fullmatch(value):
-            raise ValueError(
-                "a name is lowercase letters, digits, '_' and '-', starting with a letter "
-                f"or digit, at most 64 characters (got {value!r})"
-            )
-        return value
+        return slug(value)
 
     @field_validator("schedule")
     @classmethod
@@ -159,34 +121,12 @@ class Automation(_Strict):
     @field_validator("day_match")
     @classmethod
     def _day_match(cls, value: str | None, info: ValidationInfo) -> str | None:
-        schedule = info.data.get("schedule")
-        if value is None and schedule and needs_day_match(schedule):
-            fields = cron_fields(schedule)
-            raise _fail(
-                f"day-of-month ({fields[2]}) and day-of-week ({fields[4]}) are both restricted, "
-                "and cron runs on days matching EITHER; add day_match: any (either, as cron "
-                "does) or day_match: all (both)",
-                ("schedule",),
-            )
-        if schedule:
-            try:
-                check_computable(schedule, value)
-            except ValueError as exc:
-                raise _fail(str(exc), ("schedule",)) from None
-        return value
+        return day_match(value, info.data.get("schedule"))
 
     @field_validator("timezone")
     @classmethod
     def _zone(cls, value: str) -> str:
-        known = _zone_names()
-        try:
-            ZoneInfo(value)
-            if value in _HOST_ZONES or (known and value not in known):
-                raise KeyError(value)
-        except (ValueError, KeyError, OSError):  # not found is a KeyError; odd names others
-            hint = _did_you_mean(value, known) or "; use an IANA name such as 'Europe/Paris'"
-            raise ValueError(f"unknown time zone {value!r}{hint}") from None
-        return value
+        return time_zone(value)
 
     @field_validator("source")
     @classmethod
@@ -195,16 +135,14 @@ class Automation(_Strict):
         if known is not None and value not in known:
             names = ", ".join(sorted(known)) or "none are configured"
             raise ValueError(
-                f"unknown source {value!r}{_did_you_mean(value, known)}; known: {names}"
+                f"unknown source {value!r}{did_you_mean(value, known)}; known: {names}"
             )
         return value
 
     @field_validator("goal")
     @classmethod
     def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be empty")
-        return value
+        return not_blank(value)
 
     @field_validator("checks")
     @classmethod
@@ -212,7 +150,7 @@ class Automation(_Strict):
         first: dict[str, int] = {}
         for index, check in enumerate(checks):
             if check.name in first:
-                raise _fail(
+                raise fail(
                     f"duplicate check name {check.name!r} (also checks.{first[check.name]})",
                     ("checks", index, "name"),
                 )
@@ -233,20 +171,9 @@ class Automation(_Strict):
         return self.model_dump(mode="json", by_alias=True, exclude=set(_FROM_FILE))
 
 
-@functools.cache
-def _zone_names() -> frozenset[str]:
-    """Return the IANA zone names on this host (empty when there is no tz database)."""
-    return frozenset(available_timezones()) - _HOST_ZONES
-
-
 def _yaml_keys(model: type[BaseModel]) -> list[str]:
     fields = model.model_fields.items()
     return [info.alias or name for name, info in fields if name not in _FROM_FILE]
-
-
-def _did_you_mean(word: str, choices: Collection[str]) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 @dataclass
@@ -491,7 +418,7 @@ class _FileLoader:
             nested = len(relative) == 3 and relative[0] == "checks"
             model = Check if nested else Automation
             known = _yaml_keys(model) if len(relative) == 1 or nested else []
-            message = f"unknown field {relative[-1]!r}{_did_you_mean(str(relative[-1]), known)}"
+            message = f"unknown field {relative[-1]!r}{did_you_mean(str(relative[-1]), known)}"
             node = tree.keys.get(loc) or tree.near(loc)
         elif err["type"] == "missing":
             message, node = "required field is missing", tree.near(loc[:-1])

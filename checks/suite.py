@@ -48,6 +48,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from checks.automation import Automation, Check
+from checks.automation_fields import not_blank, slug
 from checks.errors import ConfigError
 from checks.yaml_tree import Loc, YamlTree, position
 
@@ -57,7 +58,6 @@ CASE_SOURCE = "case"
 FindingName = Literal["clear", "needs_attention"]
 Urgency = Literal["nothing_to_do", "worth_a_look", "act_soon", "act_now"]
 
-_SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 _TYPE = re.compile(r"[A-Za-z][A-Za-z0-9_ ]*(\(\s*\d+\s*(,\s*\d+\s*)?\))?(\[\])?")
 _QUOTE_HINT = '; inside {…} a comma ends a value: quote a type holding one, e.g. "DECIMAL(10,2)"'
 
@@ -154,19 +154,12 @@ class _CaseSpec(_Strict):
     @field_validator("id")
     @classmethod
     def _slug(cls, value: str) -> str:
-        if not _SLUG.fullmatch(value):
-            raise ValueError(
-                "an id is lowercase letters, digits, '_' and '-', starting with a letter "
-                f"or digit, at most 64 characters (got {value!r})"
-            )
-        return value
+        return slug(value, "an id")
 
     @field_validator("why")
     @classmethod
     def _said(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must say why the answer is right")
-        return value
+        return not_blank(value, "must say why the answer is right")
 
 
 @dataclass(frozen=True)
