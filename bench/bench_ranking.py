@@ -1,6 +1,6 @@
 """Benchmark: ranking data sets with a decision model, against the fake backend.
 
-Measures, for synthetic catalogs (``checks.fake_catalog``) of 50, 500 and
+Measures, for synthetic catalogs (``checks.fakes.synthetic_catalog``) of 50, 500 and
 2,000 data sets, against the fake ``systemone`` server answering every request
 after a fixed latency (default 200 ms):
 
@@ -35,11 +35,11 @@ from multiprocessing.queues import Queue
 from pathlib import Path
 from typing import Any
 
-from checks.config import DecisionSettings
-from checks.dataset_ranking import DataSetRanking, lexical_order, rank_data_sets
-from checks.decision import Backend, make_decision_model
-from checks.fake_catalog import CatalogScorer, family, synthetic_catalog
-from checks.fake_decision import FakeDecision
+from checks.fakes.decision_server import FakeDecision
+from checks.fakes.synthetic_catalog import CatalogScorer, family, synthetic_catalog
+from checks.opinion.dataset_ranking import DataSetRanking, lexical_order, rank_data_sets
+from checks.opinion.decision_model import Backend, make_decision_model
+from checks.settings.decision import DecisionSettings
 from checks.sources import DataSet
 
 GOAL = "No order has a negative amount"

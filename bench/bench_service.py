@@ -6,7 +6,7 @@
    Redis database, a real ``celery worker`` and ``celery beat``; the time from
    the first run row inserted by ``dispatch_due`` to the last report stored
    (from the store's ``created_at`` / ``finished_at``). With ``--llm-latency-s``
-   (default 0.2) the agent is on, talking to ``checks.fake_llm`` in a process
+   (default 0.2) the agent is on, talking to ``checks.fakes.llm_server`` in a process
    of its own, which answers every request after that latency: one
    ``execute_query`` call, then ``submit_report`` — two calls per run.
    ``--llm-latency-s 0`` runs the checks-only path.
@@ -50,16 +50,17 @@ import redis
 import yaml
 from sqlalchemy import func, select
 
-from checks.config import Settings, default_config_data
-from checks.run_queue import Cursor, QueuedRun, RunQueue
-from checks.schedule import CronSchedule
-from checks.schema import RunRow
-from checks.store import Store, utcnow
+from checks.settings.config import Settings, default_config_data
+from checks.store.run_tables import RunRow
+from checks.store.store import Store, utcnow
+from worker.service.queue_records import Cursor, QueuedRun
+from worker.service.run_queue import RunQueue
+from worker.service.slots import CronSchedule
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.service_support import Processes, clean_store, write_config  # noqa: E402
+from tests.worker.service.service_support import Processes, clean_store, write_config  # noqa: E402
 
 PG_ADMIN = os.environ.get("LOOKOUT_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 REDIS_URL = "redis://127.0.0.1:6379/12"
@@ -144,7 +145,7 @@ def _fake_llm_answer(body: dict[str, Any]) -> dict[str, Any]:
 
 def _serve_fake_llm(port: int, latency_s: float) -> None:
     os.environ["BENCH_LLM_LATENCY_S"] = str(latency_s)
-    from checks.fake_llm import FakeLLM
+    from checks.fakes.llm_server import FakeLLM
 
     FakeLLM(default=_fake_llm_answer, port=port).serve_forever()
 
@@ -223,7 +224,7 @@ def throughput(
 
 def dispatch_cost(tmp: Path, count: int) -> list[tuple[str, float, float, int]]:
     """Return (phase, seconds, tracemalloc peak MiB, runs queued) for each phase."""
-    from worker.dispatch import Dispatcher
+    from worker.service.dispatch import Dispatcher
 
     folder = tmp / f"dispatch-{count}"
     minutes = [f"{m} {h} * * *" for h in range(24) for m in range(0, 60, 5)]
@@ -291,7 +292,7 @@ def dispatch_cost(tmp: Path, count: int) -> list[tuple[str, float, float, int]]:
         )
         os.environ["LOOKOUT_CONFIG"] = str(write_config(tmp / "dispatch.yaml", data))
         redis.Redis.from_url(REDIS_URL).flushdb()
-        from worker.tasks import send_run
+        from worker.service.tasks import send_run
 
         phase(
             f"all {count} due: insert and send to Redis",

@@ -8,8 +8,8 @@ their context (``SourceError``, ``LLMError``, ``RunError``)::
     LookoutError
     ├── ConfigError            file, line, column, field; CLI exit 2
     │   ├── AutomationError    one problem in one automation file
-    │   └── SuiteError         one problem in an eval suite file (checks.suite)
-    ├── ToolArgumentError      bad tool-call arguments; sent back to the model (checks.toolspec)
+    │   └── SuiteError         one problem in an eval suite file (checks.eval.suite)
+    ├── ToolArgumentError      bad tool-call arguments; sent back to the model (agent.toolspec)
     ├── QueryError             a query could not give a result; a tool error for the agent
     │   ├── QueryRejected      the SQL guard refused it (rule, reason)
     │   ├── QueryFailed        the database raised an error
@@ -18,7 +18,7 @@ their context (``SourceError``, ``LLMError``, ``RunError``)::
     ├── StoreError             the report store could not be read or written
     ├── LLMError               the LLM endpoint failed (status, body)
     ├── RunError               a run could not finish; CLI exit 3
-    └── ReviewError            a review request refused (worker.review.model); HTTP 400
+    └── ReviewError            a review request refused (worker.review.vocabulary); HTTP 400
         ├── NotFound           no such run or incident; HTTP 404
         └── InvalidAction      the action does not apply; HTTP 422
 

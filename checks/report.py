@@ -1,6 +1,6 @@
 """The report of one run: what ran, what it returned, and the finding.
 
-These dataclasses are what ``checks.run`` produces, what ``checks.store``
+These dataclasses are what ``checks.run`` produces, what ``checks.store.store``
 saves and loads, and what ``lookout run --json`` prints (``RunReport.to_dict``).
 Values are JSON-safe (see ``json_value``) except ``CheckResult.value``, which
 keeps the raw database value until it is serialised.

@@ -5,8 +5,8 @@ This is the single path every trigger takes (``lookout run``, the Celery task,
 that cannot open, a check in error or a goal nobody can decide ends in a
 report with status ``error`` or ``skipped`` — never Clear.
 
-With an LLM configured, the agent (``checks.agent``) runs after the declared
-checks and its verified report decides (``checks.verdict``); without one, or
+With an LLM configured, the agent (``checks.agent.loop``) runs after the declared
+checks and its verified report decides (``checks.agent.verdict``); without one, or
 when the agent gives no valid report, the declared checks decide.
 """
 
@@ -16,20 +16,20 @@ import datetime as dt
 import time
 from collections.abc import Callable
 
-from checks.agent import run_agent
-from checks.automation import Automation
-from checks.check import run_checks
-from checks.config import Settings
-from checks.decision import make_decision_model
+from checks.agent.loop import run_agent
+from checks.agent.prompt import AgentTask
+from checks.agent.trace import MemoryTrace, TraceSink, TraceWriter
+from checks.agent.verdict import apply_agent_result
+from checks.automation.model import Automation
+from checks.declared.check import run_checks
+from checks.declared.finding import decide_from_checks
 from checks.errors import SourceError, StoreError
-from checks.finding import decide_from_checks
-from checks.prompt import AgentTask
+from checks.opinion.decision_model import make_decision_model
+from checks.opinion.second_opinion import second_opinion
 from checks.report import FindingSource, RunReport, Status
-from checks.second_opinion import second_opinion
+from checks.settings.config import Settings
 from checks.sources import Source, open_source
-from checks.store import Store, utcnow
-from checks.trace import MemoryTrace, TraceSink, TraceWriter
-from checks.verdict import apply_agent_result
+from checks.store.store import Store, utcnow
 
 NEEDS_LLM = (
     "needs an LLM: set LOOKOUT_LLM_BASE_URL and LOOKOUT_LLM_MODEL (or llm: in the config) "

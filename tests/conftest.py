@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -10,19 +11,15 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from checks.config import Settings, default_config_data
+from checks.settings.config import Settings, default_config_data
 from checks.sources import Source, open_source
 
 PG_ADMIN_URL = os.environ.get("LOOKOUT_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
-@pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
-    """A fresh PostgreSQL database for this test session, dropped at the end.
-
-    Yields its SQLAlchemy URL (``postgresql+psycopg://…``). Needs the server
-    named by ``LOOKOUT_TEST_PG_URL`` (default: local trust auth, database test).
-    """
+@contextlib.contextmanager
+def scratch_pg_database() -> Iterator[str]:
+    """Create an empty PostgreSQL database, yield its SQLAlchemy URL, drop it on exit."""
     name = f"lookout_test_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
@@ -32,6 +29,25 @@ def pg_url() -> Iterator[str]:
     finally:
         with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """A PostgreSQL database shared by this test session, dropped at the end.
+
+    Yields its SQLAlchemy URL (``postgresql+psycopg://…``). Tests that need it
+    empty clean what they use, or take ``empty_pg_url``. Needs the server named
+    by ``LOOKOUT_TEST_PG_URL`` (default: local trust auth, database test).
+    """
+    with scratch_pg_database() as url:
+        yield url
+
+
+@pytest.fixture
+def empty_pg_url() -> Iterator[str]:
+    """A PostgreSQL database of this test's own, empty, dropped after it."""
+    with scratch_pg_database() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -55,8 +71,8 @@ def flights_source(flights_settings: Settings) -> Iterator[Source]:
 def web_world_template(
     tmp_path_factory: pytest.TempPathFactory, flights_settings: Settings
 ) -> Iterator[Path]:
-    """A SQLite store built once by ``tests.web_support.build_world``; copy it, never write it."""
-    from tests.web_support import build_world
+    """A SQLite store built once by ``web_support.build_world``; copy it, never write it."""
+    from tests.worker.web.web_support import build_world
 
     folder = tmp_path_factory.mktemp("web-world")
     world = build_world(folder, flights_settings, f"sqlite:///{folder / 'template.db'}")
@@ -68,8 +84,8 @@ def web_world_template(
 def web_world(
     web_world_template: Path, tmp_path: Path, flights_settings: Settings
 ) -> Iterator[object]:
-    """A private copy of the review page's world (``tests.web_support.World``) for one test."""
-    from tests.web_support import copy_world
+    """A private copy of the review page's world (``web_support.World``) for one test."""
+    from tests.worker.web.web_support import copy_world
 
     world = copy_world(web_world_template, tmp_path, flights_settings)
     yield world

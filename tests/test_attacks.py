@@ -27,15 +27,17 @@ import psycopg
 import pytest
 import yaml
 
-from checks import yaml_tree
-from checks.automation import load_automations
-from checks.config import Limits, Settings, SQLAlchemySource, default_config_data
+from checks.agent.tools import ToolBox
+from checks.automation import yaml_tree
+from checks.automation.expectation import evaluate, parse_expectation
+from checks.automation.loader import load_automations
 from checks.errors import QueryError, QueryFailed, QueryRejected, QueryTimeout
-from checks.expectation import evaluate, parse_expectation
+from checks.settings.config import Settings, default_config_data
+from checks.settings.limits import Limits
+from checks.settings.sources import SQLAlchemySource
 from checks.sources import Source
 from checks.sources.sql_source import SQLQuerySource
-from checks.sqlguard import _ALLOWED_FUNCTIONS, _DENIED_FUNCTIONS, guard
-from checks.tools import ToolBox
+from checks.sql.guard import _ALLOWED_FUNCTIONS, _DENIED_FUNCTIONS, guard
 
 # ---------------------------------------------------------------------------
 # PostgreSQL: a schema of our own inside the session database.
@@ -521,7 +523,7 @@ def _cli(
     args: list[str],
     env: dict[str, str],
 ) -> tuple[int, str, str]:
-    from worker import cli
+    from worker.cli import app as cli
 
     for name in list(os.environ):
         if name.startswith("LOOKOUT_"):

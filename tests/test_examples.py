@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from checks.automation import load_automations
-from checks.config import Settings
+from checks.automation.loader import load_automations
 from checks.report import RunReport
 from checks.run import NEEDS_LLM, SourcePool, run_automation
+from checks.settings.config import Settings
 from tests.test_examples_data import EXAMPLES, FIRST_ROWS, Expected
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,7 +57,7 @@ def test_example_finding_and_values(expected: Expected, reports: dict[str, RunRe
 def test_cli_runs_every_example_and_stores_it(
     tmp_path: Path, flights_settings: Settings, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from worker.cli import app
+    from worker.cli.app import app
 
     store = f"sqlite:///{tmp_path}/lookout.db"
     env = {"LOOKOUT_STORE_URL": store, "LOOKOUT_CACHE_DIR": flights_settings.cache_dir}

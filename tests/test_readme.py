@@ -7,10 +7,10 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from checks.automation import load_automations
-from checks.config import ENV_OVERRIDES, Settings
+from checks.automation.loader import load_automations
 from checks.run import SourcePool, run_automation
-from worker.cli import app
+from checks.settings.config import ENV_OVERRIDES, Settings
+from worker.cli.app import app
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

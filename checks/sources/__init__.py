@@ -7,8 +7,9 @@ CSV/Parquet files loaded into one) or any database SQLAlchemy reaches. Every
 
 from __future__ import annotations
 
-from checks.config import DuckDBSource, Settings, SQLAlchemySource
 from checks.errors import SourceError
+from checks.settings.config import Settings
+from checks.settings.sources import DuckDBSource, SQLAlchemySource
 from checks.sources.base import Column, DataSet, JSONValue, QueryResult, Source
 from checks.sources.duckdb_source import DuckDBQuerySource, open_duckdb
 from checks.sources.sql_source import SQLQuerySource

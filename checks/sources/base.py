@@ -22,8 +22,8 @@ from typing import Any, Self, TypeAlias
 
 from sqlglot import exp
 
-from checks.config import Limits
 from checks.errors import QueryTimeout, SourceError
+from checks.settings.limits import Limits
 from checks.sources.budget import MIN_NAME_CHARS as MIN_NAME_CHARS
 from checks.sources.budget import _cut
 from checks.sources.budget import check_width as check_width
@@ -32,7 +32,7 @@ from checks.sources.budget import shown_names as shown_names
 from checks.sources.budget import to_jsonable as to_jsonable
 from checks.sources.cells import FETCH_CELL_CHARS as FETCH_CELL_CHARS
 from checks.sources.cells import Oversized as Oversized
-from checks.sqlguard import guard
+from checks.sql.guard import guard
 
 JSONValue: TypeAlias = "bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None"
 

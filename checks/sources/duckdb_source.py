@@ -39,8 +39,9 @@ from typing import Any
 
 import duckdb
 
-from checks.config import DuckDBSource, Limits, TableFile
 from checks.errors import QueryFailed, QueryTimeout, SourceError
+from checks.settings.limits import Limits
+from checks.settings.sources import DuckDBSource, TableFile
 from checks.sources.base import (
     Column,
     DataSet,

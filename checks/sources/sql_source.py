@@ -33,8 +33,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, make_url
 
-from checks.config import Limits, SQLAlchemySource
 from checks.errors import QueryFailed, QueryTimeout, SourceError
+from checks.settings.limits import Limits
+from checks.settings.sources import SQLAlchemySource
 from checks.sources.base import Column, DataSet, QueryResult, Source, collect, first_line
 
 DIALECTS = {"postgresql": "postgres", "sqlite": "sqlite", "mysql": "mysql", "mariadb": "mysql"}

@@ -13,7 +13,9 @@ parses its input, calls one function here and formats the result:
 from worker.review.actions import ActionRequest, Outcome, RunNowResult, outcomes, record, run_now
 from worker.review.board import board
 from worker.review.detail import report_view, trace_of
-from worker.review.model import (
+from worker.review.stats import Stats, stats
+from worker.review.views import ReportView, TraceEventView
+from worker.review.vocabulary import (
     RESOLVE_LABELS,
     Action,
     ActionKind,
@@ -27,8 +29,6 @@ from worker.review.model import (
     ReviewError,
     ReviewState,
 )
-from worker.review.stats import Stats, stats
-from worker.review.views import ReportView, TraceEventView
 
 __all__ = [
     "RESOLVE_LABELS",

@@ -5,7 +5,7 @@ own transaction; nothing is updated in place. A resolve also writes the
 run's labelled outcome (``review_outcomes``) in the same transaction, with
 the decision model's answers as they were, for measuring it later.
 
-"Run now" queues a run the way ``lookout run-now`` does (``checks.run_queue.
+"Run now" queues a run the way ``lookout run-now`` does (``worker.service.run_queue.
 RunQueue.add_manual``, then the broker message, then ``mark_sent``), from the
 automation's current file. If the broker cannot be reached the run stays
 queued without a message and the service's reaper sends it later
@@ -22,24 +22,25 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from checks.automation import load_automations
-from checks.config import Settings, redact
-from checks.review_schema import ReviewActionRow, ReviewOutcomeRow
-from checks.run_queue import QueuedRun, RunQueue
-from checks.schema import RunRow
-from checks.store import Store
+from checks.automation.loader import load_automations
+from checks.settings.config import Settings, redact
+from checks.store.review_tables import ReviewActionRow, ReviewOutcomeRow
+from checks.store.run_tables import RunRow
+from checks.store.store import Store
 from worker.review.board import opinion_fields
-from worker.review.model import (
+from worker.review.state import incident_of, to_action
+from worker.review.vocabulary import (
     Action,
     ActionKind,
     InvalidAction,
     NotFound,
     ResolveReason,
 )
-from worker.review.state import incident_of, to_action
+from worker.service.queue_records import QueuedRun
+from worker.service.run_queue import RunQueue
 
 Send = Callable[[QueuedRun], None]
-"""Sends a queued run's message to the broker (``worker.tasks.send_run``)."""
+"""Sends a queued run's message to the broker (``worker.service.tasks.send_run``)."""
 
 _URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^@\s]+@")
 MAX_COMMENT_CHARS = 10_000
@@ -68,7 +69,7 @@ class ActionRequest:
 
 @dataclass(frozen=True)
 class Outcome:
-    """A run labelled by a resolve (``checks.review_schema.ReviewOutcomeRow``)."""
+    """A run labelled by a resolve (``checks.store.review_tables.ReviewOutcomeRow``)."""
 
     run_id: int
     automation: str

@@ -23,12 +23,13 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from checks.alert_schema import DeliveryRow, IncidentRow
 from checks.report import Status
-from checks.schema import RunRow
-from checks.store import Store
-from worker.delivery_log import FAILED_STATUSES
-from worker.review.model import (
+from checks.store.alert_tables import DeliveryRow, IncidentRow
+from checks.store.run_tables import RunRow
+from checks.store.store import Store
+from worker.alerts.delivery_log import FAILED_STATUSES
+from worker.review.state import actions_for, fold, incident_kind, needs_me, subject_actions
+from worker.review.vocabulary import (
     URGENCY_ORDER,
     BoardPage,
     BoardRow,
@@ -36,7 +37,6 @@ from worker.review.model import (
     Filters,
     QuickFilter,
 )
-from worker.review.state import actions_for, fold, incident_kind, needs_me, subject_actions
 
 _REPORTED = (str(Status.COMPLETED), str(Status.ERROR))
 

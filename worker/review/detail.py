@@ -5,7 +5,7 @@ against the previous run, recent runs, the incident, the review state and
 the alert timeline; the trace comes apart (``trace_of``).
 
 Text that reaches a person is redacted with the settings' secrets first
-(``checks.config.redact``), as ``lookout show`` does. The summary stays
+(``checks.settings.config.redact``), as ``lookout show`` does. The summary stays
 Markdown here; the web layer renders it to sanitised HTML.
 """
 
@@ -18,16 +18,15 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from checks.alert_schema import AttemptRow, DeliveryRow, IncidentRow
-from checks.config import redact
-from checks.evidence_diff import diff_evidence
+from checks.agent.trace import read_trace, redacted
+from checks.opinion.evidence_diff import diff_evidence
 from checks.report import Evidence, Status
-from checks.schema import RunRow
-from checks.store import Store
-from checks.trace import read_trace, redacted
-from worker.delivery_log import DeliveryRecord, record_of
+from checks.settings.config import redact
+from checks.store.alert_tables import AttemptRow, DeliveryRow, IncidentRow
+from checks.store.run_tables import RunRow
+from checks.store.store import Store
+from worker.alerts.delivery_log import DeliveryRecord, record_of
 from worker.review.board import opinion_fields
-from worker.review.model import NotFound
 from worker.review.state import actions_for, fold, incident_of, needs_me
 from worker.review.timeline import timeline
 from worker.review.views import (
@@ -41,6 +40,7 @@ from worker.review.views import (
     ReportView,
     TraceEventView,
 )
+from worker.review.vocabulary import NotFound
 
 RECENT_RUNS = 20
 

@@ -19,10 +19,10 @@ from dataclasses import replace
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from checks.alert_schema import IncidentRow
 from checks.report import Finding, Status
-from checks.review_schema import ReviewActionRow
-from worker.review.model import Action, ActionKind, ResolveReason, ReviewState
+from checks.store.alert_tables import IncidentRow
+from checks.store.review_tables import ReviewActionRow
+from worker.review.vocabulary import Action, ActionKind, ResolveReason, ReviewState
 
 
 def incident_kind(status: str, finding: str | None) -> str | None:

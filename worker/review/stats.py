@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from checks.alert_schema import DeliveryRow, IncidentRow
+from checks.opinion.second_opinion import Flag
 from checks.report import Status
-from checks.review_schema import ReviewOutcomeRow
-from checks.schema import RunRow
-from checks.second_opinion import Flag
-from checks.store import Store
-from worker.delivery_log import FAILED_STATUSES
+from checks.store.alert_tables import DeliveryRow, IncidentRow
+from checks.store.review_tables import ReviewOutcomeRow
+from checks.store.run_tables import RunRow
+from checks.store.store import Store
+from worker.alerts.delivery_log import FAILED_STATUSES
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Every entry is a line a person reads (``text``) plus the facts behind it, so
 the page and the API show the same thing. Errors of deliveries are stored
-redacted (``worker.delivery_log``).
+redacted (``worker.alerts.delivery_log``).
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from checks.alert_schema import AttemptRow, IncidentRow
-from checks.schema import RunRow
-from worker.delivery_log import DeliveryRecord
-from worker.review.model import RESOLVE_LABELS, Action, ActionKind
+from checks.store.alert_tables import AttemptRow, IncidentRow
+from checks.store.run_tables import RunRow
+from worker.alerts.delivery_log import DeliveryRecord
+from worker.review.vocabulary import RESOLVE_LABELS, Action, ActionKind
 
 _FINDINGS = {"needs_attention": "Needs attention", "clear": "Clear"}
 _EVENTS = {

@@ -10,9 +10,9 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from worker.delivery_log import DeliveryRecord
-from worker.review.model import Action, ReviewState
+from worker.alerts.delivery_log import DeliveryRecord
 from worker.review.timeline import TimelineEntry
+from worker.review.vocabulary import Action, ReviewState
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class EvidenceView:
 
 @dataclass(frozen=True)
 class OpinionView:
-    """The second opinion (``checks.second_opinion.SecondOpinion.to_dict``), probabilities 0–1."""
+    """The second opinion (``SecondOpinion.to_dict``), probabilities 0–1."""
 
     backend: str
     goal_met: float | None
@@ -96,7 +96,7 @@ class RecentRun:
 
 @dataclass(frozen=True)
 class IncidentView:
-    """The incident the run belongs to (``worker.incident``)."""
+    """The incident the run belongs to (``worker.alerts.incident``)."""
 
     id: int
     kind: str
@@ -145,7 +145,7 @@ class ReportView:
 
 @dataclass(frozen=True)
 class TraceEventView:
-    """One event of the agent's trace (``checks.trace``), payload redacted."""
+    """One event of the agent's trace (``checks.agent.trace``), payload redacted."""
 
     seq: int
     at: dt.datetime

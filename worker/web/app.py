@@ -31,9 +31,9 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from checks.config import Settings
 from checks.errors import StoreError
-from checks.store import Store, utcnow
+from checks.settings.config import Settings
+from checks.store.store import Store, utcnow
 from worker.review import InvalidAction, NotFound, ReviewError
 from worker.review.actions import Send
 from worker.web import api, ops, pages

@@ -29,7 +29,7 @@ from urllib.parse import quote
 
 from fastapi import HTTPException, Request
 
-from checks.review_config import ReviewSettings
+from checks.settings.review import ReviewSettings
 from worker.web.passwords import hash_password, token_owner, verify_password
 from worker.web.session import Session
 

@@ -9,16 +9,16 @@ from dataclasses import dataclass, field
 from fastapi import Request
 from starlette.templating import Jinja2Templates
 
-from checks.config import Settings
-from checks.run_queue import QueuedRun
-from checks.store import Store, utcnow
+from checks.settings.config import Settings
+from checks.store.store import Store, utcnow
 from worker.review.actions import Send
+from worker.service.queue_records import QueuedRun
 from worker.web.auth import Access
 
 
 def celery_send(run: QueuedRun) -> None:
     """Send a queued run's message through the Celery app (imported on first use)."""
-    from worker.tasks import send_run
+    from worker.service.tasks import send_run
 
     send_run(run)
 

@@ -28,7 +28,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from checks.store import Store
+from checks.store.store import Store
 from worker.review import Stats, stats
 
 

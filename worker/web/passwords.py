@@ -3,7 +3,7 @@
 - Passwords are chosen by people, so they are stored as scrypt hashes
   (``hashlib.scrypt``, N=2**14, r=8, p=1, 16-byte salt, 32-byte key: about
   16 MiB and tens of milliseconds per check), ``scrypt:N:r:p:SALT:HASH`` with
-  SALT and HASH in unpadded URL-safe base64 (``checks.review_config.PASSWORD_HASH``).
+  SALT and HASH in unpadded URL-safe base64 (``checks.settings.review.PASSWORD_HASH``).
 - API tokens are made here, 32 random bytes (256 bits), so a fast hash is
   enough — nobody can guess one to match it — and every API call stays fast:
   ``sha256:HEX``. A token is found by the hash of the one presented.

@@ -1,0 +1,73 @@
+"""What an agent run produced and what it cost: ``AgentStats`` and ``AgentResult``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from checks.agent.chat_client import ChatReply
+from checks.agent.contract import (
+    AcceptedReport,
+)
+from checks.report import Evidence
+
+
+@dataclass
+class AgentStats:
+    """The counters stored as ``RunReport.agent`` (``lookout run --json``).
+
+    Attributes:
+        model: the model asked.
+        steps: model calls made, the final and repair calls included.
+        tool_calls: tool calls received, ``submit_report`` included.
+        cache_hits: calls answered from the run's cache.
+        input_tokens, output_tokens: summed over every call, as the provider reported.
+        cost_usd: summed cost in USD; None when any call's cost was unknown.
+        compacted: tool results replaced by a note in the prompt.
+        ended: ``submitted``, ``repaired``, ``no_report``, ``contract_invalid``,
+            ``llm_error`` or ``time_budget``.
+        stopped_by: what ended the exploring before the final call, or None:
+            ``step_budget``, ``token_budget`` or ``repeated_call``.
+        confidence: the accepted report's confidence, or None.
+        error: why the agent did not decide, or None when it did.
+        rankings: how each ``list_data_sets`` ranking of a large catalog was made
+            (decision model or lexical fallback, and why), one per query.
+    """
+
+    model: str
+    steps: int = 0
+    tool_calls: int = 0
+    cache_hits: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = 0.0
+    compacted: int = 0
+    ended: str = ""
+    stopped_by: str | None = None
+    confidence: str | None = None
+    error: str | None = None
+    rankings: list[dict[str, Any]] = field(default_factory=list)
+
+    def count(self, reply: ChatReply) -> None:
+        """Add one model call's tokens and cost."""
+        self.steps += 1
+        self.input_tokens += reply.input_tokens
+        self.output_tokens += reply.output_tokens
+        if self.cost_usd is not None and reply.cost_usd is not None:
+            self.cost_usd += reply.cost_usd
+        else:
+            self.cost_usd = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON-safe counters."""
+        return dict(self.__dict__)
+
+
+@dataclass
+class AgentResult:
+    """What the loop produced: an accepted report, or None and why not."""
+
+    report: AcceptedReport | None
+    evidence: list[Evidence]
+    stats: AgentStats
+    why: str | None = None

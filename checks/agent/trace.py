@@ -1,0 +1,140 @@
+"""A run's trace: every model request and response, every tool call and result, in order.
+
+Events are appended as they happen, each in its own committed transaction, so
+a run that crashes halfway keeps everything before the crash. Payloads are
+JSON with every secret of the settings redacted (``checks.settings.config.redact``)
+before they are written. ``lookout show RUN_ID --trace`` prints them as JSONL.
+
+Event kinds written by the agent loop (``checks.agent.loop``):
+
+======================  =====================================================
+``agent_start``         model, step budget, tools offered
+``model_request``       step, tool_choice, the messages added since the last request
+``model_retry``         a failed attempt about to be retried: status, wait_s, reason
+``model_response``      content, tool_calls, finish_reason, tokens, cost_usd
+``model_error``         the endpoint failed after retries
+``prompt_compacted``    which tool results were replaced by a note in the prompt
+``tool_call``           call id, tool name, raw arguments
+``tool_result``         call id, the full result (never compacted), cached or not
+``report_rejected``     the contract problems sent back for repair
+``report_accepted``     finding, finding_source, evidence, override reason
+``agent_end``           the counters of ``RunReport.agent``, and why it ended
+======================  =====================================================
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sqlalchemy import func, select
+
+from checks.settings.config import redact
+from checks.store.run_tables import TraceEventRow
+from checks.store.store import Store, utcnow
+
+
+@dataclass(frozen=True)
+class TraceEvent:
+    """One stored event. ``seq`` counts from 1 within the run."""
+
+    seq: int
+    at: dt.datetime
+    kind: str
+    payload: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the event as one JSONL record."""
+        return {"seq": self.seq, "at": self.at.isoformat(), "kind": self.kind, **self.payload}
+
+
+class TraceSink(Protocol):
+    """Where the agent loop writes its events."""
+
+    def append(self, kind: str, payload: dict[str, Any]) -> None:
+        """Record one event now."""
+        ...
+
+
+def redacted(payload: dict[str, Any], secrets: Sequence[str]) -> dict[str, Any]:
+    """Return ``payload`` with every secret replaced by ``***`` (JSON round trip)."""
+    text = redact(json.dumps(payload, default=str, ensure_ascii=False), list(secrets))
+    try:
+        clean = json.loads(text)
+    except json.JSONDecodeError:
+        return {"redacted": text}
+    return clean if isinstance(clean, dict) else {"redacted": text}
+
+
+class MemoryTrace:
+    """A trace kept in memory (runs with no store, and ``lookout eval``)."""
+
+    def __init__(self, *, secrets: Sequence[str] = ()) -> None:
+        self.secrets = list(secrets)
+        self.events: list[TraceEvent] = []
+        self._lock = threading.Lock()
+
+    def append(self, kind: str, payload: dict[str, Any]) -> None:
+        """Record one event, redacted."""
+        with self._lock:
+            self.events.append(
+                TraceEvent(len(self.events) + 1, utcnow(), kind, redacted(payload, self.secrets))
+            )
+
+
+class TraceWriter:
+    """Appends one run's events to the store's ``trace_events`` table.
+
+    Args:
+        store: the report store; the run row must exist (foreign key).
+        run_id: the run the events belong to. A re-claimed run continues the
+            numbering after the events already stored.
+        secrets: values to redact (``Settings.secrets()``).
+    """
+
+    def __init__(self, store: Store, run_id: int, *, secrets: Sequence[str] = ()) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.secrets = list(secrets)
+        self._lock = threading.Lock()
+        with store.session() as session:
+            last = session.scalar(
+                select(func.max(TraceEventRow.seq)).where(TraceEventRow.run_id == run_id)
+            )
+        self._seq = int(last or 0)
+
+    def append(self, kind: str, payload: dict[str, Any]) -> None:
+        """Insert one event in its own transaction and commit it before returning.
+
+        A failure of the store propagates (SQLAlchemy's error): a run that
+        cannot keep its trace should not go on as if it did.
+        """
+        row_payload = redacted(payload, self.secrets)
+        with self._lock:
+            self._seq += 1
+            with self.store.session() as session:
+                session.add(
+                    TraceEventRow(
+                        run_id=self.run_id,
+                        seq=self._seq,
+                        at=utcnow(),
+                        kind=kind,
+                        payload=row_payload,
+                    )
+                )
+
+
+def read_trace(store: Store, run_id: int) -> list[TraceEvent]:
+    """Return a run's events in order (empty when it has none)."""
+    query = select(TraceEventRow).where(TraceEventRow.run_id == run_id).order_by(TraceEventRow.seq)
+    with store.session() as session:
+        return [TraceEvent(r.seq, r.at, r.kind, r.payload) for r in session.scalars(query)]
+
+
+def to_jsonl(events: Sequence[TraceEvent]) -> str:
+    """Return events as JSON Lines, one event per line."""
+    return "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in events)

@@ -1,0 +1,1 @@
+"""Automations: the model, its fields, YAML loading with positions, ``expect:``, cron specs."""

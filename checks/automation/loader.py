@@ -1,0 +1,303 @@
+"""Loading automation files: YAML read with line and column, validated, every problem kept.
+
+A YAML file holds one automation (a mapping of fields) or several under a
+top-level ``automations:`` key. ``load_automations`` reads a folder of such
+files (or one file), validates every automation and returns the good ones with
+every problem found, each pointing at the YAML line and column it comes from.
+A bad automation never stops the good ones beside it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import (
+    BaseModel,
+    ValidationError,
+)
+from pydantic_core import ErrorDetails
+
+from checks.automation.fields import (
+    did_you_mean,
+)
+from checks.automation.model import LOADER_FIELDS, Automation, Check
+from checks.automation.yaml_tree import Loc, YamlTree, position
+from checks.errors import AutomationError
+
+
+def _yaml_keys(model: type[BaseModel]) -> list[str]:
+    fields = model.model_fields.items()
+    return [info.alias or name for name, info in fields if name not in LOADER_FIELDS]
+
+
+@dataclass
+class LoadResult:
+    """What ``load_automations`` found.
+
+    Attributes:
+        automations: the automations with no problem, in file then position order.
+        errors: every problem in every file, each with path, line, column and field.
+        warnings: lines to show that do not stop anything (e.g. goal-only automations).
+
+    """
+
+    automations: list[Automation] = field(default_factory=list)
+    errors: list[AutomationError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def by_name(self, name: str) -> Automation:
+        """Return the automation called ``name``.
+
+        Raises:
+            KeyError: no good automation has that name.
+
+        """
+        for automation in self.automations:
+            if automation.name == name:
+                return automation
+        raise KeyError(name)
+
+
+def load_automations(
+    path: str | Path, *, known_sources: Collection[str] | None = None
+) -> LoadResult:
+    """Read and validate automations from a folder or one file.
+
+    Args:
+        path: a folder (every ``*.yaml``/``*.yml`` file directly inside, the
+            extension in any case, sorted by name; hidden files skipped; see
+            ``automation_files``) or one file.
+        known_sources: the configured source names; ``None`` skips the check.
+
+    Returns:
+        The good automations and every problem. Nothing is raised for a bad
+        file: a bad automation never stops the good ones beside it, in the same
+        file or others. Names must be unique across all files; the second of two
+        is an error naming the first's ``path:line``.
+
+    """
+    root = Path(path)
+    result = LoadResult()
+    if root.is_dir():
+        files, problems = automation_files(root)
+        result.errors.extend(problems)
+        if not files and not problems:
+            result.warnings.append(f"{root}: no automation files (*.yaml, *.yml)")
+    elif root.is_file():
+        files = [root]
+    else:
+        result.errors.append(AutomationError("no such file or folder", path=str(root)))
+        return result
+    for file in files:
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            result.errors.append(AutomationError(f"cannot read: {exc.strerror}", path=str(file)))
+            continue
+        _FileLoader(str(file), result, known_sources).load(data)
+    return result
+
+
+AUTOMATION_SUFFIXES = (".yaml", ".yml")
+"""Extensions of automation files, compared ignoring case (``X.YAML`` is one too)."""
+
+
+def automation_files(folder: Path) -> tuple[list[Path], list[AutomationError]]:
+    """List the automation files directly inside ``folder``, sorted by name.
+
+    A name ending in ``.yaml``/``.yml`` (any case) and not starting with ``.``
+    is meant to be an automation file. One that cannot be read as a file (a
+    symbolic link whose target is missing or loops, a folder, a FIFO or a
+    device) is a problem on that path, never silently skipped: its checks
+    would stop running without a word. FIFOs and devices are never opened.
+
+    Returns:
+        ``(files, problems)``: the regular files (or links to one) to load, and
+        an ``AutomationError`` for each name that is not one.
+
+    """
+    files: list[Path] = []
+    problems: list[AutomationError] = []
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError as exc:
+        return [], [AutomationError(f"cannot list: {exc.strerror}", path=str(folder))]
+    for entry in entries:
+        if entry.name.startswith(".") or not entry.name.lower().endswith(AUTOMATION_SUFFIXES):
+            continue
+        if entry.is_file():
+            files.append(entry)
+            continue
+        if entry.is_symlink() and not entry.exists():
+            try:
+                target = os.readlink(entry)
+            except OSError:
+                target = "?"
+            message = f"a symbolic link to {target}, which does not exist (or loops)"
+        elif entry.is_dir():
+            message = "a folder, not an automation file"
+        elif entry.exists():
+            message = "not a regular file (a FIFO, socket or device); it is not read"
+        else:
+            message = "vanished while the folder was read"
+        problems.append(AutomationError(message, path=str(entry)))
+    return files, problems
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "nothing"
+    kinds = {dict: "a mapping", list: "a list", str: "text", bool: "a boolean"}
+    for kind, name in kinds.items():
+        if isinstance(value, kind):
+            return name
+    return "a number" if isinstance(value, int | float) else type(value).__name__
+
+
+def _message(err: ErrorDetails) -> str:
+    """Turn one pydantic error into a readable one-line message."""
+    ctx = err.get("ctx") or {}
+    kind, value = err["type"], err.get("input")
+    if kind == "lookout":
+        return str(ctx["message"])
+    if kind == "value_error":
+        return str(ctx["error"])
+    if kind == "model_type":
+        return f"expected a mapping of fields, got {_kind(value)}"
+    shown = _kind(value) if value is None or isinstance(value, dict | list) else repr(value)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    msg = err["msg"]
+    return f"{msg[:1].lower()}{msg[1:]} (got {shown})"
+
+
+class _FileLoader:
+    """Loads one file's automations into a shared ``LoadResult``."""
+
+    def __init__(
+        self, path: str, result: LoadResult, known_sources: Collection[str] | None
+    ) -> None:
+        self.path = path
+        self.result = result
+        self.known_sources = known_sources
+
+    def error(self, message: str, node: Any = None, loc: Loc = ()) -> None:
+        line, column = position(node)
+        dotted = ".".join(str(part) for part in loc) or None
+        self.result.errors.append(
+            AutomationError(message, path=self.path, line=line, column=column, field=dotted)
+        )
+
+    def load(self, raw: bytes) -> None:
+        try:
+            tree = YamlTree.parse(raw)
+        except AutomationError as exc:
+            located = AutomationError(exc.message, path=self.path, line=exc.line, column=exc.column)
+            self.result.errors.append(located)
+            return
+        first_error = len(self.result.errors)
+        entries = self.entries(tree)
+        for where, node, message in tree.problems:
+            if not any(where[: len(prefix)] == prefix for prefix in entries):
+                self.error(message, node, where)
+        for prefix in entries:
+            self.load_entry(tree, prefix)
+        self.result.errors[first_error:] = sorted(
+            self.result.errors[first_error:], key=lambda e: (e.line or 0, e.column or 0)
+        )
+
+    def entries(self, tree: YamlTree) -> list[Loc]:
+        """Return the location of each automation in the file, reporting shape errors."""
+        data = tree.data
+        if not isinstance(data, dict):
+            self.error(
+                "expected an automation (a mapping of fields) or 'automations:' with a list, "
+                f"got {_kind(data)}",
+                tree.values[()],
+            )
+            return []
+        if "automations" not in data:
+            return [()]
+        for key in data:
+            if key != "automations":
+                self.error(
+                    "a file with 'automations:' holds nothing else", tree.keys[(key,)], (key,)
+                )
+        listed = data["automations"]
+        if not isinstance(listed, list):
+            where = ("automations",)
+            self.error(
+                f"expected a list of automations, got {_kind(listed)}", tree.values[where], where
+            )
+            return []
+        if not listed:
+            self.result.warnings.append(f"{self.path}: 'automations:' is an empty list")
+        return [("automations", index) for index in range(len(listed))]
+
+    def load_entry(self, tree: YamlTree, prefix: Loc) -> None:
+        node, data = tree.values[prefix], tree.get(prefix)
+        errors_before = len(self.result.errors)
+        reported = {where for where, _, _ in tree.problems}
+        for where, problem_node, message in tree.problems:
+            if where[: len(prefix)] == prefix:
+                self.error(message, problem_node, where)
+        if not isinstance(data, dict):
+            if prefix not in reported:
+                message = f"expected an automation (a mapping of fields), got {_kind(data)}"
+                self.error(message, node, prefix)
+            return
+        fields = {key: value for key, value in data.items() if key not in LOADER_FIELDS}
+        for key in LOADER_FIELDS:
+            if key in data:
+                where = (*prefix, key)
+                self.error(f"unknown field {key!r} (set by the loader)", tree.keys[where], where)
+        fields.update(path=self.path, line=position(node)[0] or 1)
+        context = {"known_sources": self.known_sources}
+        try:
+            automation = Automation.model_validate(fields, context=context)
+        except ValidationError as exc:
+            for err in exc.errors():
+                if (*prefix, *err["loc"]) not in reported:  # e.g. None left by a bad tag
+                    self.pydantic_error(tree, prefix, err)
+            return
+        if len(self.result.errors) == errors_before:
+            self.add(automation, tree, prefix)
+
+    def pydantic_error(self, tree: YamlTree, prefix: Loc, err: ErrorDetails) -> None:
+        """Report one pydantic error at the YAML node it is about."""
+        ctx = err.get("ctx") or {}
+        relative = tuple(ctx["at"]) if err["type"] == "lookout" else tuple(err["loc"])
+        loc = (*prefix, *relative)
+        if err["type"] == "extra_forbidden":
+            nested = len(relative) == 3 and relative[0] == "checks"
+            model = Check if nested else Automation
+            known = _yaml_keys(model) if len(relative) == 1 or nested else []
+            message = f"unknown field {relative[-1]!r}{did_you_mean(str(relative[-1]), known)}"
+            node = tree.keys.get(loc) or tree.near(loc)
+        elif err["type"] == "missing":
+            message, node = "required field is missing", tree.near(loc[:-1])
+        else:
+            message, node = _message(err), tree.near(loc)
+        self.error(message, node, loc)
+
+    def add(self, automation: Automation, tree: YamlTree, prefix: Loc) -> None:
+        where = (*prefix, "name")
+        for other in self.result.automations:
+            if other.name == automation.name:
+                message = f"duplicate automation name {automation.name!r}"
+                self.error(
+                    f"{message}: first defined at {other.path}:{other.line}",
+                    tree.near(where),
+                    where,
+                )
+                return
+        self.result.automations.append(automation)
+        if not automation.checks:
+            self.result.warnings.append(
+                f"{automation.path}:{automation.line}: {automation.name}: no checks: "
+                "needs an LLM to run; without one it is skipped"
+            )

@@ -1,0 +1,208 @@
+"""YAML read as plain data while keeping the line and column behind every value.
+
+Used by ``checks.automation.model`` so that every error points at the node it is
+about. Built on ``yaml.compose`` (SafeLoader); duplicate keys, which PyYAML
+silently resolves to the last value, are reported as problems.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from checks.errors import AutomationError
+
+Loc = tuple[Any, ...]  # a location in the YAML data: keys and list indexes
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+_MAX_NODES = 20_000  # stops alias bombs ("billion laughs")
+_MAX_DEPTH = 64
+
+
+class YamlTree:
+    """Plain data built from one YAML document, keeping the node behind every location.
+
+    Built from ``yaml.compose`` (SafeLoader) rather than ``safe_load`` so that
+    each value keeps its line and column, and so that a duplicate key, which
+    PyYAML would silently resolve to the last value, is found. Merge keys
+    (``<<``) and aliases are followed; every value they build, each merged
+    mapping included, counts toward ``_MAX_NODES``.
+    """
+
+    def __init__(self) -> None:
+        self.values: dict[Loc, Any] = {}  # location -> value node
+        self.keys: dict[Loc, Any] = {}  # location -> key node
+        self.problems: list[tuple[Loc, Any, str]] = []  # location, node, message
+        self.data: Any = None
+        self._constructor = yaml.SafeLoader("")
+        self._visited = 0
+        self._open: list[Any] = []  # collection nodes being built: an alias back to one loops
+
+    @classmethod
+    def parse(cls, raw: bytes) -> YamlTree:
+        """Decode and compose one file.
+
+        Raises:
+            AutomationError: (without a path) the file is not UTF-8, not YAML,
+                or empty. Problems inside the data are collected in ``problems``.
+
+        """
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            head = raw[: exc.start]
+            line, column = head.count(b"\n") + 1, exc.start - head.rfind(b"\n")
+            message = f"not UTF-8 text: byte 0x{raw[exc.start]:02x} cannot be decoded"
+            raise AutomationError(message, line=line, column=column) from None
+        try:
+            root = yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.MarkedYAMLError as exc:
+            raise yaml_error(exc) from None
+        except RecursionError:  # PyYAML's composer recurses once per nesting level
+            raise AutomationError("not valid YAML: nested too deep") from None
+        except yaml.YAMLError as exc:  # ReaderError: a character YAML does not allow
+            position = getattr(exc, "position", 0)
+            before = text[:position]
+            line, column = before.count("\n") + 1, position - before.rfind("\n")
+            message = f"not valid YAML: {str(exc).splitlines()[0]}"
+            raise AutomationError(message, line=line, column=column) from None
+        if root is None:
+            raise AutomationError(
+                "the file is empty; expected an automation or 'automations:' with a list"
+            )
+        tree = cls()
+        tree.data = tree._build(root, ())
+        return tree
+
+    def near(self, loc: Loc) -> Any:
+        """Return the node at ``loc``, or at its nearest enclosing location."""
+        while loc not in self.values and loc:
+            loc = loc[:-1]
+        return self.values.get(loc)
+
+    def get(self, loc: Loc) -> Any:
+        """Return the data at ``loc`` (which must exist)."""
+        data = self.data
+        for part in loc:
+            data = data[part]
+        return data
+
+    def _problem(self, loc: Loc, node: Any, message: str) -> None:
+        self.problems.append((loc, node, message))
+
+    def _count(self, loc: Loc, node: Any) -> bool:
+        """Count one value built (through an alias or a merge too); False past the cap."""
+        self._visited += 1
+        if self._visited > _MAX_NODES:
+            if self._visited == _MAX_NODES + 1:
+                self._problem(loc, node, f"more than {_MAX_NODES} values once aliases are expanded")
+            return False
+        return True
+
+    def _build(self, node: Any, loc: Loc) -> Any:
+        self.values[loc] = node
+        if not self._count(loc, node):
+            return None
+        if len(loc) > _MAX_DEPTH or node in self._open:
+            self._problem(loc, node, "nested too deep, or a recursive alias")
+            return None
+        if isinstance(node, yaml.ScalarNode):
+            return self._scalar(node, loc)
+        if node.tag not in _COLLECTION_TAGS:
+            self._problem(loc, node, f"YAML tag {node.tag!r} is not supported")
+        self._open.append(node)
+        try:
+            if isinstance(node, yaml.SequenceNode):
+                return [self._build(item, (*loc, index)) for index, item in enumerate(node.value)]
+            return self._mapping(node, loc)
+        finally:
+            self._open.pop()
+
+    def _scalar(self, node: Any, loc: Loc) -> Any:
+        try:
+            return self._constructor.construct_object(node)
+        except yaml.YAMLError:
+            self._problem(
+                loc,
+                node,
+                f"YAML reads {node.tag!r} as a tag; quote a value that starts with '!', "
+                'e.g. expect: "!= 0"',
+            )
+            return None
+
+    def _mapping(self, node: Any, loc: Loc) -> dict[Any, Any]:
+        result: dict[Any, Any] = {}
+        for key_node, value_node in node.value:  # merged keys first: explicit ones win
+            if key_node.tag == _MERGE_TAG:
+                merged = (
+                    value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+                )
+                for source in reversed(merged):  # the first mapping listed wins
+                    if isinstance(source, yaml.MappingNode):
+                        result.update(self._merge(source, loc))
+                    else:
+                        self._problem(loc, source, "a merge key '<<' needs a mapping")
+        first: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                continue
+            key = self._scalar(key_node, loc) if isinstance(key_node, yaml.ScalarNode) else None
+            if not isinstance(key, str | int | float | bool):
+                self._problem(loc, key_node, "a key must be a plain text value")
+                continue
+            if key in first:
+                line = first[key].start_mark.line + 1
+                self._problem(
+                    (*loc, key),
+                    key_node,
+                    f"duplicate key {key!r} (first on line {line}); YAML would keep only the last",
+                )
+                continue
+            first[key] = key_node
+            self.keys[(*loc, key)] = key_node
+            result[key] = self._build(value_node, (*loc, key))
+        return result
+
+    def _merge(self, source: Any, loc: Loc) -> dict[Any, Any]:
+        """Build a mapping merged in with '<<': counted like any value, loops and depth refused.
+
+        Every merge expands its mapping again (as an alias does), so each one
+        counts toward ``_MAX_NODES``: nine merges of nine merges of … cannot
+        make a tiny file take seconds to load.
+        """
+        if not self._count(loc, source):
+            return {}
+        if len(self._open) > _MAX_DEPTH or source in self._open:
+            self._problem(loc, source, "nested too deep, or a recursive alias")
+            return {}
+        self._open.append(source)
+        try:
+            return self._mapping(source, loc)
+        finally:
+            self._open.pop()
+
+
+def yaml_error(exc: yaml.MarkedYAMLError) -> AutomationError:
+    """Turn a PyYAML error into an ``AutomationError`` at its mark, with a hint where one helps."""
+    mark = exc.problem_mark or exc.context_mark
+    message = f"not valid YAML: {exc.problem or exc.context}"
+    if exc.context and exc.problem:
+        message += f" ({exc.context})"
+    if exc.context == "while scanning a block scalar":
+        message += "; quote a value that starts with '>' or '|', e.g. expect: \"> 0\""
+    elif exc.problem == "but found another document":
+        message += "; one YAML document per file: list several under 'automations:'"
+    return AutomationError(
+        message,
+        line=mark.line + 1 if mark else None,
+        column=mark.column + 1 if mark else None,
+    )
+
+
+def position(node: Any) -> tuple[int | None, int | None]:
+    """Return the 1-based (line, column) where ``node`` starts, or (None, None)."""
+    if node is None:
+        return None, None
+    return node.start_mark.line + 1, node.start_mark.column + 1

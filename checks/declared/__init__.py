@@ -1,0 +1,1 @@
+"""The declared checks: run each through the read-only layers, compare, decide the finding."""

@@ -1,0 +1,1 @@
+"""``lookout eval``: suite format, case data, runner, scoring, the reliability diagram."""

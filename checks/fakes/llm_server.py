@@ -1,0 +1,150 @@
+"""A scripted, OpenAI-compatible chat-completions server for tests and dry runs.
+
+It speaks real HTTP on 127.0.0.1 and the chat-completions wire format
+(``POST /v1/chat/completions``; response ``{id, object: "chat.completion",
+created, model, choices: [{index, message: {role, content, tool_calls},
+finish_reason, logprobs}], usage: {prompt_tokens, completion_tokens,
+total_tokens[, cost]}}``, the shape documented in OpenAI's API reference, with
+OpenRouter's optional ``usage.cost`` in USD). Nothing here is a model: every
+answer comes from the script.
+
+A script is a list of steps, answered in order, one per request. A step is a
+mapping (or, in-process only, a callable taking the request body and returning
+a mapping):
+
+- ``{"tool_calls": [{"name": N, "arguments": {...} | "raw text", "id"?: ID}]}``:
+  an assistant message with tool calls (``finish_reason`` ``tool_calls``). A
+  string ``arguments`` is sent unchanged, so malformed JSON can be scripted.
+- ``{"content": "text"}``: a plain assistant message (``finish_reason`` ``stop``).
+  Both keys may be given together.
+- ``{"error": {"status": 429, "headers": {"Retry-After": "1"}, "body": {...}}}``:
+  an HTTP error with those headers and JSON body.
+- optional in any answer: ``"finish_reason"``, ``"usage"`` (merged over the
+  estimate: prompt ≈ request chars / 4, completion ≈ message chars / 4), and
+  ``"delay_s"`` (sleep before answering).
+
+When the script runs out, ``default`` (a step, or None) answers every further
+request; without it the server answers HTTP 400 ``fake LLM script exhausted``
+so an over-long conversation fails loudly instead of looping.
+
+Run from another process with
+``python -m checks.fakes.llm_server --port N --script FILE [--log FILE]``; the script
+file is JSON or YAML holding a list of steps or ``{steps: [...], default: {...}}``,
+and ``--log`` appends every request received as one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from checks.fakes.scripted_server import FakeServer, FakeServerHandler, Response, load_script
+from checks.fakes.scripted_server import RecordedRequest as RecordedRequest
+from checks.fakes.scripted_server import Step as Step
+
+
+class _Handler(FakeServerHandler):
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self.send_json(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+        else:
+            self.send_json(404, {"error": {"message": f"no route {self.path}"}})
+
+
+class FakeLLM(FakeServer):
+    """The scripted server; a context manager that starts and stops it.
+
+    Args:
+        script: the steps, answered in order.
+        default: the step answering every request after the script ran out.
+        port: TCP port on 127.0.0.1; 0 picks a free one (see ``base_url``).
+        log_path: when set, every request is also appended to this file as a JSON line.
+    """
+
+    name = "fake LLM"
+    handler_class = _Handler
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI base URL to configure, e.g. ``http://127.0.0.1:5123/v1``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def chat_requests(self) -> list[dict[str, Any]]:
+        """The bodies of the chat-completions requests received so far, in order."""
+        return [r.body for r in self.requests if r.path.endswith("/chat/completions")]
+
+    def accepts(self, path: str) -> bool:
+        """Serve ``POST …/chat/completions`` only."""
+        return path.rstrip("/").endswith("/chat/completions")
+
+    def respond(self, step: Mapping[str, Any], body: Mapping[str, Any], serial: int) -> Response:
+        """A scripted HTTP error, or the chat completion built from ``step``."""
+        error = step.get("error")
+        if error is not None:
+            payload = error.get("body") or {"error": {"message": f"HTTP {error['status']}"}}
+            return int(error["status"]), payload, error.get("headers")
+        return 200, completion(step, body, serial), None
+
+
+def completion(step: Mapping[str, Any], body: Mapping[str, Any], serial: int) -> dict[str, Any]:
+    """Build the chat-completion JSON answering ``body`` from one scripted step."""
+    message: dict[str, Any] = {"role": "assistant", "content": step.get("content")}
+    calls = []
+    for i, call in enumerate(step.get("tool_calls") or [], start=1):
+        args = call.get("arguments", {})
+        calls.append(
+            {
+                "id": call.get("id") or f"call_{serial}_{i}",
+                "type": "function",
+                "function": {
+                    "name": call["name"],
+                    "arguments": args if isinstance(args, str) else json.dumps(args),
+                },
+            }
+        )
+    if calls:
+        message["tool_calls"] = calls
+    prompt_tokens = len(json.dumps(body.get("messages", []))) // 4
+    completion_tokens = len(json.dumps(message)) // 4 + 1
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+    usage.update(step.get("usage") or {})
+    return {
+        "id": f"chatcmpl-fake-{serial}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "fake"),
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": step.get("finish_reason") or ("tool_calls" if calls else "stop"),
+                "logprobs": None,
+            }
+        ],
+        "usage": usage,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Serve a script file until interrupted; print the base URL first."""
+    parser = argparse.ArgumentParser(prog="python -m checks.fakes.llm_server", description=__doc__)
+    parser.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0: any free)")
+    parser.add_argument("--script", required=True, help="JSON or YAML script file")
+    parser.add_argument("--log", help="append every request received to this JSONL file")
+    args = parser.parse_args(argv)
+    steps, default = load_script(args.script)
+    fake = FakeLLM(steps, default=default, port=args.port, log_path=args.log)
+    print(fake.base_url, flush=True)
+    fake.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+"""What the scripted fake servers share (``fakes.llm_server``, ``fakes.decision_server``).
+
+A ``FakeServer`` speaks real HTTP on 127.0.0.1, takes JSON ``POST`` bodies,
+records every request and answers them from a script: a list of steps answered
+in order, one per request, then ``default`` for every further request (without
+one: HTTP 400 ``<name> script exhausted``). A step is a mapping or, in-process
+only, a callable taking the request body and returning one; any step may say
+``"delay_s"`` to sleep before answering. How a step becomes a response, and
+which paths are served, is each fake's own wire format: a subclass implements
+``accepts`` and ``respond``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Self
+
+import yaml
+
+Step = Mapping[str, Any] | Callable[[dict[str, Any]], Mapping[str, Any]]
+Response = tuple[int, Any, Mapping[str, str] | None]
+"""An answer: HTTP status, JSON payload and extra headers (or None)."""
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request the fake received: path, headers (lower-case names) and JSON body."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+class FakeServerHandler(BaseHTTPRequestHandler):
+    """Answers JSON ``POST`` requests from the script of ``self.server.fake``."""
+
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Keep test output quiet."""
+
+    def send_json(
+        self, status: int, payload: Any, headers: Mapping[str, str] | None = None
+    ) -> None:
+        """Send ``payload`` as a JSON response with ``status`` and extra ``headers``."""
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, str(value))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:
+        """Record the request and send the answer of the next step (module docstring)."""
+        fake = self.server.fake
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if not fake.accepts(self.path):
+            self.send_json(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            self.send_json(400, {"error": {"message": "request body is not JSON"}})
+            return
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        serial, step = fake.next_step(RecordedRequest(self.path, headers, body))
+        if step is None:
+            self.send_json(400, {"error": {"message": f"{fake.name} script exhausted"}})
+            return
+        if step.get("delay_s"):
+            time.sleep(float(step["delay_s"]))
+        self.send_json(*fake.respond(step, body, serial))
+
+
+class _Server(ThreadingHTTPServer):
+    fake: FakeServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Stay quiet when a client hung up first (a client-side timeout in a test)."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class FakeServer:
+    """A scripted fake server; a context manager that starts and stops it.
+
+    Args:
+        script: the steps, answered in order.
+        default: the step answering every request after the script ran out.
+        port: TCP port on 127.0.0.1; 0 picks a free one.
+        log_path: when set, every request is also appended to this file as a JSON line.
+    """
+
+    name = "fake"
+    """Names the fake in the ``script exhausted`` error."""
+    handler_class: type[FakeServerHandler] = FakeServerHandler
+
+    def __init__(
+        self,
+        script: Sequence[Step] = (),
+        *,
+        default: Step | None = None,
+        port: int = 0,
+        log_path: str | Path | None = None,
+    ) -> None:
+        self.script = list(script)
+        self.default = default
+        self.requests: list[RecordedRequest] = []
+        self.log_path = Path(log_path) if log_path else None
+        self._lock = threading.Lock()
+        self._server = _Server(("127.0.0.1", port), self.handler_class)
+        self._server.fake = self
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    def accepts(self, path: str) -> bool:
+        """Whether ``POST path`` is served (otherwise: 404)."""
+        raise NotImplementedError
+
+    def respond(self, step: Mapping[str, Any], body: Mapping[str, Any], serial: int) -> Response:
+        """Return the response answering request ``body`` (number ``serial``) from ``step``."""
+        raise NotImplementedError
+
+    @property
+    def port(self) -> int:
+        """The TCP port the server listens on."""
+        return int(self._server.server_address[1])
+
+    def start(self) -> Self:
+        """Serve in a daemon thread; return self."""
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    def serve_forever(self) -> None:
+        """Serve in the calling thread until interrupted, then close the socket."""
+        try:
+            self._server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self._server.server_close()
+
+    def next_step(self, record: RecordedRequest) -> tuple[int, Mapping[str, Any] | None]:
+        """Record a request; return its serial (1-based) and the step answering it.
+
+        The step is None when the script is exhausted and there is no default.
+        """
+        with self._lock:
+            self.requests.append(record)
+            serial = len(self.requests)
+            if self.log_path is not None:
+                with self.log_path.open("a", encoding="utf-8") as log:
+                    log.write(json.dumps({"path": record.path, "body": record.body}) + "\n")
+            step = self.script[serial - 1] if serial <= len(self.script) else self.default
+        if step is None:
+            return serial, None
+        return serial, (step(record.body) if callable(step) else step)
+
+
+def load_script(path: str | Path) -> tuple[list[Step], Step | None]:
+    """Read a script file (JSON or YAML): a list of steps or ``{steps, default}``.
+
+    Raises:
+        ValueError: the file holds neither shape.
+    """
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    if isinstance(data, list):
+        return data, None
+    if isinstance(data, dict) and isinstance(data.get("steps", []), list):
+        return list(data.get("steps", [])), data.get("default")
+    raise ValueError(f"{path}: a script is a list of steps or a mapping with 'steps'")

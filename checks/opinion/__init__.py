@@ -1,0 +1,1 @@
+"""The second opinion: decision-model interface, backends, flags, evidence diff, ranking."""

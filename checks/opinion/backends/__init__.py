@@ -1,0 +1,1 @@
+"""One module per decision-model wire format: systemone, openai-decisions, chat-logprobs."""

@@ -1,0 +1,335 @@
+"""The second opinion of a run: a decision model judges the finished report (issue 5 §2–3).
+
+One request, up to three questions about one state:
+
+- ``goal_met`` (yes/no): do the evidence query results show the automation's
+  goal is met, given its instructions and the exceptions they allow;
+- ``same_as_last_run`` (yes/no): is the result the same as the previous
+  completed run's — asked only when there is a previous run;
+- ``urgency`` (choice): ``nothing_to_do``, ``worth_a_look``, ``act_soon``, ``act_now``.
+
+The state (``opinion_state``) holds the goal, the instructions, each run's
+finding, summary and evidence query results — never raw tables — bounded
+by ``StateLimits`` (rows, cell, SQL and total characters; whatever is cut is
+listed under ``left_out``), fenced and labelled as untrusted
+(``checks.opinion.decision_model.untrusted_state``).
+
+Flags (``Flag``):
+
+- ``double_check_disagrees``: P(goal met) is on the other side of the
+  threshold from the finding — a Clear run with P < threshold, or a Needs
+  attention run with P ≥ threshold;
+- ``changed_since_last_run``: the finding differs from the previous run's,
+  or P(same as last run) < threshold.
+
+The deterministic ``EvidenceDiff`` (evidence matched by id *and* SQL:
+added, removed, changed fingerprint) is always computed and shown beside
+the flags; it does not set them. With backend ``none``, no finding, or no
+valid answer, only the finding comparison can set ``changed_since_last_run``
+and ``error`` says why there is no (full) second opinion. The answers never
+change the finding.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from checks.opinion.decision_model import (
+    Answers,
+    Backend,
+    Choice,
+    ChoiceAnswer,
+    DecisionModel,
+    NoAnswer,
+    Question,
+    YesNo,
+    YesNoAnswer,
+    untrusted_state,
+)
+from checks.opinion.evidence_diff import EvidenceDiff, diff_evidence
+from checks.report import Evidence, Finding, RunReport
+
+
+class Urgency(StrEnum):
+    """How soon someone should act on a run's result, as the decision model judges it."""
+
+    NOTHING_TO_DO = "nothing_to_do"
+    WORTH_A_LOOK = "worth_a_look"
+    ACT_SOON = "act_soon"
+    ACT_NOW = "act_now"
+
+
+URGENCY_MEANINGS: dict[Urgency, str] = {
+    Urgency.NOTHING_TO_DO: "the results need no action",
+    Urgency.WORTH_A_LOOK: "someone should look when convenient",
+    Urgency.ACT_SOON: "someone should act within the day",
+    Urgency.ACT_NOW: "someone should act immediately: data is wrong or missing now",
+}
+
+
+class Flag(StrEnum):
+    """A flag the second opinion sets beside the finding (``lookout reports --flag``)."""
+
+    DOUBLE_CHECK_DISAGREES = "double_check_disagrees"
+    CHANGED_SINCE_LAST_RUN = "changed_since_last_run"
+
+
+@dataclass(frozen=True)
+class StateLimits:
+    """Bounds of the state sent to the decision model.
+
+    Attributes:
+        max_rows: rows of one evidence result shown.
+        max_cell_chars: characters of one cell value shown.
+        max_sql_chars: characters of one query's SQL shown.
+        max_text_chars: characters of the goal, the instructions and each summary.
+        max_evidence_chars: characters of all evidence entries of the state's JSON
+            (the previous run gets 40 % when present); past it, rows are halved
+            until an entry fits, then whole entries are left out.
+    """
+
+    max_rows: int = 20
+    max_cell_chars: int = 200
+    max_sql_chars: int = 2_000
+    max_text_chars: int = 4_000
+    max_evidence_chars: int = 20_000
+
+
+def _cut(value: Any, limit: int) -> Any:
+    if isinstance(value, str) and len(value) > limit:
+        return value[: limit - 1] + "…"
+    return value
+
+
+def _evidence_entries(
+    evidence: Sequence[Evidence], budget: int, limits: StateLimits, run: str, left_out: list[str]
+) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    used = 0
+    for item in evidence:
+        rows = [
+            [_cut(v, limits.max_cell_chars) for v in row] for row in item.rows[: limits.max_rows]
+        ]
+        entry: dict[str, Any] = {
+            "id": item.id,
+            "sql": _cut(item.sql, limits.max_sql_chars),
+            "columns": item.columns,
+            "rows": rows,
+            "row_count": item.row_count,
+        }
+        size = len(json.dumps(entry, default=str))
+        while used + size > budget and entry["rows"]:
+            entry["rows"] = entry["rows"][: len(entry["rows"]) // 2]
+            size = len(json.dumps(entry, default=str))
+        if used + size > budget:
+            left_out.append(f"{run} evidence {item.id}: left out entirely (character budget)")
+            continue
+        shown = len(entry["rows"])
+        if shown < item.row_count:
+            entry["rows_left_out"] = item.row_count - shown
+            left_out.append(
+                f"{run} evidence {item.id}: {item.row_count - shown} of {item.row_count} rows"
+            )
+        entries.append(entry)
+        used += size
+    return entries
+
+
+def opinion_state(
+    report: RunReport,
+    previous: RunReport | None,
+    goal: str,
+    instructions: str | None,
+    limits: StateLimits = StateLimits(),
+) -> str:
+    """Return the fenced state for ``second_opinion`` (see the module docstring)."""
+    left_out: list[str] = []
+    budget = limits.max_evidence_chars
+    current_budget = budget if previous is None else budget * 6 // 10
+
+    def run_part(run: RunReport, label: str, chars: int) -> dict[str, Any]:
+        return {
+            "finding": str(run.finding) if run.finding else None,
+            "summary": _cut(run.summary, limits.max_text_chars),
+            "evidence": _evidence_entries(run.evidence, chars, limits, label, left_out),
+        }
+
+    payload: dict[str, Any] = {
+        "goal": _cut(goal, limits.max_text_chars),
+        "instructions": _cut(instructions or "", limits.max_text_chars) or None,
+        "this_run": run_part(report, "this run's", current_budget),
+    }
+    if previous is not None:
+        payload["previous_run"] = run_part(previous, "the previous run's", budget - current_budget)
+    payload["left_out"] = left_out
+    label = (
+        "an automation's goal and instructions, and the finding, summary and evidence query "
+        "results of its latest run" + (" and of the previous run" if previous else "")
+    )
+    return untrusted_state(label, payload)
+
+
+def opinion_questions(first_run: bool) -> list[Question]:
+    """Return the questions of one second opinion (no ``same_as_last_run`` on a first run)."""
+    questions: list[Question] = [
+        YesNo(
+            "goal_met",
+            "Do this run's evidence query results show that the automation's goal is met, "
+            "given its instructions and the exceptions they allow? Judge the results, not "
+            "the summary's claims.",
+            {
+                "true": "the results show the goal is met: nothing needs attention",
+                "false": "the results show the goal is not met, or something needs attention",
+            },
+        )
+    ]
+    if not first_run:
+        questions.append(
+            YesNo(
+                "same_as_last_run",
+                "Is this run's result the same as the previous run's: the same finding and, "
+                "in substance, the same evidence results?",
+                {
+                    "true": "the same outcome with the same problems (or none) as last time",
+                    "false": "the outcome, or the problems the results show, differ from last time",
+                },
+            )
+        )
+    questions.append(
+        Choice(
+            "urgency",
+            "How urgently should the data team act on this run's result?",
+            {str(u): meaning for u, meaning in URGENCY_MEANINGS.items()},
+        )
+    )
+    return questions
+
+
+@dataclass
+class SecondOpinion:
+    """The decision model's opinion of one run, and the flags it sets.
+
+    Attributes:
+        backend: the decision backend asked (``none`` when none is configured).
+        goal_met: P(the goal is met), or None without a valid answer.
+        same_as_last_run: P(same result as the previous run), or None (first
+            run, or no valid answer).
+        urgency: the most probable urgency, or None.
+        urgency_probabilities: probability of every urgency, or None.
+        flags: the flags set, in ``Flag`` order.
+        evidence_diff: the deterministic evidence diff against the previous run.
+        error: why there is no (full) second opinion, or None.
+        input_tokens: input tokens the backend reported.
+        output_tokens: output tokens the backend reported.
+        cost_usd: cost in USD; None when unknown.
+    """
+
+    backend: str
+    evidence_diff: EvidenceDiff
+    goal_met: float | None = None
+    same_as_last_run: float | None = None
+    urgency: Urgency | None = None
+    urgency_probabilities: dict[str, float] | None = None
+    flags: list[Flag] = field(default_factory=list)
+    error: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the ``second_opinion`` object of ``lookout run --json``."""
+        return {
+            "backend": self.backend,
+            "goal_met": self.goal_met,
+            "same_as_last_run": self.same_as_last_run,
+            "urgency": str(self.urgency) if self.urgency else None,
+            "urgency_probabilities": self.urgency_probabilities,
+            "flags": [str(f) for f in self.flags],
+            "evidence_diff": self.evidence_diff.to_dict(),
+            "error": self.error,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost_usd,
+        }
+
+
+def _explain(missing: dict[str, NoAnswer]) -> str:
+    reasons = {str(a) for a in missing.values()}
+    if len(reasons) == 1:
+        return f"no second opinion on {', '.join(missing)}: {reasons.pop()}"
+    parts = "; ".join(f"{name} ({answer})" for name, answer in missing.items())
+    return f"no second opinion on {parts}"
+
+
+def _read(opinion: SecondOpinion, answers: Answers) -> None:
+    goal = answers.by_name.get("goal_met")
+    if isinstance(goal, YesNoAnswer):
+        opinion.goal_met = goal.probability
+    same = answers.by_name.get("same_as_last_run")
+    if isinstance(same, YesNoAnswer):
+        opinion.same_as_last_run = same.probability
+    urgency = answers.by_name.get("urgency")
+    if isinstance(urgency, ChoiceAnswer):
+        opinion.urgency = Urgency(urgency.choice)
+        opinion.urgency_probabilities = dict(urgency.probabilities)
+    opinion.input_tokens = answers.input_tokens
+    opinion.output_tokens = answers.output_tokens
+    opinion.cost_usd = answers.cost_usd
+    missing = answers.unanswered()
+    opinion.error = _explain(missing) if missing else None
+
+
+def second_opinion(
+    report: RunReport,
+    previous: RunReport | None,
+    goal: str,
+    instructions: str | None,
+    model: DecisionModel,
+    threshold: float,
+    *,
+    limits: StateLimits = StateLimits(),
+) -> SecondOpinion:
+    """Ask the decision model about a finished run; return its opinion and flags.
+
+    Never raises for the backend's failures (they become ``error``) and never
+    changes ``report``.
+
+    Args:
+        report: the run just finished; asked about only when it has a finding.
+        previous: the automation's previous *completed* run (with evidence), or
+            None on a first run.
+        goal: the automation's goal.
+        instructions: the automation's instructions and exceptions, if any.
+        model: the decision model (``NoDecisionModel`` for backend ``none``).
+        threshold: probability at or above which an answer counts as yes.
+        limits: bounds of the state.
+    """
+    diff = diff_evidence(
+        report.evidence,
+        previous.evidence if previous else None,
+        previous_run_id=previous.run_id if previous else None,
+    )
+    opinion = SecondOpinion(backend=str(model.backend), evidence_diff=diff)
+    if model.backend is Backend.NONE:
+        opinion.error = (
+            "no second opinion: no decision model is configured (decision.backend: none)"
+        )
+    elif report.finding is None:
+        opinion.error = f"no second opinion: the run has no finding (status {report.status})"
+    else:
+        state = opinion_state(report, previous, goal, instructions, limits)
+        _read(opinion, model.ask(state, opinion_questions(first_run=previous is None)))
+    if opinion.goal_met is not None and report.finding is not None:
+        clear = report.finding == Finding.CLEAR
+        if clear != (opinion.goal_met >= threshold):
+            opinion.flags.append(Flag.DOUBLE_CHECK_DISAGREES)
+    if previous is not None and (
+        previous.finding != report.finding
+        or (opinion.same_as_last_run is not None and opinion.same_as_last_run < threshold)
+    ):
+        opinion.flags.append(Flag.CHANGED_SINCE_LAST_RUN)
+    return opinion

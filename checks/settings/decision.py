@@ -1,0 +1,42 @@
+"""The ``decision:`` section: the decision model giving the second opinion (design notes §3)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from checks.settings.strict import Strict
+
+
+class DecisionSettings(Strict):
+    """The decision model giving the second opinion and ranking data sets (design notes §3).
+
+    Attributes:
+        backend: ``none`` (no second opinion), ``systemone`` (``POST {base_url}/v1/systemone``),
+            ``openai-decisions`` (``POST {base_url}/v1/decisions``) or ``chat-logprobs`` (any
+            OpenAI-compatible chat model, ``POST {base_url}/chat/completions``).
+        base_url: the backend's base URL; required unless ``backend`` is ``none``.
+        api_key: bearer key (a secret: redacted everywhere). Optional for local servers.
+        model: model name sent in every request; required for ``openai-decisions`` and
+            ``chat-logprobs``.
+        timeout_s: time limit of one HTTP request, in seconds (per httpx phase: connect,
+            write, each read).
+        threshold: probability at or above which "goal met" and "same as last run" count as yes.
+        input_budget_tokens: most input tokens one request may carry (estimated as characters
+            / 4); questions beyond it are split over several requests (chunks).
+        max_parallel_requests: most requests of one ``ask`` (or one ranking round) in flight
+            at once.
+        prices_usd_per_mtok: (input, output) price in USD per million tokens, used when the
+            backend reports no cost; unset and unreported: cost unknown (None).
+    """
+
+    backend: Literal["none", "systemone", "openai-decisions", "chat-logprobs"] = "none"
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str | None = None
+    timeout_s: float = 5.0
+    threshold: float = 0.5
+    input_budget_tokens: int = Field(default=32_000, ge=1_000)
+    max_parallel_requests: int = Field(default=8, ge=1, le=64)
+    prices_usd_per_mtok: tuple[float, float] | None = None

@@ -1,0 +1,52 @@
+"""The ``llm:`` section: the OpenAI-compatible chat endpoint the agent uses."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from checks.settings.strict import Strict
+
+
+class LLMSettings(Strict):
+    """The OpenAI-compatible chat endpoint the agent uses; unset base_url = no LLM.
+
+    Attributes:
+        base_url: chat-completions base URL, e.g. ``https://openrouter.ai/api/v1``
+            or ``http://127.0.0.1:11434/v1`` (Ollama). Unset: no LLM.
+        api_key: bearer key (a secret: redacted everywhere). Optional for local servers.
+        model: model name; an automation's ``model`` overrides it.
+        timeout_s: time limit of one HTTP request, in seconds.
+        max_retries: retries after a 429, 5xx, connection error or timeout (0: none).
+        retry_after_cap_s: the longest ``Retry-After`` honoured, in seconds; a
+            longer one is cut to this.
+        backoff_base_s: first backoff without ``Retry-After``, in seconds; doubles
+            per retry up to ``backoff_max_s``.
+        backoff_max_s: longest backoff without ``Retry-After``, in seconds.
+        max_steps: model calls exploring the data before the final, forced
+            ``submit_report`` call (which is not counted here).
+        max_prompt_tokens: when a prompt reaches this many tokens the exploring
+            stops and the final ``submit_report`` call is made.
+        compact_after_tokens: past this estimated prompt size the oldest tool
+            results are replaced by a short note in the prompt (the trace keeps them).
+        list_cap: most data sets ``list_data_sets`` shows at once.
+        repeat_limit: this many identical consecutive tool calls stop the exploring.
+        max_parallel_tools: read tool calls of one turn run on at most this many threads.
+        prices_usd_per_mtok: model -> (input, output) price in USD per million
+            tokens, used when the provider reports no ``usage.cost``.
+    """
+
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str | None = None
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=10)
+    retry_after_cap_s: float = Field(default=30.0, ge=0)
+    backoff_base_s: float = Field(default=1.0, ge=0)
+    backoff_max_s: float = Field(default=20.0, ge=0)
+    max_steps: int = Field(default=9, ge=1, le=100)
+    max_prompt_tokens: int = Field(default=60_000, ge=1_000)
+    compact_after_tokens: int = Field(default=24_000, ge=500)
+    list_cap: int = Field(default=5, ge=1)
+    repeat_limit: int = Field(default=3, ge=2)
+    max_parallel_tools: int = Field(default=4, ge=1, le=32)
+    prices_usd_per_mtok: dict[str, tuple[float, float]] = Field(default_factory=dict)

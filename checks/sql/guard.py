@@ -1,0 +1,286 @@
+"""The SQL guard: layer 1 of reading data safely (design notes §4).
+
+``guard`` parses a statement with sqlglot in the source's dialect, walks the
+whole tree and either returns the SQL to run (regenerated from the checked
+tree, comments dropped) or raises ``QueryRejected(rule, reason)``. It fails
+closed: anything sqlglot cannot parse, or parses only with a warning (e.g. its
+fallback to an opaque ``Command``), is refused.
+
+Rules, in the order they are checked (``rule``: what breaks it):
+
+- ``too-long``: the text is longer than ``max_chars``.
+- ``parse-error``: sqlglot raised or logged a warning while parsing or
+  regenerating, or the regenerated text does not read back the same.
+- ``multiple-statements``: more than one statement.
+- ``write``: INSERT/UPDATE/DELETE/MERGE/COPY anywhere, including inside WITH.
+- ``ddl``: CREATE/DROP/ALTER/TRUNCATE/GRANT/COMMENT/ANALYZE/… anywhere.
+- ``transaction``: BEGIN/COMMIT/ROLLBACK.
+- ``explain``: EXPLAIN [ANALYZE].
+- ``command``: SET/PRAGMA/ATTACH/DETACH/INSTALL/LOAD/USE/SHOW/DESCRIBE/CALL/…
+- ``select-into``: ``SELECT … INTO``.
+- ``locking``: ``FOR UPDATE``/``FOR SHARE``.
+- ``not-a-query``: the root is not SELECT/UNION/INTERSECT/EXCEPT/VALUES.
+- ``file-read``: a function reading files or URLs (read_csv, glob, lo_import,
+  pg_read_file, …), or a quoted table name that looks like a path or URL
+  (``FROM 'x.csv'``).
+- ``function``: a function reading settings or the environment, with side
+  effects, or running SQL given as text (getenv, current_setting, set_config,
+  pg_sleep, nextval, query, dblink, …); MySQL ``@@`` session variables.
+- ``table-function``: a table-valued function in FROM other than
+  generate_series, range or unnest.
+- ``schema``: a schema other than the source's, or a catalog-qualified name.
+- ``system-catalog``: information_schema, pg_catalog, pg_*/duckdb_*/sqlite_*.
+- ``unknown-table``: a table that is neither one of the source's data sets nor
+  a CTE visible at that point.
+
+Sources: design notes §4; sqlglot 30's expression classes (``dir(sqlglot.exp)``);
+the DuckDB and PostgreSQL function lists for the deny patterns.
+
+Importing this module adds a handler to the ``sqlglot`` logger (and sets its
+level to WARNING when unset) so that warnings during ``guard`` are seen.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Collection
+from contextvars import ContextVar
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ErrorLevel
+
+from checks.errors import QueryRejected
+from checks.sql.tables import check_tables, function_name
+
+__all__ = ["guard"]
+
+# Node types refused anywhere in the tree, with the rule they break.
+_DENIED_NODES: tuple[tuple[tuple[type[exp.Expr], ...], str], ...] = (
+    ((exp.DML, exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Copy, exp.LoadData), "write"),
+    ((exp.DDL, exp.Create, exp.Drop, exp.Alter, exp.TruncateTable, exp.Grant, exp.Revoke,
+      exp.Comment, exp.Analyze, exp.Refresh, exp.Cache, exp.Uncache, exp.Undrop, exp.SwapTable),
+     "ddl"),
+    ((exp.Transaction, exp.Commit, exp.Rollback), "transaction"),
+    ((exp.Command, exp.Set, exp.SetItem, exp.Pragma, exp.Attach, exp.Detach, exp.Install, exp.Use,
+      exp.Show, exp.Describe, exp.Summarize, exp.Export, exp.Put, exp.Get, exp.Kill,
+      exp.LockingStatement, exp.Declare, exp.Execute, exp.Block, exp.IfBlock, exp.WhileBlock,
+      exp.StoredProcedure, exp.Return),
+     "command"),
+    ((exp.Into,), "select-into"),
+    ((exp.Lock,), "locking"),
+)  # fmt: skip
+
+# Function names (lower case, full match), checked in order: (rule, why, pattern).
+_DENIED_FUNCTIONS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+    (
+        "file-read",
+        "reads files or URLs",
+        re.compile(
+            r"read_\w*|\w+_scan|glob|sniff_csv|parquet_\w+|iceberg_\w+|delta_\w+|st_read\w*"
+            r"|load_file|readfile|writefile|lo_\w+|pg_read_\w+|pg_ls_\w+|pg_stat_file"
+            r"|pg_file_\w+|http_\w+|\w+_attach|to_file"
+        ),
+    ),
+    (
+        # Functions whose argument is SQL (or a table, schema or cursor named in
+        # text) that the database parses and runs itself, out of the guard's
+        # sight: PostgreSQL ts_stat(sqlquery text), ts_rewrite(query, select
+        # text), query_to_xml*(query text), cursor_to_xml*, table_to_xml*,
+        # schema_to_xml*, database_to_xml*, dblink*, tablefunc's crosstab and
+        # connectby, xml2's xpath_table, pgRouting's pgr_* (all take SQL text),
+        # Citus run_command_on_*; DuckDB query, query_table, json_serialize_sql,
+        # json_deserialize_sql, json_serialize_plan (binds and optimises the
+        # text, so current_setting() is constant-folded), json_execute_serialized_sql.
+        "function",
+        "runs SQL given as text",
+        re.compile(
+            r"query|query_table|dblink\w*|\w+_to_xml\w*|\w+_to_xmlschema|ts_stat|ts_rewrite"
+            r"|json_execute_serialized_sql|json_serialize_sql|json_deserialize_sql"
+            r"|json_serialize_plan|crosstab\d*|connectby|xpath_table|pgr_\w+|run_command_on_\w+"
+            r"|exec|execute|sp_\w+|xp_\w+|postgres_\w+|mysql_\w+|sqlite_\w+|ducklake_\w+"
+        ),
+    ),
+    (
+        "function",
+        "reads settings or the environment",
+        re.compile(
+            r"getenv|getvariable|current_setting|set_config|duckdb_\w+|pragma_\w+|which_secret"
+            r"|secret|get_block_size"
+        ),
+    ),
+    (
+        "function",
+        "has side effects",
+        re.compile(
+            r"\w*sleep\w*|pg_\w+|benchmark|nextval|setval|currval|lastval|next_value_for|setseed"
+            r"|txid_\w+|checkpoint|force_checkpoint|get_lock|release_lock|release_all_locks"
+            r"|is_free_lock|is_used_lock|master_pos_wait|load_extension|system|shell|sys_\w+"
+            r"|enable_\w+|disable_\w+|truncate_duckdb_logs|write_log"
+        ),
+    ),
+)
+_ALLOWED_FUNCTIONS = frozenset({"pg_typeof"})
+# Only names that cannot be mistaken for a column: ``temp.round(1)`` is a method call.
+_SYSTEM_FUNCTION_SCHEMAS = frozenset(
+    {"information_schema", "pg_catalog", "pg_toast", "performance_schema"}
+)
+_warnings: ContextVar[list[str] | None] = ContextVar("sqlglot_warnings", default=None)
+
+
+class _WarningCollector(logging.Handler):
+    """Collects sqlglot log warnings raised inside ``guard`` (fail closed on them)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        found = _warnings.get()
+        if found is not None and record.levelno >= logging.WARNING:
+            found.append(record.getMessage())
+
+
+_sqlglot_logger = logging.getLogger("sqlglot")
+_sqlglot_logger.addHandler(_WarningCollector())
+if _sqlglot_logger.level == logging.NOTSET:
+    _sqlglot_logger.setLevel(logging.WARNING)
+
+
+def guard(
+    sql: str,
+    *,
+    dialect: str,
+    allowed_tables: Collection[str],
+    max_chars: int = 20_000,
+    schema: str | None = None,
+) -> str:
+    """Check one read-only query and return the SQL to execute.
+
+    Args:
+        sql: the statement as written by a person or the agent.
+        dialect: sqlglot dialect of the source: ``duckdb``, ``postgres``,
+            ``sqlite`` or ``mysql``.
+        allowed_tables: the source's data sets, compared the way the database
+            folds names: ignoring the case of A-Z only (never of Ä, Σ, …) in
+            ``duckdb`` and ``sqlite``; in ``postgres`` an unquoted name is
+            folded the same way and a quoted one must match exactly; in
+            ``mysql`` names must match exactly.
+        max_chars: longest accepted text, in characters (``Limits.max_sql_chars``).
+        schema: the only schema a qualified name may use (``public.orders``);
+            when ``None``, ``main`` and ``public`` are accepted. Catalog-qualified
+            (three-part) names are always refused.
+
+    Returns:
+        The statement regenerated by sqlglot from the checked tree in the same
+        dialect, without comments: this, not ``sql``, is what must run.
+
+    Raises:
+        QueryRejected: with the ``rule`` (see the module docstring) and a
+            one-line reason naming what broke it.
+
+    """
+    if len(sql) > max_chars:
+        raise QueryRejected(
+            "too-long", f"the query has {len(sql)} characters; the limit is {max_chars}"
+        )
+    checked = _generate(_checked_tree(sql, dialect, allowed_tables, schema), dialect)
+    # What runs must read back as what was checked: check the regenerated text
+    # too, and require it to regenerate to itself.
+    if _generate(_checked_tree(checked, dialect, allowed_tables, schema), dialect) != checked:
+        raise QueryRejected(
+            "parse-error", "the query does not read back the same after regeneration"
+        )
+    return checked
+
+
+def _checked_tree(
+    sql: str, dialect: str, allowed_tables: Collection[str], schema: str | None
+) -> exp.Expr:
+    tree, warnings = _parse_one(sql, dialect)
+    _check_nodes(tree)
+    if warnings:
+        raise QueryRejected("parse-error", f"the query parses only with a warning: {warnings[0]}")
+    if not isinstance(tree, (exp.Query, exp.Values)):
+        snippet = " ".join(sql.split())[:40]
+        raise QueryRejected("not-a-query", f"'{snippet}' is not a query (SELECT, UNION, VALUES, …)")
+    _check_functions(tree)
+    check_tables(tree, dialect, allowed_tables, schema)
+    return tree
+
+
+def _parse_one(sql: str, dialect: str) -> tuple[exp.Expr, list[str]]:
+    found: list[str] = []
+    token = _warnings.set(found)
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except Exception as error:  # fail closed: ParseError, TokenError, RecursionError, …
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise QueryRejected("parse-error", f"the query does not parse: {first}") from None
+    finally:
+        _warnings.reset(token)
+    if len(statements) > 1:
+        raise QueryRejected("multiple-statements", f"found {len(statements)} statements; send one")
+    if not statements:
+        raise QueryRejected("parse-error", "the query is empty")
+    return statements[0], found
+
+
+def _generate(tree: exp.Expr, dialect: str) -> str:
+    found: list[str] = []
+    token = _warnings.set(found)
+    try:
+        sql = tree.sql(dialect=dialect, comments=False, unsupported_level=ErrorLevel.RAISE)
+    except Exception as error:
+        raise QueryRejected("parse-error", f"the query cannot be regenerated: {error}") from None
+    finally:
+        _warnings.reset(token)
+    if found:
+        raise QueryRejected("parse-error", f"the query regenerates only with a warning: {found[0]}")
+    return sql
+
+
+def _label(node: exp.Expr) -> str:
+    if isinstance(node, exp.Command):
+        return node.name.upper() or "command"
+    if isinstance(node, exp.Transaction):
+        return "BEGIN"
+    if isinstance(node, exp.Lock):
+        return "FOR UPDATE" if node.args.get("update") else "FOR SHARE"
+    if isinstance(node, exp.Into):
+        return "SELECT … INTO"
+    return node.key.upper()
+
+
+def _check_nodes(tree: exp.Expr) -> None:
+    for node in tree.walk():
+        for types, rule in _DENIED_NODES:
+            if isinstance(node, types):
+                if _is_explain(node):
+                    raise QueryRejected("explain", "EXPLAIN is not allowed; run the query itself")
+                where = " inside a WITH clause" if node.find_ancestor(exp.CTE) else ""
+                raise QueryRejected(
+                    rule, f"{_label(node)}{where} is not allowed in a read-only query"
+                )
+
+
+def _is_explain(node: exp.Expr) -> bool:
+    if isinstance(node, exp.Command):
+        return node.name.upper() == "EXPLAIN"
+    return isinstance(node, exp.Describe) and isinstance(node.this, exp.Query)  # MySQL EXPLAIN
+
+
+def _check_functions(tree: exp.Expr) -> None:
+    for node in tree.find_all(exp.Func):
+        name = function_name(node)
+        if name in _ALLOWED_FUNCTIONS:
+            continue
+        for rule, why, pattern in _DENIED_FUNCTIONS:
+            if pattern.fullmatch(name):
+                raise QueryRejected(rule, f"function {name}() is not allowed: it {why}")
+    for session in tree.find_all(exp.SessionParameter):
+        raise QueryRejected("function", f"session variable @@{session.name} is not allowed")
+    for dot in tree.find_all(exp.Dot):
+        owner = dot.this
+        if (
+            isinstance(owner, (exp.Identifier, exp.Column))
+            and owner.name.lower() in _SYSTEM_FUNCTION_SCHEMAS
+        ):
+            raise QueryRejected("system-catalog", f"{owner.name}.… refers to a system schema")

@@ -1,0 +1,34 @@
+"""Alembic environment: run migrations on the connection ``checks.store.store`` hands over."""
+
+from alembic import context
+from sqlalchemy import engine_from_config, pool
+
+import checks.store.alert_tables
+import checks.store.review_tables  # noqa: F401  (registers the review tables)
+from checks.store.run_tables import Base
+
+config = context.config
+target_metadata = Base.metadata
+
+
+def run() -> None:
+    connection = config.attributes.get("connection")
+    if connection is not None:
+        context.configure(
+            connection=connection, target_metadata=target_metadata, render_as_batch=True
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+        return
+    engine = engine_from_config(
+        config.get_section(config.config_ini_section) or {},
+        prefix="sqlalchemy.",
+        poolclass=pool.NullPool,
+    )
+    with engine.connect() as conn:
+        context.configure(connection=conn, target_metadata=target_metadata, render_as_batch=True)
+        with context.begin_transaction():
+            context.run_migrations()
+
+
+run()

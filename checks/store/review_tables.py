@@ -1,0 +1,78 @@
+"""The store's review tables: what people did about a report, and the labelled outcomes.
+
+Written by ``worker.review.actions``; migration ``0006``. Times are naive UTC
+in the database and aware UTC in Python (``UTCDateTime``).
+
+- ``review_actions``: one row per action — acknowledge, assign, snooze,
+  comment, resolve, run now — with who (``actor``: a user name,
+  ``token:NAME`` or ``local``) and when. An action is taken on a run; when
+  that run belongs to an incident (``alert_incidents``), ``incident_id`` is
+  set too, so the action carries over to the incident's later runs. Rows are
+  never updated or deleted: the review state is the fold of them.
+- ``review_outcomes``: the label a resolve gives one run (``fixed``,
+  ``expected``, ``no_action_needed``, ``false_positive``), beside a copy of what
+  the run said when it was labelled — its finding, who decided it, and the
+  decision model's answers — so the decision model can be measured against
+  people's judgement later without re-reading the runs. One per run; a later
+  resolve of the same run replaces the label.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import JSON, Float, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from checks.store.run_tables import Base, UTCDateTime
+
+
+class ReviewActionRow(Base):
+    """One action a person (or token) took on a run.
+
+    ``kind``: ``acknowledge``, ``assign`` (``assignee``; empty: unassigned),
+    ``snooze`` (``until``), ``comment`` (``comment``), ``resolve`` (``reason``,
+    optional ``comment``) or ``run_now`` (``queued_run_id``: the run it queued).
+    """
+
+    __tablename__ = "review_actions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    automation: Mapped[str] = mapped_column(String(64), index=True)
+    incident_id: Mapped[int | None] = mapped_column(Integer, index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    actor: Mapped[str] = mapped_column(String(100))
+    at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    assignee: Mapped[str | None] = mapped_column(String(100))
+    until: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    reason: Mapped[str | None] = mapped_column(String(24))
+    comment: Mapped[str | None] = mapped_column(Text)
+    queued_run_id: Mapped[int | None] = mapped_column(Integer)
+
+
+class ReviewOutcomeRow(Base):
+    """A run labelled by a resolve, with the decision model's answers as they were.
+
+    ``goal_met`` is P(goal met) from the second opinion (None: no valid answer);
+    ``urgency`` its most probable urgency; ``flags`` the flags it set.
+    """
+
+    __tablename__ = "review_outcomes"
+
+    run_id: Mapped[int] = mapped_column(
+        ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    automation: Mapped[str] = mapped_column(String(64), index=True)
+    incident_id: Mapped[int | None] = mapped_column(Integer)
+    reason: Mapped[str] = mapped_column(String(24), index=True)
+    comment: Mapped[str | None] = mapped_column(Text)
+    labelled_by: Mapped[str] = mapped_column(String(100))
+    labelled_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    status: Mapped[str] = mapped_column(String(16))
+    finding: Mapped[str | None] = mapped_column(String(24))
+    finding_source: Mapped[str | None] = mapped_column(String(16))
+    backend: Mapped[str | None] = mapped_column(String(32))
+    goal_met: Mapped[float | None] = mapped_column(Float)
+    urgency: Mapped[str | None] = mapped_column(String(24))
+    flags: Mapped[list[str]] = mapped_column(JSON)

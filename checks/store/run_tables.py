@@ -1,0 +1,168 @@
+"""The report store's tables (SQLAlchemy 2 ORM). Migrations in ``checks/migrations``.
+
+Times are stored as naive UTC (``UTCDateTime``) so SQLite and PostgreSQL
+behave alike; they come back zone-aware in UTC.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+class UTCDateTime(TypeDecorator[dt.datetime]):
+    """A datetime stored as naive UTC and returned aware in UTC.
+
+    Raises:
+        ValueError: when given a naive datetime (its zone would be a guess).
+    """
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: dt.datetime | None, dialect: Dialect) -> dt.datetime | None:
+        """Convert an aware datetime to naive UTC for the database."""
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the store; pass a zone-aware one")
+        return value.astimezone(dt.UTC).replace(tzinfo=None)
+
+    def process_result_value(
+        self, value: dt.datetime | None, dialect: Dialect
+    ) -> dt.datetime | None:
+        """Mark a naive UTC value from the database as UTC."""
+        return None if value is None else value.replace(tzinfo=dt.UTC)
+
+
+class Base(DeclarativeBase):
+    """Declarative base of the store's tables."""
+
+
+class RunRow(Base):
+    """One run of one automation; unique on (automation, scheduled_for) so a slot runs once.
+
+    ``flags`` holds the second opinion's flags as ``,flag,flag,`` so a
+    ``LIKE '%,flag,%'`` filter works on every database.
+    ``source`` and ``enqueued_at`` are kept by the service (``worker.service.run_queue``):
+    the source whose queue and concurrency bound the run uses, and when its
+    Celery message was last sent (None: not sent yet).
+    """
+
+    __tablename__ = "runs"
+    __table_args__ = (UniqueConstraint("automation", "scheduled_for", name="uq_runs_slot"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    automation: Mapped[str] = mapped_column(String(64), index=True)
+    scheduled_for: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    trigger: Mapped[str] = mapped_column(String(16), default="manual")
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    finding: Mapped[str | None] = mapped_column(String(24))
+    finding_source: Mapped[str | None] = mapped_column(String(16))
+    summary: Mapped[str] = mapped_column(Text, default="")
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    started_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    definition: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    agent: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    second_opinion: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    attempt: Mapped[int] = mapped_column(Integer, default=0)
+    lease_expires_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    source: Mapped[str | None] = mapped_column(String(64))
+    flags: Mapped[str] = mapped_column(String(200), default="", server_default="")
+    enqueued_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+
+    checks: Mapped[list[CheckRow]] = relationship(
+        back_populates="run", cascade="all, delete-orphan", order_by="CheckRow.position"
+    )
+    evidence: Mapped[list[EvidenceRow]] = relationship(
+        back_populates="run", cascade="all, delete-orphan", order_by="EvidenceRow.position"
+    )
+
+
+class CheckRow(Base):
+    """One declared check's result in one run; ``value`` is JSON-safe (see ``json_value``)."""
+
+    __tablename__ = "check_results"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str] = mapped_column(String(100))
+    sql: Mapped[str] = mapped_column(Text)
+    expect: Mapped[str] = mapped_column(String(100))
+    value: Mapped[Any] = mapped_column(JSON, nullable=True)
+    passed: Mapped[bool | None] = mapped_column(Boolean)
+    error: Mapped[str | None] = mapped_column(Text)
+    evidence_id: Mapped[str | None] = mapped_column(String(16))
+
+    run: Mapped[RunRow] = relationship(back_populates="checks")
+
+
+class EvidenceRow(Base):
+    """One query that ran in one run, with a bounded sample and a fingerprint of its full result."""
+
+    __tablename__ = "evidence"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    query_id: Mapped[str] = mapped_column(String(16))
+    origin: Mapped[str] = mapped_column(String(16))
+    sql: Mapped[str] = mapped_column(Text)
+    columns: Mapped[list[str]] = mapped_column(JSON)
+    rows: Mapped[list[list[Any]]] = mapped_column(JSON)
+    row_count: Mapped[int] = mapped_column(Integer)
+    truncated: Mapped[bool] = mapped_column(Boolean)
+    fingerprint: Mapped[str] = mapped_column(String(64))
+
+    run: Mapped[RunRow] = relationship(back_populates="evidence")
+
+
+class TraceEventRow(Base):
+    """One event of a run's agent trace: a model request or response, a tool call or result.
+
+    ``seq`` counts from 1 within a run; ``payload`` is JSON with secrets redacted.
+    """
+
+    __tablename__ = "trace_events"
+    __table_args__ = (UniqueConstraint("run_id", "seq", name="uq_trace_events_seq"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    seq: Mapped[int] = mapped_column(Integer)
+    at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    kind: Mapped[str] = mapped_column(String(32))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class ScheduleCursorRow(Base):
+    """How far the dispatcher has decided one automation's schedule (``worker.service.dispatch``).
+
+    Every slot at or before ``cursor_at`` has been decided (a run or a skipped
+    record) or predates the schedule. ``schedule_key`` is
+    ``worker.service.slots.CronSchedule.key``; when it changes the cursor restarts
+    at the time the change was seen, so an edited schedule never catches up.
+    """
+
+    __tablename__ = "schedule_cursors"
+
+    automation: Mapped[str] = mapped_column(String(64), primary_key=True)
+    schedule_key: Mapped[str] = mapped_column(Text)
+    cursor_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())

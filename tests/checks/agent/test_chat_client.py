@@ -1,0 +1,240 @@
+"""The chat client against the fake OpenAI-compatible server, over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from dataclasses import dataclass
+
+import pytest
+
+from checks.agent.chat_client import ChatClient, RetryNote, retry_after_s
+from checks.agent.inline_calls import tool_calls_in_content
+from checks.agent.toolspec import TOOL_NAMES, TOOL_SCHEMAS
+from checks.errors import LLMError
+from checks.fakes.llm_server import FakeLLM, Step
+from checks.settings.llm import LLMSettings
+
+KEY = "sk-test-very-secret-key-123"
+MESSAGES = [{"role": "user", "content": "hello"}]
+
+
+def settings(base_url: str, **overrides: object) -> LLMSettings:
+    values: dict[str, object] = {
+        "base_url": base_url,
+        "api_key": KEY,
+        "model": "fake-model",
+        "timeout_s": 5.0,
+        "max_retries": 2,
+        "backoff_base_s": 0.01,
+        "backoff_max_s": 0.05,
+        "retry_after_cap_s": 5.0,
+    }
+    values.update(overrides)
+    return LLMSettings.model_validate(values)
+
+
+def test_tool_call_tokens_and_cost_from_usage() -> None:
+    step = {
+        "tool_calls": [{"name": "execute_query", "arguments": {"sql": "SELECT 1"}}],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 30, "cost": 0.00042},
+    }
+    with FakeLLM([step]) as fake, ChatClient(settings(fake.base_url)) as client:
+        reply = client.complete(MESSAGES, TOOL_SCHEMAS)
+    assert [(c.name, json.loads(c.arguments)) for c in reply.tool_calls] == [
+        ("execute_query", {"sql": "SELECT 1"})
+    ]
+    assert reply.finish_reason == "tool_calls"
+    assert (reply.input_tokens, reply.output_tokens, reply.cost_usd) == (120, 30, 0.00042)
+    sent = fake.requests[0]
+    assert sent.headers["authorization"] == f"Bearer {KEY}"
+    assert sent.body["model"] == "fake-model"
+    assert sent.body["tool_choice"] == "auto"
+    assert [t["function"]["name"] for t in sent.body["tools"]] == list(TOOL_NAMES)
+    assert all(t["function"]["strict"] is True for t in sent.body["tools"])
+    assert "provider" not in sent.body  # not OpenRouter
+
+
+def test_cost_from_price_table_then_unknown() -> None:
+    step = {"content": "hi", "usage": {"prompt_tokens": 1_000_000, "completion_tokens": 500_000}}
+    with FakeLLM([step, step]) as fake:
+        priced = settings(fake.base_url, prices_usd_per_mtok={"fake-model": (0.5, 2.0)})
+        with ChatClient(priced) as client:
+            assert client.complete(MESSAGES, []).cost_usd == pytest.approx(1.5)
+        with ChatClient(settings(fake.base_url)) as client:
+            assert client.complete(MESSAGES, []).cost_usd is None
+
+
+def test_model_override_is_sent() -> None:
+    with (
+        FakeLLM([{"content": "ok"}]) as fake,
+        ChatClient(settings(fake.base_url), model="other/model") as client,
+    ):
+        client.complete(MESSAGES, [])
+    assert fake.chat_requests[0]["model"] == "other/model"
+
+
+def test_429_retry_after_is_honoured() -> None:
+    notes: list[RetryNote] = []
+    script: list[Step] = [
+        {"error": {"status": 429, "headers": {"Retry-After": "1"}, "body": {"error": "slow down"}}},
+        {"content": "done"},
+    ]
+    with (
+        FakeLLM(script) as fake,
+        ChatClient(settings(fake.base_url), on_retry=notes.append) as client,
+    ):
+        started = time.monotonic()
+        reply = client.complete(MESSAGES, [])
+        waited = time.monotonic() - started
+    assert reply.content == "done"
+    assert len(fake.requests) == 2
+    assert waited >= 1.0
+    assert [(n.attempt, n.status, n.wait_s) for n in notes] == [(1, 429, 1.0)]
+
+
+def test_retry_after_is_capped() -> None:
+    notes: list[RetryNote] = []
+    script: list[Step] = [
+        {"error": {"status": 503, "headers": {"Retry-After": "3600"}}},
+        {"content": "ok"},
+    ]
+    with FakeLLM(script) as fake:
+        capped = settings(fake.base_url, retry_after_cap_s=0.1)
+        with ChatClient(capped, on_retry=notes.append) as client:
+            client.complete(MESSAGES, [])
+    assert [n.wait_s for n in notes] == [0.1]
+
+
+def test_5xx_after_retries_raises_with_status_and_redacted_body() -> None:
+    error = {"error": {"status": 500, "body": {"error": f"upstream rejected key {KEY}"}}}
+    slept: list[float] = []
+    with (
+        FakeLLM([error, error, error]) as fake,
+        ChatClient(settings(fake.base_url), sleep=slept.append) as client,
+        pytest.raises(LLMError) as caught,
+    ):
+        client.complete(MESSAGES, [])
+    assert len(fake.requests) == 3  # first try + max_retries
+    assert slept == [0.01, 0.02]  # exponential backoff without Retry-After
+    assert caught.value.status == 500
+    assert caught.value.body is not None and KEY not in caught.value.body
+    assert "***" in caught.value.body
+
+
+def test_4xx_is_not_retried() -> None:
+    with (
+        FakeLLM([{"error": {"status": 400, "body": {"error": "bad tools"}}}]) as fake,
+        ChatClient(settings(fake.base_url)) as client,
+        pytest.raises(LLMError) as caught,
+    ):
+        client.complete(MESSAGES, [])
+    assert caught.value.status == 400
+    assert len(fake.requests) == 1
+
+
+def test_connection_refused_is_retried_then_raises() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    slept: list[float] = []
+    client = ChatClient(settings(f"http://127.0.0.1:{port}/v1"), sleep=slept.append)
+    with client, pytest.raises(LLMError, match="cannot reach the LLM endpoint") as caught:
+        client.complete(MESSAGES, [])
+    assert caught.value.status is None
+    assert len(slept) == 2
+
+
+def test_request_timeout() -> None:
+    with FakeLLM([{"content": "late", "delay_s": 1.0}] * 2) as fake:
+        client = ChatClient(settings(fake.base_url, timeout_s=0.2, max_retries=1))
+        with client, pytest.raises(LLMError, match="cannot reach"):
+            client.complete(MESSAGES, [])
+
+
+def test_openrouter_asks_for_required_parameters() -> None:
+    with ChatClient(settings("https://openrouter.ai/api/v1")) as client:
+        assert client.is_openrouter
+        body = client.request_body(MESSAGES, [], "auto")
+    assert body["provider"] == {"require_parameters": True}
+    with ChatClient(settings("https://notopenrouter.ai/v1")) as other:
+        assert not other.is_openrouter
+
+
+def test_no_llm_configured() -> None:
+    with pytest.raises(LLMError, match="no LLM configured"):
+        ChatClient(LLMSettings())
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("1", 1.0),
+        ("0.5", 0.5),
+        ("-3", None),
+        ("soon", None),
+        ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0),
+    ],
+)
+def test_retry_after_values(value: str, expected: float | None) -> None:
+    assert retry_after_s({"retry-after": value}) == expected
+
+
+def test_retry_after_ms_wins() -> None:
+    assert retry_after_s({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+
+
+@dataclass(frozen=True)
+class ContentCase:
+    content: str
+    calls: list[tuple[str, dict[str, object]]]
+
+
+OFFERED = set(TOOL_NAMES)
+CONTENT_CASES = [
+    ContentCase(
+        '<tool_call>{"name": "execute_query", "arguments": {"sql": "SELECT 1"}}</tool_call>',
+        [("execute_query", {"sql": "SELECT 1"})],
+    ),
+    ContentCase(
+        'Let me look.\n<tool_call>\n{"name": "list_data_sets", "arguments": {"query": null}}\n'
+        "</tool_call>\n<tool_call>"
+        '{"name": "describe_data_set", "arguments": "{\\"name\\": \\"x\\"}"}'
+        "</tool_call>",
+        [("list_data_sets", {"query": None}), ("describe_data_set", {"name": "x"})],
+    ),
+    ContentCase(
+        '{"name": "execute_query", "parameters": {"sql": "SELECT 2"}}',
+        [("execute_query", {"sql": "SELECT 2"})],
+    ),
+    ContentCase(
+        '```json\n[{"name": "describe_data_set", "arguments": {"name": "flights"}}]\n```',
+        [("describe_data_set", {"name": "flights"})],
+    ),
+    # Not recognised: prose around bare JSON, a tool that was not offered, extra keys,
+    # arguments that are not an object.
+    ContentCase('I will call {"name": "execute_query", "arguments": {"sql": "SELECT 1"}}', []),
+    ContentCase('{"name": "drop_table", "arguments": {}}', []),
+    ContentCase('{"name": "execute_query", "arguments": {}, "why": "x"}', []),
+    ContentCase('{"name": "execute_query", "arguments": [1]}', []),
+    ContentCase("<tool_call>not json</tool_call>", []),
+    ContentCase("The answer is 42.", []),
+]
+
+
+@pytest.mark.parametrize("case", CONTENT_CASES, ids=lambda c: c.content[:30])
+def test_tool_calls_in_content(case: ContentCase) -> None:
+    found = tool_calls_in_content(case.content, OFFERED)
+    assert [(name, json.loads(args)) for name, args in found] == case.calls
+
+
+def test_tool_call_in_content_over_the_wire() -> None:
+    text = '<tool_call>{"name": "execute_query", "arguments": {"sql": "SELECT 1"}}</tool_call>'
+    with FakeLLM([{"content": text}]) as fake, ChatClient(settings(fake.base_url)) as client:
+        reply = client.complete(MESSAGES, TOOL_SCHEMAS)
+    assert reply.calls_from_content
+    assert reply.content is None
+    assert [c.name for c in reply.tool_calls] == ["execute_query"]
+    message = reply.assistant_message()
+    assert message["tool_calls"][0]["id"] == "content_call_1"

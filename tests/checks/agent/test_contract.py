@@ -1,0 +1,153 @@
+"""The report contract: parsing, citations, verification and the override of a Clear."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from checks.agent.contract import (
+    SubmittedReport,
+    accept,
+    cited_ids,
+    read_report,
+    repair_request,
+    verify,
+)
+from checks.report import CheckResult, Finding, FindingSource
+
+KNOWN = {"C1", "Q1", "Q2"}
+
+
+def args(**overrides: object) -> str:
+    payload: dict[str, object] = {
+        "finding": "clear",
+        "summary": "All good [Q1].",
+        "evidence": ["Q1"],
+        "confidence": "high",
+    }
+    payload.update(overrides)
+    return json.dumps(payload)
+
+
+def test_a_valid_report() -> None:
+    report, problems = read_report(args())
+    assert problems == []
+    assert report == SubmittedReport(Finding.CLEAR, "All good [Q1].", ["Q1"], "high")
+    assert verify(report, KNOWN) == []
+
+
+@dataclass(frozen=True)
+class Bad:
+    raw: str
+    problem: str
+
+
+PAYLOAD_CASES = [
+    Bad("not json", "arguments are not valid JSON"),
+    Bad("[1]", "arguments must be a JSON object"),
+    Bad(args(finding="fine"), "argument 'finding' must be one of clear, needs_attention"),
+    Bad(args(confidence="total"), "argument 'confidence' must be one of low, medium, high"),
+    Bad(args(evidence="Q1"), "argument 'evidence' must be array"),
+    Bad(args(evidence=[1]), "argument 'evidence[]' must be string"),
+    Bad(json.dumps({"finding": "clear"}), "missing argument 'summary'"),
+    Bad(args(extra=1), "unexpected argument(s): extra"),
+]
+
+
+@pytest.mark.parametrize("case", PAYLOAD_CASES, ids=lambda c: c.problem)
+def test_invalid_payloads(case: Bad) -> None:
+    report, problems = read_report(case.raw)
+    assert report is None
+    assert len(problems) == 1 and problems[0].startswith(case.problem)
+
+
+@dataclass(frozen=True)
+class Cited:
+    summary: str
+    evidence: list[str]
+    problems: list[str]
+
+
+CITATION_CASES = [
+    Cited("Fine [Q1] and [C1].", ["Q1", "C1"], []),
+    Cited("Fine [Q1, Q2].", ["Q2"], []),
+    Cited(
+        "Fine.",
+        [],
+        ["evidence is empty: list the ids the finding rests on (ids in this run: C1, Q1, Q2)"],
+    ),
+    Cited(
+        "Fine [Q1].",
+        ["Q7"],
+        ["evidence cites 'Q7', which did not run in this run (ids: C1, Q1, Q2)"],
+    ),
+    Cited(
+        "Rate 3% [Q9][C4].",
+        ["Q1"],
+        ["summary cites [Q9], [C4], which did not run in this run (ids: C1, Q1, Q2)"],
+    ),
+    Cited(
+        "Fine [Q1].",
+        ["the flights table"],
+        ["evidence holds 'the flights table', which are not ids like Q1 or C1"],
+    ),
+    Cited("  ", ["Q1"], ["summary is empty"]),
+]
+
+
+@pytest.mark.parametrize("case", CITATION_CASES, ids=lambda c: c.summary)
+def test_citations_must_exist_in_this_run(case: Cited) -> None:
+    report = SubmittedReport(Finding.CLEAR, case.summary, case.evidence, "low")
+    assert verify(report, KNOWN) == case.problems
+
+
+def test_cited_ids_in_order_once() -> None:
+    assert cited_ids("a [Q2] b [Q1; C3] c [Q2] [not an id] [q4]") == ["Q2", "Q1", "C3"]
+
+
+def check(passed: bool | None, name: str = "no orphans") -> CheckResult:
+    error = None if passed is not None else "table missing"
+    return CheckResult(
+        name, "SELECT 1", "= 0", 1, passed, error, "C1" if passed is not None else None
+    )
+
+
+def test_clear_against_a_failed_check_is_overridden() -> None:
+    report = SubmittedReport(Finding.CLEAR, "Looks fine [Q1].", ["Q1"], "high")
+    accepted = accept(report, [check(False)])
+    assert accepted.finding is Finding.NEEDS_ATTENTION
+    assert accepted.finding_source is FindingSource.OVERRIDE
+    assert accepted.summary.startswith("Looks fine [Q1].\n\n**Overridden by Lookout")
+    assert "**no orphans** failed [C1]" in accepted.summary
+    assert accepted.override_reason is not None
+
+
+def test_clear_against_a_check_in_error_is_overridden() -> None:
+    accepted = accept(SubmittedReport(Finding.CLEAR, "ok [Q1]", ["Q1"], "low"), [check(None)])
+    assert accepted.finding_source is FindingSource.OVERRIDE
+    assert "could not be evaluated" in accepted.summary
+
+
+def test_agent_findings_that_stand() -> None:
+    clear = accept(SubmittedReport(Finding.CLEAR, "ok [Q1]", ["Q1"], "low"), [check(True)])
+    assert (clear.finding, clear.finding_source) == (Finding.CLEAR, FindingSource.AGENT)
+    attention = accept(
+        SubmittedReport(Finding.NEEDS_ATTENTION, "bad [C1]", ["C1"], "high"), [check(False)]
+    )
+    assert (attention.finding, attention.finding_source) == (
+        Finding.NEEDS_ATTENTION,
+        FindingSource.AGENT,
+    )
+    assert attention.override_reason is None
+
+
+def test_repair_request_says_exactly_what_was_wrong() -> None:
+    text = repair_request(["evidence cites 'Q7', which did not run"], {"Q2", "Q10", "C1"})
+    assert text == (
+        "Report rejected. Problems:\n"
+        "- evidence cites 'Q7', which did not run\n"
+        "Call submit_report once more with these fixed. Cite only ids that exist in this run: "
+        "C1, Q2, Q10."
+    )

@@ -1,0 +1,97 @@
+"""The trace table: appended event by event, each committed at once, secrets redacted."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from checks.agent.trace import MemoryTrace, TraceWriter, read_trace, to_jsonl
+from checks.store.store import Store
+
+SLOT = dt.datetime(2026, 11, 30, 6, 0, tzinfo=dt.UTC)
+SECRET = "sk-trace-secret-9999"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/lookout.db"
+    return str(request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture
+def store(url: str) -> Iterator[Store]:
+    s = Store(url)
+    yield s
+    if s.engine.dialect.name == "postgresql":
+        with s.engine.begin() as conn:
+            conn.exec_driver_sql("TRUNCATE runs RESTART IDENTITY CASCADE")
+    s.close()
+
+
+def new_run(store: Store) -> int:
+    run_id = store.create_run("traced", SLOT)
+    assert run_id is not None
+    assert store.claim_run(run_id, lease_s=60) == 1
+    return run_id
+
+
+def test_each_event_is_committed_when_appended(store: Store, url: str) -> None:
+    run_id = new_run(store)
+    writer = TraceWriter(store, run_id, secrets=[SECRET])
+    writer.append("model_request", {"step": 1, "messages": [{"role": "user", "content": "hi"}]})
+    other = Store(url)  # another connection pool, as a reader after a crash would be
+    try:
+        events = read_trace(other, run_id)
+        assert [(e.seq, e.kind, e.payload["step"]) for e in events] == [(1, "model_request", 1)]
+        writer.append("model_response", {"content": "ok"})
+        assert [e.seq for e in read_trace(other, run_id)] == [1, 2]
+    finally:
+        other.close()
+
+
+def test_secrets_are_redacted_before_writing(store: Store) -> None:
+    run_id = new_run(store)
+    writer = TraceWriter(store, run_id, secrets=[SECRET])
+    writer.append("model_error", {"error": f"bad key {SECRET}", "url": "https://x/?api_key=abc123"})
+    (event,) = read_trace(store, run_id)
+    assert event.payload == {"error": "bad key ***", "url": "https://x/?api_key=***"}
+
+
+def test_a_reclaimed_run_continues_the_numbering(store: Store) -> None:
+    run_id = new_run(store)
+    TraceWriter(store, run_id).append("agent_start", {})
+    TraceWriter(store, run_id).append("agent_start", {})
+    assert [e.seq for e in read_trace(store, run_id)] == [1, 2]
+
+
+def test_jsonl(store: Store) -> None:
+    run_id = new_run(store)
+    writer = TraceWriter(store, run_id)
+    writer.append("tool_call", {"id": "c1", "name": "execute_query", "arguments": "{}"})
+    writer.append("tool_result", {"id": "c1", "result": {"id": "Q1", "rows": [["é"]]}})
+    lines = to_jsonl(read_trace(store, run_id)).splitlines()
+    records = [json.loads(line) for line in lines]
+    assert [(r["seq"], r["kind"]) for r in records] == [(1, "tool_call"), (2, "tool_result")]
+    assert records[1]["result"] == {"id": "Q1", "rows": [["é"]]}
+    assert dt.datetime.fromisoformat(records[0]["at"]).tzinfo is not None
+
+
+def test_events_go_with_their_run(store: Store) -> None:
+    run_id = new_run(store)
+    TraceWriter(store, run_id).append("agent_start", {})
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql("DELETE FROM runs")
+        assert conn.exec_driver_sql("SELECT count(*) FROM trace_events").scalar() == 0
+
+
+def test_memory_trace() -> None:
+    trace = MemoryTrace(secrets=[SECRET])
+    trace.append("model_error", {"error": SECRET})
+    assert [(e.seq, e.kind, e.payload) for e in trace.events] == [
+        (1, "model_error", {"error": "***"})
+    ]

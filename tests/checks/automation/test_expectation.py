@@ -1,0 +1,207 @@
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from checks.automation.expectation import Expectation, Outcome, evaluate, parse_expectation
+
+SHAPE = "a scalar expectation needs exactly one row with one column"
+FORMS = "'== N', '!= N', '< N', '<= N', '> N', '>= N', 'between A and B', 'empty' or 'not empty'"
+
+
+@dataclass(frozen=True)
+class Parsed:
+    text: str
+    op: str
+    low: str | None
+    high: str | None
+    normalised: str
+
+
+PARSED = [
+    Parsed("== 0", "==", "0", None, "== 0"),
+    Parsed("!=3", "!=", "3", None, "!= 3"),
+    Parsed("<  -2.5", "<", "-2.5", None, "< -2.5"),
+    Parsed("<= 0.05", "<=", "0.05", None, "<= 0.05"),
+    Parsed(" > 1e3 ", ">", "1E+3", None, "> 1E+3"),
+    Parsed(">= +.5", ">=", "0.5", None, ">= 0.5"),
+    Parsed("between 1 and 2", "between", "1", "2", "between 1 and 2"),
+    Parsed("BETWEEN -1E-2  And 0.25", "between", "-0.01", "0.25", "between -0.01 and 0.25"),
+    Parsed("between 3 and 3", "between", "3", "3", "between 3 and 3"),
+    Parsed("empty", "empty", None, None, "empty"),
+    Parsed("Not  Empty", "not_empty", None, None, "not empty"),
+]
+
+
+@pytest.mark.parametrize("case", PARSED, ids=lambda c: c.text)
+def test_parse(case: Parsed) -> None:
+    parsed = parse_expectation(case.text)
+    assert parsed.op == case.op
+    assert parsed.low == (None if case.low is None else Decimal(case.low))
+    assert parsed.high == (None if case.high is None else Decimal(case.high))
+    assert parsed.text == str(parsed) == case.normalised
+    assert parsed.scalar is (case.op not in ("empty", "not_empty"))
+
+
+@dataclass(frozen=True)
+class BadText:
+    text: str
+    message: str
+
+
+BAD_TEXTS = [
+    BadText("= 0", f"cannot read expect '= 0'; use {FORMS}"),
+    BadText("== abc", f"cannot read expect '== abc'; use {FORMS}"),
+    BadText("== nan", f"cannot read expect '== nan'; use {FORMS}"),
+    BadText("between 1", f"cannot read expect 'between 1'; use {FORMS}"),
+    BadText("is empty", f"cannot read expect 'is empty'; use {FORMS}"),
+    BadText("0", f"cannot read expect '0'; use {FORMS}"),
+    BadText("between 5 and 1", "between 5 and 1: the first bound is above the second"),
+    BadText("", f"expect is empty; use {FORMS} (in YAML, quote a value starting with '>')"),
+]
+
+
+@pytest.mark.parametrize("case", BAD_TEXTS, ids=lambda c: c.text or "blank")
+def test_parse_rejects(case: BadText) -> None:
+    with pytest.raises(ValueError) as raised:
+        parse_expectation(case.text)
+    assert str(raised.value) == case.message
+
+
+def test_expectation_built_in_code_fills_its_text() -> None:
+    assert Expectation("<=", Decimal("0.05")).text == "<= 0.05"
+    assert Expectation("between", Decimal(1), Decimal(2)).text == "between 1 and 2"
+    with pytest.raises(ValueError, match="needs a finite number"):
+        Expectation("==")
+    with pytest.raises(ValueError, match="takes no number"):
+        Expectation("empty", Decimal(1))
+
+
+@dataclass(frozen=True)
+class Judged:
+    expect: str
+    value: Any
+    passed: bool
+    note: str = ""
+
+
+JUDGED = [
+    Judged("== 0", 0, True),
+    Judged("== 0", 1, False),
+    Judged("!= 0", 1, True),
+    Judged("!= 0", 0, False),
+    Judged("< 10", 9, True),
+    Judged("< 10", 10, False),
+    Judged("<= 10", 10, True),
+    Judged("<= 10", 11, False),
+    Judged("> 10", 11, True),
+    Judged("> 10", 10, False),
+    Judged(">= 10", 10, True),
+    Judged(">= 10", 9, False),
+    Judged("between 1 and 2", 1, True, "inclusive low end"),
+    Judged("between 1 and 2", 2, True, "inclusive high end"),
+    Judged("between 1 and 2", Decimal("1.5"), True),
+    Judged("between 1 and 2", Decimal("0.999"), False),
+    Judged("between 1 and 2", Decimal("2.001"), False),
+    Judged("== 0.3", Decimal("0.1") + Decimal("0.2"), True, "DECIMAL sum is exact"),
+    Judged("== 0.3", 0.1 + 0.2, True, "DOUBLE sum within tolerance"),
+    Judged("< 0.3", 0.30000000000000004, False, "within tolerance counts as equal"),
+    Judged("<= 0.3", 0.30000000000000004, True),
+    Judged("> 0.3", 0.30000000000000004, False),
+    Judged(">= 0.3", 0.30000000000000004, True),
+    Judged("!= 0.3", 0.30000000000000004, False),
+    Judged("between 0.1 and 0.3", 0.30000000000000004, True),
+    Judged("between 0.3 and 0.5", 0.29999999999999993, True),
+    Judged("== 0.3", 0.3003, False, "outside tolerance"),
+    Judged("== 0.3", Decimal("0.30000000000000004"), False, "decimals are exact"),
+    Judged("== 9007199254740993", 9007199254740993, True, "ints never go through float"),
+    Judged("== 9007199254740993", 9007199254740992, False),
+    Judged("== 0", 0.0, True, "zero equals zero"),
+    Judged("== 0", -0.0, True),
+    Judged("== 0", 1e-300, False, "no absolute tolerance"),
+    Judged("> -1e-3", Decimal("-0.0005"), True, "negative scientific bound"),
+    Judged("< 1E+3", 999.5, True),
+    # Bounds beyond what a float holds compare by their exact value, not 0.0 or infinity.
+    Judged("== 1e-400", 0.0, False, "1e-400 is not zero"),
+    Judged("> 1e-400", 0.0, False),
+    Judged("< 1e-400", 0.0, True),
+    Judged("> 1e-400", 5e-324, True, "the smallest float is above 1e-400"),
+    Judged("between -1e-400 and 1e-400", 0.0, True),
+    Judged("!= -1e-400", -0.0, True),
+    Judged("== 1e309", 1e308, False, "1e309 is not infinite"),
+    Judged("< 1e309", 1.7976931348623157e308, True),
+    Judged(">= -1e400", -1.7976931348623157e308, True),
+    Judged("== 0.1", 0.1, True, "the float nearest 0.1 is within tolerance"),
+    Judged("== 1e-310", 1e-310, True, "a subnormal float against its own text"),
+    Judged("== 1", 1 + 0.9e-9, True, "within the tolerance"),
+    Judged("== 1", 1 + 1.1e-9, False),
+]
+
+
+@pytest.mark.parametrize("case", JUDGED, ids=lambda c: f"{c.expect} vs {c.value!r}")
+def test_evaluate_scalar(case: Judged) -> None:
+    outcome = evaluate(parse_expectation(case.expect), ["v"], [(case.value,)], 1)
+    assert outcome == Outcome(value=case.value, passed=case.passed, error=None)
+
+
+@dataclass(frozen=True)
+class Failed:
+    name: str
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    row_count: int
+    error: str
+    value: Any = None
+
+
+DECIMAL_NAN = Decimal("NaN")
+FAILED = [
+    Failed("null", ["v"], [(None,)], 1, "returned NULL"),
+    Failed("no row", ["v"], [], 0, "returned no row"),
+    Failed("two rows", ["v"], [(1,), (2,)], 2, f"returned 2 rows; {SHAPE}"),
+    Failed("rows beyond those fetched", ["v"], [(1,)], 3, f"returned 3 rows; {SHAPE}"),
+    Failed("two columns", ["a", "b"], [(1, 2)], 1, f"returned 2 columns; {SHAPE}"),
+    Failed("no column", [], [()], 1, f"returned 0 columns; {SHAPE}"),
+    Failed("text", ["v"], [("abc",)], 1, "value 'abc' is not a number", "abc"),
+    Failed("numeric text", ["v"], [("5",)], 1, "value '5' is not a number", "5"),
+    Failed("bool", ["v"], [(True,)], 1, "value True is a boolean, not a number", True),
+    Failed("nan", ["v"], [(math.nan,)], 1, "value nan is not a finite number", math.nan),
+    Failed("inf", ["v"], [(math.inf,)], 1, "value inf is not a finite number", math.inf),
+    Failed(
+        "decimal nan", ["v"], [(DECIMAL_NAN,)], 1, "value NaN is not a finite number", DECIMAL_NAN
+    ),
+]
+
+
+@pytest.mark.parametrize("case", FAILED, ids=lambda c: c.name)
+def test_evaluate_errors_never_pass(case: Failed) -> None:
+    outcome = evaluate(parse_expectation("== 5"), case.columns, case.rows, case.row_count)
+    assert outcome.passed is None
+    assert outcome.error == case.error
+    assert outcome.value is case.value or outcome.value == case.value  # `is` for NaN
+
+
+@dataclass(frozen=True)
+class Counted:
+    expect: str
+    row_count: int
+    passed: bool
+
+
+COUNTED = [
+    Counted("empty", 0, True),
+    Counted("empty", 3, False),
+    Counted("not empty", 3, True),
+    Counted("not empty", 0, False),
+]
+
+
+@pytest.mark.parametrize("case", COUNTED, ids=lambda c: f"{c.expect} with {c.row_count}")
+def test_evaluate_row_count(case: Counted) -> None:
+    rows = [("x", i) for i in range(case.row_count)]
+    outcome = evaluate(parse_expectation(case.expect), ["a", "b"], rows, case.row_count)
+    assert outcome == Outcome(value=case.row_count, passed=case.passed, error=None)

@@ -1,0 +1,129 @@
+"""The report store on SQLite and on the PostgreSQL server of this machine."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import uuid
+from collections.abc import Iterator
+from decimal import Decimal
+
+import psycopg
+import pytest
+
+from checks.errors import StoreError
+from checks.report import CheckResult, Evidence, Finding, FindingSource, RunReport, Status
+from checks.store.store import Store
+
+PG_ADMIN = os.environ.get("LOOKOUT_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+@pytest.fixture(scope="module")
+def pg_url() -> Iterator[str]:
+    name = f"lookout_store_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    base = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://")
+    yield f"{base}/{name}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> Iterator[Store]:
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path}/sub/dir/lookout.db"
+    else:
+        url = request.getfixturevalue("pg_url")
+    s = Store(url)
+    yield s
+    if request.param == "postgresql":
+        with s.engine.begin() as conn:
+            conn.exec_driver_sql("TRUNCATE runs, check_results, evidence RESTART IDENTITY CASCADE")
+    s.close()
+
+
+SLOT = dt.datetime(2026, 11, 30, 6, 15, tzinfo=dt.UTC)
+
+
+def make_report(name: str = "a", finding: Finding = Finding.NEEDS_ATTENTION) -> RunReport:
+    return RunReport(
+        automation=name,
+        scheduled_for=SLOT,
+        status=Status.COMPLETED,
+        finding=finding,
+        finding_source=FindingSource.CHECKS,
+        summary="**Needs attention** [C1]",
+        checks=[
+            CheckResult("rate", "SELECT 0.0245", "< 0.03", Decimal("0.0245"), True, None, "C1")
+        ],
+        evidence=[Evidence("C1", "SELECT 0.0245", ["r"], [[0.0245]], 1, False, "ab" * 32)],
+        started_at=SLOT,
+        finished_at=SLOT + dt.timedelta(seconds=2),
+        definition={"name": name, "goal": "g"},
+    )
+
+
+def test_save_and_read_back(store: Store) -> None:
+    run_id = store.save_report(make_report())
+    got = store.get_run(run_id)
+    assert got is not None
+    assert got.run_id == run_id
+    assert got.scheduled_for == SLOT
+    assert got.status == Status.COMPLETED
+    assert got.finding == Finding.NEEDS_ATTENTION
+    assert got.checks == [CheckResult("rate", "SELECT 0.0245", "< 0.03", 0.0245, True, None, "C1")]
+    assert got.evidence[0].rows == [[0.0245]]
+    assert got.evidence[0].fingerprint == "ab" * 32
+    assert got.definition == {"name": "a", "goal": "g"}
+    assert got.attempt == 1
+
+
+def test_one_run_per_slot(store: Store) -> None:
+    first = store.create_run("a", SLOT, trigger="schedule")
+    assert first is not None
+    assert store.create_run("a", SLOT, trigger="schedule") is None
+    assert store.create_run("b", SLOT, trigger="schedule") is not None
+    with pytest.raises(StoreError, match="already has a run"):
+        store.save_report(make_report("a"))
+
+
+def test_claim_is_fenced_on_attempt(store: Store) -> None:
+    run_id = store.create_run("a", SLOT)
+    assert run_id is not None
+    first = store.claim_run(run_id, lease_s=0.0)  # lease already expired
+    assert first == 1
+    second = store.claim_run(run_id, lease_s=60)  # a reaper or redelivery takes it over
+    assert second == 2
+    assert store.claim_run(run_id, lease_s=60) is None  # live lease: a duplicate does nothing
+    assert store.finish_run(run_id, first, make_report()) is False  # stale attempt cannot write
+    assert store.finish_run(run_id, second, make_report()) is True
+    assert store.claim_run(run_id, lease_s=60) is None  # finished runs are never claimed again
+    got = store.get_run(run_id)
+    assert got is not None and got.status == Status.COMPLETED and got.attempt == 2
+
+
+def test_list_and_last_completed(store: Store) -> None:
+    for i, finding in enumerate([Finding.CLEAR, Finding.NEEDS_ATTENTION, Finding.CLEAR]):
+        report = make_report("a", finding)
+        report.scheduled_for = SLOT + dt.timedelta(hours=i)
+        store.save_report(report)
+    runs = store.list_runs(automation="a")
+    assert [r.finding for r in runs] == [Finding.CLEAR, Finding.NEEDS_ATTENTION, Finding.CLEAR]
+    assert [r.scheduled_for.hour for r in runs] == [8, 7, 6]
+    assert len(store.list_runs(finding="needs_attention")) == 1
+    last = store.last_completed("a", before_run=runs[0].run_id)
+    assert last is not None and last.run_id == runs[1].run_id
+    assert store.last_completed("nobody") is None
+
+
+def test_naive_datetime_is_refused(store: Store) -> None:
+    with pytest.raises(Exception, match="naive datetime"):
+        store.create_run("a", dt.datetime(2026, 1, 1))
+
+
+def test_bad_url_says_which_store_without_password() -> None:
+    with pytest.raises(StoreError) as info:
+        Store("postgresql+psycopg://u:hunter2@127.0.0.1:1/nope")
+    assert "hunter2" not in str(info.value)
+    assert "cannot open the store at postgresql+psycopg://u:***@127.0.0.1:1/nope" in str(info.value)

@@ -1,0 +1,111 @@
+"""Every kind of error maps to its documented exit status, through the real entry point."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from checks.settings.config import Settings
+from tests.paths import ROOT
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    args: list[str]
+    code: int
+    stderr: str = ""
+    stdout: str = ""
+
+
+CASES = [
+    Case("unknown option", ["run", "--bogus"], 2, "No such option: --bogus"),
+    Case("unknown command", ["nosuch"], 2, "No such command 'nosuch'"),
+    Case(
+        "missing config",
+        ["--config", "nope.yaml", "validate"],
+        2,
+        "nope.yaml: config file not found",
+    ),
+    Case("nothing to run", ["run"], 2, "name at least one automation, or pass --all"),
+    Case("unknown automation", ["run", "nope"], 2, "no valid automation named 'nope'"),
+    Case(
+        "broken files",
+        ["validate", "tests/data/broken_automations"],
+        2,
+        stdout="six_field_cron.yaml:2:11: schedule: 6 fields: looks like a Quartz/seconds cron",
+    ),
+    Case("missing run", ["show", "999"], 2, "no run with id 999"),
+    Case("bad finding filter", ["reports", "--finding", "red"], 2, "--finding must be clear or"),
+    Case("skipped only", ["run", "carrier-december-delays"], 0, stdout="Skipped"),
+    Case("clear", ["run", "flights-carrier-integrity"], 0, stdout="Clear"),
+    Case("needs attention", ["run", "weather-plausible-readings"], 1, stdout="Needs attention"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_exit_status(case: Case, tmp_path: Path, flights_settings: Settings) -> None:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "LOOKOUT_STORE_URL": f"sqlite:///{tmp_path}/lookout.db",
+        "LOOKOUT_CACHE_DIR": flights_settings.cache_dir,
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", "from worker.cli.app import main; main()", *case.args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == case.code, proc.stdout + proc.stderr
+    assert case.stderr in proc.stderr
+    assert case.stdout in proc.stdout
+
+
+def test_run_error_exit_3_when_a_check_errors(tmp_path: Path, flights_settings: Settings) -> None:
+    (tmp_path / "a.yaml").write_text(
+        "name: null-check\nsource: flights\ngoal: g\nchecks:\n"
+        "  - {name: n, sql: 'SELECT NULL', expect: '== 0'}\n"
+        "  - {name: w, sql: 'DELETE FROM flights', expect: empty}\n",
+        encoding="utf-8",
+    )
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "LOOKOUT_STORE_URL": f"sqlite:///{tmp_path}/lookout.db",
+        "LOOKOUT_CACHE_DIR": flights_settings.cache_dir,
+        "LOOKOUT_AUTOMATIONS_DIR": str(tmp_path),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", "from worker.cli.app import main; main()", "run", "--all"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "ERROR: **n** — error: returned NULL" in proc.stdout
+    assert "rejected (write)" in proc.stdout or "rejected (ddl)" in proc.stdout
+
+
+def test_trace_of_a_run_without_agent_says_why_it_is_empty(
+    tmp_path: Path, flights_settings: Settings
+) -> None:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "LOOKOUT_STORE_URL": f"sqlite:///{tmp_path}/lookout.db",
+        "LOOKOUT_CACHE_DIR": flights_settings.cache_dir,
+    }
+    entry = [sys.executable, "-c", "from worker.cli.app import main; main()"]
+    subprocess.run([*entry, "run", "flights-carrier-integrity"], cwd=ROOT, env=env, check=True)
+    proc = subprocess.run(
+        [*entry, "show", "1", "--trace"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0
+    assert proc.stdout == ""
+    assert "run 1 has no trace: no agent ran (the declared checks decided)" in proc.stderr

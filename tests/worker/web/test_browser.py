@@ -1,0 +1,163 @@
+"""End to end in headless Chromium: Debian's ``chromium`` driven by Playwright, a real uvicorn.
+
+Never a downloaded browser: Playwright launches ``/usr/bin/chromium``
+(``executable_path``). Without it these tests fail under ``CI=true`` (run
+``.ci/browser``) and are skipped with the reason elsewhere. Screenshots of
+the list and a report go to ``$LOOKOUT_SCREENSHOTS`` when set, else to the
+test's temporary folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from tests.worker.web.web_support import PASSWORD, LiveServer, World, app_for
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not (os.path.exists(CHROMIUM) and shutil.which(CHROMIUM)):
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{CHROMIUM} is missing: CI must install it (.ci/browser)")
+        pytest.skip(f"{CHROMIUM} is missing: apt-get install chromium (or run .ci/browser)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def site(web_world: World) -> Iterator[str]:
+    with LiveServer(app_for(web_world)) as server:
+        yield server.url
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    opened = context.new_page()
+    opened.set_default_timeout(10_000)
+    yield opened
+    context.close()
+
+
+def shots_dir(tmp_path: Path) -> Path:
+    folder = Path(os.environ.get("LOOKOUT_SCREENSHOTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def log_in(page: Page, site: str, path: str = "/") -> None:
+    page.goto(site + path)
+    expect(page.get_by_role("heading", name="Log in")).to_be_visible()
+    page.get_by_label("User name").fill("alice")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+
+
+def board_rows(page: Page) -> list[str]:
+    rows = page.locator("#board tr.row")
+    return [rows.nth(i).get_attribute("data-automation") or "" for i in range(rows.count())]
+
+
+def test_log_in_filter_open_acknowledge_resolve_and_leave_needs_me(
+    page: Page, site: str, web_world: World, tmp_path: Path
+) -> None:
+    log_in(page, site)
+    expect(page.get_by_role("heading", name="Reports")).to_be_visible()
+    expect(page.locator("#board tr.row")).to_have_count(4)
+    page.screenshot(path=str(shots_dir(tmp_path) / "list.png"), full_page=True)
+
+    page.locator('nav.quick a[data-filter="disagreements"]').click()
+    expect(page).to_have_url(site + "/?f=disagreements")
+    expect(page.locator("#board tr.row")).to_have_count(1)
+    page.get_by_role("link", name="planes-registry").click()
+    run = web_world.latest("planes-registry")
+    expect(page).to_have_url(f"{site}/runs/{run}")
+    expect(page.locator("#second-opinion")).to_contain_text("disagrees")
+    page.screenshot(path=str(shots_dir(tmp_path) / "report.png"), full_page=True)
+
+    page.get_by_role("button", name="Acknowledge").click()
+    expect(page.locator("#review")).to_contain_text("Ack'd by alice")
+    page.get_by_label("Reason").select_option("false_positive")
+    page.get_by_label("Resolve note").fill("fleet numbers, not tail numbers")
+    page.get_by_role("button", name="Resolve").click()
+    expect(page.locator("#review")).to_contain_text("Resolved: False positive")
+    expect(page.locator("#timeline")).to_contain_text("alice resolved: False positive")
+
+    page.get_by_role("link", name="← Reports").click()
+    page.locator('nav.quick a[data-filter="needs_me"]').click()
+    expect(page).to_have_url(site + "/?f=needs_me")
+    expect(page.locator("#board tr.row")).to_have_count(2)
+    assert board_rows(page) == ["hot-weather", "broken-check"]
+
+
+def test_hostile_report_content_stays_harmless(page: Page, site: str, web_world: World) -> None:
+    run = web_world.latest("hot-weather")
+    log_in(page, site, f"/runs/{run}")
+    expect(page).to_have_url(f"{site}/runs/{run}")
+    summary = page.locator(".summary")
+    expect(summary).to_contain_text("<script>window.__pwned = 1</script>")
+    expect(summary).to_contain_text('<img src="x" onerror="window.__pwned = 2">')
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert page.locator(".summary script").count() == 0
+    assert page.locator("img").count() == 0
+    assert page.locator("[onerror], [onclick], [onload]").count() == 0
+    link = summary.get_by_role("link", name="runbook")
+    assert link.get_attribute("href") == "https://example.com/runbook"
+    assert link.get_attribute("target") == "_blank"
+    assert set((link.get_attribute("rel") or "").split()) >= {"nofollow", "noopener"}
+    tracker = summary.get_by_role("link", name="[image: tracker]")
+    assert tracker.get_attribute("href") == "https://evil.example/t.png"  # a link, never loaded
+    summary.get_by_role("link", name="[Q1]").click()
+    expect(page).to_have_url(f"{site}/runs/{run}#evidence-Q1")
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+
+
+def test_without_login_the_browser_gets_the_login_page_and_the_api_401(
+    page: Page, site: str, web_world: World
+) -> None:
+    run = web_world.latest("broken-check")
+    page.goto(f"{site}/runs/{run}")
+    expect(page).to_have_url(f"{site}/login?next=%2Fruns%2F{run}")
+    expect(page.get_by_role("heading", name="Log in")).to_be_visible()
+    api = page.request.get(f"{site}/api/runs/{run}")
+    assert api.status == 401
+    page.get_by_label("User name").fill("alice")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page).to_have_url(f"{site}/runs/{run}")
+    expect(page.locator(".finding")).to_contain_text("Error")
+    assert page.request.get(f"{site}/api/runs/{run}").status == 200  # the session now
+
+
+def test_typing_in_the_search_filters_the_list_in_place(page: Page, site: str) -> None:
+    log_in(page, site)
+    expect(page.locator("#board tr.row")).to_have_count(4)
+    page.get_by_label("Search").fill("registry")
+    expect(page.locator("#board tr.row")).to_have_count(1)
+    expect(page).to_have_url(site + "/?q=registry")
+    assert board_rows(page) == ["planes-registry"]
+    page.get_by_label("Owner").select_option("fleet-data")
+    expect(page).to_have_url(site + "/?owner=fleet-data&q=registry")
+    page.locator('nav.quick a[data-filter="needs_me"]').click()  # the chips keep the search
+    expect(page).to_have_url(site + "/?f=needs_me&owner=fleet-data&q=registry")
+    assert board_rows(page) == ["planes-registry"]

@@ -1,0 +1,1 @@
+"""Alerts to chat: events and incidents, routing, delivery, attempts, messages, channels."""

@@ -1,0 +1,253 @@
+"""Which events a run announces, decided once per run, and the incidents behind them.
+
+An incident is one problem of one automation, so that a problem gets one
+message and not one per run:
+
+- ``attention``: opens at the first Needs attention (event ``needs_attention``)
+  and closes at the next Clear run (event ``resolved``). While it is open,
+  a Needs attention run announces again only when ``repeat_interval`` (the
+  automation's, default 24 h) has passed since the last announcement: a
+  reminder.
+- ``error``: opens at the first run in error (``run_error``), reminds on the
+  same interval while runs keep failing, and closes at the next completed run;
+  if that run is Clear, ``resolved`` says so.
+
+``double_check_disagrees`` and ``changed_since_last_run`` come from the run's
+second opinion (issue 5) and are announced on every run that has them.
+
+``plan_run`` decides a run's events in one transaction that first inserts the
+run's ``alert_runs`` row (primary key: the run) and then moves its incidents,
+so a redelivered task, a retry or a second worker finds the plan made and
+reuses it: events are decided exactly once. A run older than one already
+planned for the same automation announces nothing (its note says so).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from sqlalchemy import Engine, func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from checks.errors import StoreError
+from checks.report import Finding, RunReport, Status
+from checks.settings.alerts import ALL_EVENTS, EventKind
+from checks.store.alert_tables import AlertRunRow, IncidentRow
+from worker.alerts.message import opinion_of
+
+DEFAULT_REPEAT_INTERVAL_S = 86_400.0
+_FLAG_EVENTS = (EventKind.DOUBLE_CHECK_DISAGREES, EventKind.CHANGED_SINCE_LAST_RUN)
+_PLAN_TRIES = 5
+
+
+@dataclass(frozen=True)
+class PlannedEvent:
+    """One event a run announces.
+
+    Attributes:
+        kind: the event.
+        reminder: a repeat of an open incident's announcement.
+        incident_id: the incident it belongs to (None for flag events with no
+            open incident).
+        thread_key: the incident's thread (``lookout-{automation}-{incident_id}``).
+        opened_at: ISO 8601 UTC time the incident opened.
+    """
+
+    kind: EventKind
+    reminder: bool = False
+    incident_id: int | None = None
+    thread_key: str | None = None
+    opened_at: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return a JSON-safe dict (stored in ``alert_runs.events``)."""
+        return {**asdict(self), "kind": str(self.kind)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PlannedEvent:
+        """Rebuild an event stored by ``to_json``."""
+        return cls(**{**data, "kind": EventKind(data["kind"])})
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A run's events; ``new`` is True when this call decided them (else they were reused)."""
+
+    run_id: int
+    events: list[PlannedEvent] = field(default_factory=list)
+    note: str | None = None
+    new: bool = True
+
+
+def thread_key(incident: IncidentRow) -> str:
+    """Return the incident's thread key (stable for the incident's life)."""
+    return f"lookout-{incident.automation}-{incident.id}"
+
+
+def repeat_interval_s(report: RunReport) -> float:
+    """Return the automation's ``repeat_interval`` in seconds (stored with the run)."""
+    value = report.definition.get("repeat_interval")
+    return (
+        float(value) if isinstance(value, int | float) and value > 0 else DEFAULT_REPEAT_INTERVAL_S
+    )
+
+
+def plan_run(
+    engine: Engine,
+    report: RunReport,
+    *,
+    now: dt.datetime,
+    enabled: tuple[EventKind, ...] | list[EventKind] = ALL_EVENTS,
+) -> Plan:
+    """Return the events ``report``'s run announces, deciding them if nobody has yet.
+
+    Args:
+        engine: the store's engine.
+        report: a stored run (``run_id`` set).
+        now: the current time (aware); reminders are due by it. Injectable for tests.
+        enabled: the events sent at all (``alerts.events``); incidents move regardless.
+
+    Raises:
+        ValueError: the report has no ``run_id``.
+        StoreError: concurrent writers kept conflicting (after 5 tries).
+    """
+    if report.run_id is None:
+        raise ValueError("plan_run needs a stored run (run_id is None)")
+    for _ in range(_PLAN_TRIES):
+        try:
+            with Session(engine, expire_on_commit=False) as session, session.begin():
+                row = AlertRunRow(
+                    run_id=report.run_id,
+                    automation=report.automation,
+                    scheduled_for=report.scheduled_for,
+                    planned_at=now,
+                    events=[],
+                )
+                session.add(row)
+                session.flush()  # the run's claim: a second planner stops here
+                events, note = _decide(session, report, now)
+                events = [e for e in events if e.kind in enabled]
+                row.events = [e.to_json() for e in events]
+                row.note = note
+                return Plan(report.run_id, events, note, new=True)
+        except IntegrityError:
+            existing = load_plan(engine, report.run_id)
+            if existing is not None:
+                return existing
+            # another run of the automation opened the same incident first: decide again
+    raise StoreError(f"could not plan the alerts of run {report.run_id}: conflicting writers")
+
+
+def load_plan(engine: Engine, run_id: int) -> Plan | None:
+    """Return the stored plan of a run, or None when it has not been planned."""
+    with Session(engine) as session:
+        row = session.get(AlertRunRow, run_id)
+        if row is None:
+            return None
+        events = [PlannedEvent.from_json(e) for e in row.events]
+        return Plan(run_id, events, row.note, new=False)
+
+
+def open_incidents(engine: Engine, automation: str | None = None) -> list[IncidentRow]:
+    """Return the open incidents, oldest first (of one automation when named)."""
+    query = select(IncidentRow).where(IncidentRow.open_key.is_not(None)).order_by(IncidentRow.id)
+    if automation is not None:
+        query = query.where(IncidentRow.automation == automation)
+    with Session(engine, expire_on_commit=False) as session:
+        return list(session.scalars(query))
+
+
+def _open(session: Session, automation: str, kind: str) -> IncidentRow | None:
+    query = select(IncidentRow).where(IncidentRow.open_key == f"{automation}:{kind}")
+    return session.scalars(query).first()
+
+
+def _start(session: Session, report: RunReport, kind: str, now: dt.datetime) -> IncidentRow:
+    incident = IncidentRow(
+        automation=report.automation,
+        kind=kind,
+        open_key=f"{report.automation}:{kind}",
+        opened_at=now,
+        opened_run_id=report.run_id,
+        last_notified_at=now,
+        reminders=0,
+    )
+    session.add(incident)
+    session.flush()
+    return incident
+
+
+def _close(incident: IncidentRow, report: RunReport, now: dt.datetime) -> None:
+    incident.open_key = None
+    incident.closed_at = now
+    incident.closed_run_id = report.run_id
+
+
+def _event(
+    kind: EventKind, incident: IncidentRow | None, *, reminder: bool = False
+) -> PlannedEvent:
+    if incident is None:
+        return PlannedEvent(kind)
+    return PlannedEvent(
+        kind, reminder, incident.id, thread_key(incident), incident.opened_at.isoformat()
+    )
+
+
+def _announce_or_remind(
+    session: Session, report: RunReport, kind: str, event: EventKind, now: dt.datetime
+) -> PlannedEvent | None:
+    """Open the incident (announce) or, when one is open and the interval passed, remind."""
+    incident = _open(session, report.automation, kind)
+    if incident is None:
+        return _event(event, _start(session, report, kind, now))
+    if (now - incident.last_notified_at).total_seconds() >= repeat_interval_s(report):
+        incident.last_notified_at = now
+        incident.reminders += 1
+        return _event(event, incident, reminder=True)
+    return None
+
+
+def _newer_run_planned(session: Session, report: RunReport) -> bool:
+    newest = session.scalar(
+        select(func.max(AlertRunRow.scheduled_for)).where(
+            AlertRunRow.automation == report.automation, AlertRunRow.run_id != report.run_id
+        )
+    )
+    return newest is not None and newest > report.scheduled_for
+
+
+def _decide(
+    session: Session, report: RunReport, now: dt.datetime
+) -> tuple[list[PlannedEvent], str | None]:
+    """Move the automation's incidents for this run and return its events and a note."""
+    if _newer_run_planned(session, report):
+        return [], "a newer run of this automation was announced first: nothing sent"
+    events: list[PlannedEvent] = []
+    if report.status == Status.ERROR:
+        found = _announce_or_remind(session, report, "error", EventKind.RUN_ERROR, now)
+        events += [found] if found else []
+    elif report.status == Status.COMPLETED:
+        failing = _open(session, report.automation, "error")
+        if failing is not None:
+            _close(failing, report, now)
+        if report.finding == Finding.NEEDS_ATTENTION:
+            found = _announce_or_remind(
+                session, report, "attention", EventKind.NEEDS_ATTENTION, now
+            )
+            events += [found] if found else []
+        elif report.finding == Finding.CLEAR:
+            attention = _open(session, report.automation, "attention")
+            if attention is not None:
+                _close(attention, report, now)
+                events.append(_event(EventKind.RESOLVED, attention))
+            elif failing is not None:
+                events.append(_event(EventKind.RESOLVED, failing))
+    else:
+        return [], f"run status {report.status}: nothing to announce"
+    _, flags = opinion_of(report)
+    attention = _open(session, report.automation, "attention")
+    events += [_event(kind, attention) for kind in _FLAG_EVENTS if kind in flags]
+    return events, None

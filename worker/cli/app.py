@@ -1,0 +1,293 @@
+"""The ``lookout`` command line: a thin edge over ``checks``.
+
+Exit status (README, "Exit status"): 0 all Clear, 1 any Needs attention,
+2 a configuration error, 3 any run in error, 4 an internal error (a bug);
+when several apply the highest wins.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from checks.agent.trace import read_trace, to_jsonl
+from checks.automation.loader import LoadResult, load_automations
+from checks.automation.model import Automation
+from checks.errors import ConfigError, LookoutError
+from checks.opinion.second_opinion import Flag
+from checks.report import Finding, RunReport, Status
+from checks.run import SourcePool, llm_configured, run_and_store
+from checks.settings.config import Settings, load_settings, redact
+from checks.store.store import Store
+from worker.alerts.delivery import deliver_for_run
+from worker.alerts.delivery_log import deliveries_by_run, summarize
+from worker.cli import eval as cli_eval
+from worker.cli import notify as cli_notify
+from worker.cli import render
+from worker.cli import serve as cli_serve
+from worker.cli import service as cli_service
+from worker.cli.render import SafeConsole
+
+EXIT_OK, EXIT_ATTENTION, EXIT_CONFIG, EXIT_RUN_ERROR, EXIT_INTERNAL = 0, 1, 2, 3, 4
+
+app = typer.Typer(
+    help="Lookout: data checks written in YAML, decided in SQL, reported to ops.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = SafeConsole(highlight=False, soft_wrap=True)
+err = SafeConsole(stderr=True, highlight=False, soft_wrap=True)
+
+
+@dataclass
+class Context:
+    """Global options, resolved lazily so ``--help`` never reads files."""
+
+    config: Path | None
+    automations: Path | None
+
+    def settings(self) -> Settings:
+        """Load settings; ``--automations`` wins over the config and the environment."""
+        settings = load_settings(self.config)
+        if self.automations is not None:
+            settings.automations_dir = str(self.automations)
+        return settings
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Config file (env LOOKOUT_CONFIG).")
+    ] = None,
+    automations: Annotated[
+        Path | None,
+        typer.Option("--automations", help="Automations folder (env LOOKOUT_AUTOMATIONS_DIR)."),
+    ] = None,
+) -> None:
+    """Lookout: data checks written in YAML, decided in SQL, reported to ops."""
+    ctx.obj = Context(config, automations)
+
+
+def _report_load_problems(loaded: LoadResult, console: Console, *, warnings: bool = True) -> None:
+    for problem in loaded.errors:
+        console.print(f"error: {problem.location_message()}", markup=False)
+    for warning in loaded.warnings if warnings else []:
+        console.print(f"warning: {warning}", markup=False)
+
+
+@app.command()
+def validate(
+    ctx: typer.Context,
+    path: Annotated[
+        Path | None, typer.Argument(help="File or folder; default the automations folder.")
+    ] = None,
+) -> None:
+    """Check automation files; print every problem as path:line:column: field: message."""
+    settings = ctx.obj.settings()
+    target = path or Path(settings.automations_dir)
+    loaded = load_automations(target, known_sources=settings.sources.keys())
+    _report_load_problems(loaded, out)
+    files = {a.path for a in loaded.automations}
+    out.print(
+        f"{_count(len(loaded.automations), 'automation')} valid in "
+        f"{_count(len(files), 'file')}; {_count(len(loaded.errors), 'error')}, "
+        f"{_count(len(loaded.warnings), 'warning')}",
+        markup=False,
+    )
+    raise typer.Exit(EXIT_CONFIG if loaded.errors else EXIT_OK)
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 error``, ``2 errors``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _select(loaded: LoadResult, names: list[str], run_all: bool) -> list[Automation]:
+    if run_all:
+        return [a for a in loaded.automations if a.enabled]
+    chosen = []
+    for name in names:
+        try:
+            chosen.append(loaded.by_name(name))
+        except KeyError:
+            raise ConfigError(
+                f"no valid automation named '{name}' (run 'lookout validate' to see file errors)"
+            ) from None
+    return chosen
+
+
+def exit_status(reports: list[RunReport], config_errors: int) -> int:
+    """Return the exit status for a batch of runs (highest that applies)."""
+    if any(r.status == Status.ERROR for r in reports):
+        return EXIT_RUN_ERROR
+    if config_errors:
+        return EXIT_CONFIG
+    if any(r.finding == Finding.NEEDS_ATTENTION for r in reports):
+        return EXIT_ATTENTION
+    return EXIT_OK
+
+
+@app.command()
+def run(
+    ctx: typer.Context,
+    names: Annotated[list[str] | None, typer.Argument(help="Automations to run.")] = None,
+    run_all: Annotated[bool, typer.Option("--all", help="Run every enabled automation.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON document per run, one per line.")
+    ] = False,
+    notify: Annotated[
+        bool,
+        typer.Option("--notify", help="Deliver each run's alerts now, in this process."),
+    ] = False,
+) -> None:
+    """Run automations now, in this process, and store their reports."""
+    if not names and not run_all:
+        raise ConfigError("name at least one automation, or pass --all")
+    settings = ctx.obj.settings()
+    loaded = load_automations(settings.automations_dir, known_sources=settings.sources.keys())
+    # The goal-only warnings ("needs an LLM") only matter when no LLM is configured.
+    _report_load_problems(loaded, err, warnings=not llm_configured(settings))
+    chosen = _select(loaded, names or [], run_all)
+    store = Store(settings.store_url)
+    reports: list[RunReport] = []
+    with SourcePool(settings) as pool, err.status("starting…") as status:
+        for automation in chosen:
+            report = run_and_store(
+                automation, settings, pool, store, progress=lambda line: status.update(line)
+            )
+            reports.append(report)
+            status.stop()
+            _print_report(report, as_json, settings)
+            if notify:
+                status.update(f"{automation.name}: delivering alerts")
+                for record in deliver_for_run(store, settings, report):
+                    line = f"alert: {record.event} → {record.channel}: {record.status}"
+                    if record.error:
+                        line += f" ({record.error})"
+                    err.print(redact(line, settings.secrets()), markup=False)
+            status.start()
+    # Bad files elsewhere in the folder count only when --all asked to run them.
+    raise typer.Exit(exit_status(reports, len(loaded.errors) if run_all else 0))
+
+
+def _print_report(report: RunReport, as_json: bool, settings: Settings) -> None:
+    if as_json:
+        out.print(redact(json.dumps(report.to_dict()), settings.secrets()), markup=False)
+    else:
+        render.print_report(out, report)
+
+
+@app.command()
+def reports(
+    ctx: typer.Context,
+    finding: Annotated[str | None, typer.Option(help="clear or needs_attention.")] = None,
+    automation: Annotated[str | None, typer.Option(help="Only this automation.")] = None,
+    status: Annotated[
+        str | None, typer.Option(help="queued, running, completed, error or skipped.")
+    ] = None,
+    flag: Annotated[
+        str | None,
+        typer.Option(help="Only runs whose second opinion set this flag."),
+    ] = None,
+    limit: Annotated[
+        int, typer.Option(help="How many runs, newest first.", min=1, max=10_000)
+    ] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="A JSON list.")] = False,
+) -> None:
+    """List recent runs from the store."""
+    if finding and finding not in {f.value for f in Finding}:
+        raise ConfigError(f"--finding must be clear or needs_attention, not '{finding}'")
+    if status and status not in {s.value for s in Status}:
+        raise ConfigError(f"--status must be one of {', '.join(s.value for s in Status)}")
+    if flag and flag not in {f.value for f in Flag}:
+        known = ", ".join(f.value for f in Flag)
+        raise ConfigError(f"--flag must be one of {known}, not '{flag}'")
+    settings = ctx.obj.settings()
+    store = Store(settings.store_url)
+    runs = store.list_runs(
+        automation=automation, finding=finding, status=status, flag=flag, limit=limit
+    )
+    delivered = deliveries_by_run(store.engine, [r.run_id for r in runs if r.run_id])
+    alerts = {run_id: summarize(records) for run_id, records in delivered.items()}
+    if as_json:
+        rows = [
+            {k: v for k, v in r.to_dict().items() if k not in ("checks", "evidence")}
+            | {"alerts": alerts.get(r.run_id or 0)}
+            for r in runs
+        ]
+        out.print(redact(json.dumps(rows), settings.secrets()), markup=False)
+    else:
+        render.print_runs(out, runs, alerts=alerts)
+
+
+@app.command()
+def show(
+    ctx: typer.Context,
+    run_id: Annotated[
+        int, typer.Argument(help="The run's id (see 'lookout reports').", min=1, max=2**63 - 1)
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="The run as JSON.")] = False,
+    trace: Annotated[
+        bool,
+        typer.Option("--trace", help="The agent's trace instead: one JSON event per line."),
+    ] = False,
+) -> None:
+    """Show one stored run: finding, summary, checks and evidence (or its agent trace)."""
+    settings = ctx.obj.settings()
+    store = Store(settings.store_url)
+    report = store.get_run(run_id)
+    if report is None:
+        raise ConfigError(f"no run with id {run_id} (see 'lookout reports')")
+    if trace:
+        events = read_trace(store, run_id)
+        if not events:
+            err.print(f"run {run_id} has no trace: no agent ran (the declared checks decided)")
+        sys.stdout.write(redact(to_jsonl(events), settings.secrets()))
+        return
+    _print_report(report, as_json, settings)
+
+
+# worker, beat, schedule, run-now (Celery); notify (alerts); serve (review page); eval
+for _commands in (cli_service, cli_notify, cli_serve, cli_eval):
+    _commands.register(app)
+
+
+def main() -> None:
+    """Console-script entry point: map Lookout's errors to exit statuses."""
+    for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 terminal gets '?' rather than a crash
+        reconfigure = getattr(stream, "reconfigure", None)
+        if callable(reconfigure):
+            reconfigure(errors="replace")
+    try:
+        code = app(standalone_mode=False)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.TyperException as exc:  # usage errors (typer's vendored click)
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()
+        else:
+            err.print(f"error: {exc}", markup=False)
+        sys.exit(EXIT_CONFIG)
+    except ConfigError as exc:
+        err.print(f"error: {exc}", markup=False)
+        sys.exit(EXIT_CONFIG)
+    except LookoutError as exc:
+        err.print(f"error: {exc}", markup=False)
+        sys.exit(EXIT_RUN_ERROR)
+    except (typer.Abort, KeyboardInterrupt):
+        err.print("aborted", markup=False)
+        sys.exit(130)
+    except Exception:  # a bug: never let it look like exit 1 (Needs attention)
+        traceback.print_exc()
+        sys.exit(EXIT_INTERNAL)
+    sys.exit(code if isinstance(code, int) else EXIT_OK)

@@ -1,0 +1,225 @@
+"""``lookout eval``: the command-line edge over ``checks.eval.runner``.
+
+``register(app)`` adds the command to the ``lookout`` Typer app. Settings come
+from the app's context object (``ctx.obj.settings()``, as the other commands),
+or from ``load_settings`` when there is none. Exit status: 0 when the harness
+ran (accuracy is a result, not an error), 2 for a bad suite file, an unknown
+case or bad settings.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Protocol
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from checks.errors import ConfigError
+from checks.eval.reliability import write_reliability_diagram
+from checks.eval.runner import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_PLOT,
+    EvalResult,
+    default_suite_path,
+    run_eval,
+)
+from checks.eval.scoring import CaseScore, RunOutcome
+from checks.eval.suite import SuiteError, load_suite
+from checks.settings.config import Settings, load_settings, redact
+
+EXIT_OK, EXIT_CONFIG = 0, 2
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class _HasSettings(Protocol):
+    def settings(self) -> Settings: ...
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``lookout eval`` to ``app``."""
+    app.command("eval")(eval_command)
+
+
+def eval_command(
+    ctx: typer.Context,
+    suite: Annotated[
+        Path | None, typer.Argument(help="Suite file; default the shipped suite.")
+    ] = None,
+    runs: Annotated[int, typer.Option("--runs", min=1, help="Runs per case (K).")] = 1,
+    cases: Annotated[
+        str | None, typer.Option("--cases", help="Only these case ids, comma-separated.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON document.")] = False,
+    plot: Annotated[
+        Path, typer.Option("--plot", help="Where to write the reliability diagram (PNG).")
+    ] = DEFAULT_PLOT,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=1, help="Most runs at once.")
+    ] = DEFAULT_CONCURRENCY,
+) -> None:
+    """Measure the agent and decision model on cases with known answers."""
+    try:
+        settings = _settings(ctx.obj)
+        loaded = load_suite(suite or default_suite_path())
+        ids = [c.strip() for c in cases.split(",") if c.strip()] if cases else None
+        with err.status("building the cases' data…") as status:
+
+            def progress(outcome: RunOutcome, done: int, total: int) -> None:
+                status.update(f"[{done}/{total}] {outcome.case_id} run {outcome.run}")
+
+            result = run_eval(
+                loaded,
+                settings,
+                runs=runs,
+                case_ids=ids,
+                concurrency=concurrency,
+                progress=None if as_json else progress,
+            )
+    except SuiteError as exc:
+        for problem in exc.problems:
+            err.print(f"error: {problem.location_message()}", markup=False)
+        raise typer.Exit(EXIT_CONFIG) from None
+    except ConfigError as exc:
+        err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(EXIT_CONFIG) from None
+    decision = result.scorecard.decision
+    written = write_reliability_diagram(
+        decision.bins,
+        plot,
+        title=f"lookout eval · {result.suite_name} · {result.decision_backend}",
+        ece=decision.ece,
+        brier=decision.brier,
+    )
+    if as_json:
+        document = {**result.to_dict(), "plot": str(written)}
+        out.print(redact(json.dumps(document), settings.secrets()), markup=False)
+    else:
+        print_result(out, result, written)
+    raise typer.Exit(EXIT_OK)
+
+
+def _settings(obj: Any) -> Settings:
+    if obj is not None and hasattr(obj, "settings"):
+        context: _HasSettings = obj
+        return context.settings()
+    return load_settings()
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def _num(value: float | None, spec: str = ",.0f") -> str:
+    return "—" if value is None else format(value, spec)
+
+
+_HEADERS = (
+    "case",
+    "expected",
+    "right",
+    "acc",
+    "agree",
+    "decided by",
+    "steps",
+    "tokens in/out",
+    "cost",
+)
+
+
+def _case_row(case: CaseScore) -> list[Text | str]:
+    right = f"{case.correct}/{case.scored}" if case.scored else "skipped"
+    agree = {None: "—", True: "yes", False: "NO"}[case.agree]
+    tokens = (
+        "—"
+        if case.input_tokens_mean is None
+        else f"{_num(case.input_tokens_mean)}/{_num(case.output_tokens_mean)}"
+    )
+    return [
+        Text(case.case_id),
+        case.expected,
+        right,
+        _pct(case.accuracy),
+        agree,
+        ",".join(case.finding_sources) or "—",
+        _num(case.steps_mean, ".1f"),
+        tokens,
+        "—" if case.cost_usd is None else f"${case.cost_usd:.4f}",
+    ]
+
+
+def print_result(console: Console, result: EvalResult, plot: Path) -> None:
+    """Print the per-case table and the overall figures."""
+    overall = result.scorecard.overall
+    llm = result.llm_model or "none (checks decide; goal-only cases are skipped)"
+    console.print(
+        Text(
+            f"lookout eval — {result.suite_name}: {overall['cases']} cases × "
+            f"{result.runs_per_case} runs · LLM: {llm} · decision model: "
+            f"{result.decision_backend}",
+            style="bold",
+        )
+    )
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for header in _HEADERS:
+        table.add_column(header, no_wrap=True)
+    for case in result.scorecard.cases:
+        table.add_row(*_case_row(case))
+    wide = Console(file=console.file, width=max(console.width, 200), highlight=False)
+    wide.print(table)
+    for line in summary_lines(result):
+        console.print(Text(line))
+    console.print(Text(f"Reliability diagram: {plot}", style="dim"))
+
+
+def summary_lines(result: EvalResult) -> list[str]:
+    """The overall figures, one per line."""
+    overall = result.scorecard.overall
+    lines = [
+        f"Finding accuracy: {overall['correct']}/{overall['scored']} runs "
+        f"({_pct(overall['accuracy'])}); {overall['skipped']} skipped (need an LLM), "
+        f"{overall['errors']} in error."
+    ]
+    for source, tally in sorted(overall["by_finding_source"].items()):
+        lines.append(f"  decided by {source}: {tally['correct']}/{tally['runs']} right")
+    agreement = overall["agreement"]
+    if agreement["cases_compared"]:
+        lines.append(
+            f"Repeated runs agree: {agreement['cases_agreeing']}/{agreement['cases_compared']} "
+            f"cases ({_pct(agreement['rate'])})."
+        )
+    else:
+        lines.append("Repeated runs agree: — (needs --runs 2 or more)")
+    agent = overall["agent"]
+    cost = agent["cost_usd"]
+    if not agent["runs"]:
+        lines.append("Agent: did not run (no LLM configured, or every case was skipped).")
+    else:
+        lines.append(
+            f"Agent: {agent['runs']} runs, {agent['steps']} steps, "
+            f"{agent['tool_calls']} tool calls, "
+            f"{agent['input_tokens']:,} in / {agent['output_tokens']:,} out tokens, "
+            + ("cost unknown" if cost is None else f"${cost:.4f}")
+            + "."
+        )
+    d = result.scorecard.decision
+    if d.answers:
+        lines.append(
+            f"Decision model ('goal met?', {d.answers} answers, yes at p ≥ {d.threshold:g}): "
+            f"accuracy {_pct(d.accuracy)}, Brier {_num(d.brier, '.4f')}, "
+            f"ECE {_num(d.ece, '.4f')} (10 equal-width bins)."
+        )
+        cost = "cost unknown" if d.cost_usd is None else f"${d.cost_usd:.4f}"
+        lines.append(f"  {d.input_tokens:,} in / {d.output_tokens:,} out tokens, {cost}")
+        if d.urgency_answers:
+            lines.append(f"  urgency: {_pct(d.urgency_accuracy)} of {d.urgency_answers} right")
+    else:
+        lines.append(f"Decision model: no answers (backend {result.decision_backend}).")
+    lines.append(f"Took {result.elapsed_s:.1f} s.")
+    return lines

@@ -1,0 +1,131 @@
+"""``lookout notify …``: send a test message, flush held alerts, read the delivery log.
+
+A thin edge over ``worker.alerts.delivery`` and ``worker.alerts.delivery_log``; registered on
+the main app by ``register(app)``. Webhook URLs never appear in the output:
+channels are shown by name and type, and errors are stored redacted.
+
+Exit status: 0 done; 1 a test message was not delivered; 2 a configuration
+error (unknown channel, bad config).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from checks.errors import ConfigError, StoreError
+from checks.settings.config import Settings, load_settings
+from checks.store.store import Store
+from worker.alerts.delivery import deliver_due, send_test
+from worker.alerts.delivery_log import DeliveryRecord, attempts_of, list_deliveries
+
+EXIT_FAILED, EXIT_CONFIG = 1, 2
+
+notify_app = typer.Typer(
+    help="Chat alerts: send a test message, flush held alerts, show deliveries.",
+    no_args_is_help=True,
+)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``notify`` command group to the main ``lookout`` app."""
+    app.add_typer(notify_app, name="notify")
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    """Return settings from the main app's context object (``--config``), else the defaults."""
+    obj: Any = ctx.obj
+    return obj.settings() if hasattr(obj, "settings") else load_settings()
+
+
+def _store(settings: Settings) -> Store:
+    try:
+        return Store(settings.store_url)
+    except StoreError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(EXIT_CONFIG) from None
+
+
+def _line(record: DeliveryRecord) -> str:
+    run = f"run {record.run_id}" if record.run_id is not None else "test"
+    code = f" HTTP {record.http_status}" if record.http_status is not None else ""
+    held = f" until {record.not_before.isoformat()}" if record.not_before else ""
+    error = f": {record.error}" if record.error else ""
+    return (
+        f"{record.status:<13} {run} {record.event} -> {record.channel} ({record.channel_type})"
+        f"{code}{held}, {record.attempts} attempt(s){error}"
+    )
+
+
+@notify_app.command("test")
+def test_channel(
+    ctx: typer.Context,
+    channel: Annotated[str, typer.Argument(help="A channel name from the config's channels.")],
+) -> None:
+    """Send a sample message to CHANNEL; exit 1 when it was not delivered."""
+    try:
+        settings = _settings(ctx)
+    except ConfigError as exc:
+        typer.echo(f"error: {exc.location_message()}", err=True)
+        raise typer.Exit(EXIT_CONFIG) from None
+    if channel not in settings.channels:
+        known = ", ".join(sorted(settings.channels)) or "none are configured"
+        typer.echo(f"error: unknown channel {channel!r}; known: {known}", err=True)
+        raise typer.Exit(EXIT_CONFIG)
+    store = _store(settings)
+    try:
+        record = send_test(store, settings, channel)
+    finally:
+        store.close()
+    typer.echo(_line(record))
+    if record.status != "sent":
+        raise typer.Exit(EXIT_FAILED)
+
+
+@notify_app.command("flush")
+def flush(ctx: typer.Context) -> None:
+    """Send alerts held by quiet hours whose window has ended, and close stale ones."""
+    settings = _settings(ctx)
+    store = _store(settings)
+    try:
+        records = deliver_due(store, settings)
+    finally:
+        store.close()
+    for record in records:
+        typer.echo(_line(record))
+    typer.echo(f"{len(records)} delivery(ies) handled")
+
+
+@notify_app.command("log")
+def log(
+    ctx: typer.Context,
+    run: Annotated[int | None, typer.Option("--run", help="Only this run's deliveries.")] = None,
+    status: Annotated[
+        str | None,
+        typer.Option("--status", help="sent, fallback_sent, failed, deferred or sending."),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1)] = 50,
+    attempts: Annotated[bool, typer.Option("--attempts", help="Show every attempt.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON document per line.")] = False,
+) -> None:
+    """Show recent deliveries, newest first (errors are redacted)."""
+    settings = _settings(ctx)
+    store = _store(settings)
+    try:
+        records = list_deliveries(store.engine, run_id=run, status=status, limit=limit)
+        for record in records:
+            tries = attempts_of(store.engine, record.id) if attempts or as_json else []
+            if as_json:
+                doc = record.to_dict()
+                doc["attempts_detail"] = [{**t.__dict__, "at": t.at.isoformat()} for t in tries]
+                typer.echo(json.dumps(doc))
+                continue
+            typer.echo(_line(record))
+            for t in tries:
+                code = f" HTTP {t.http_status}" if t.http_status is not None else ""
+                error = f": {t.error}" if t.error else ""
+                typer.echo(f"    #{t.number} {t.kind} {t.outcome}{code} {t.at.isoformat()}{error}")
+    finally:
+        store.close()

@@ -1,0 +1,239 @@
+"""The service's commands: ``lookout worker``, ``beat``, ``schedule`` and ``run-now``.
+
+``register(app)`` adds them to the ``lookout`` Typer app (``worker.cli.app`` calls
+it), so this module never imports ``worker.cli.app``. The Celery app is imported
+only inside the commands that need it, after ``--config`` and
+``--automations`` are put in the environment it reads its settings from.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from dataclasses import dataclass
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from checks.automation.loader import LoadResult, load_automations
+from checks.automation.model import Automation
+from checks.errors import ConfigError, StoreError
+from checks.settings.config import Settings
+from checks.store.store import Store, utcnow
+from worker.service.dispatch import due_slots
+from worker.service.run_queue import RunQueue
+from worker.service.slots import CronSchedule, next_occurrences
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+MAX_LISTED = 1000  # slots per automation ``schedule --between`` prints at most
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    settings: Settings = ctx.obj.settings()
+    return settings
+
+
+def _export_options(ctx: typer.Context) -> None:
+    """Hand ``--config`` / ``--automations`` to the Celery app, which reads the environment."""
+    if ctx.obj.config is not None:
+        os.environ["LOOKOUT_CONFIG"] = str(ctx.obj.config)
+    if ctx.obj.automations is not None:
+        os.environ["LOOKOUT_AUTOMATIONS_DIR"] = str(ctx.obj.automations)
+
+
+def _load(settings: Settings) -> LoadResult:
+    loaded = load_automations(settings.automations_dir, known_sources=settings.sources.keys())
+    for problem in loaded.errors:
+        err.print(f"error: {problem.location_message()}", markup=False)
+    return loaded
+
+
+def _pick(loaded: LoadResult, names: list[str]) -> list[Automation]:
+    if not names:
+        return list(loaded.automations)
+    try:
+        return [loaded.by_name(name) for name in names]
+    except KeyError as missing:
+        raise ConfigError(
+            f"no valid automation named '{missing.args[0]}' (run 'lookout validate')"
+        ) from None
+
+
+def _instant(text: str) -> dt.datetime:
+    try:
+        value = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise ConfigError(f"not an ISO 8601 date or time: {text!r}") from None
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+
+
+@dataclass(frozen=True)
+class _Slot:
+    automation: str
+    zone: str
+    at: dt.datetime
+
+    @property
+    def local(self) -> dt.datetime:
+        return self.at.astimezone(ZoneInfo(self.zone))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "automation": self.automation,
+            "timezone": self.zone,
+            "local": self.local.isoformat(),
+            "utc": self.at.astimezone(dt.UTC).isoformat(),
+        }
+
+
+def _slots(
+    automations: list[Automation], count: int, between: tuple[dt.datetime, dt.datetime] | None
+) -> tuple[list[_Slot], list[str]]:
+    slots: list[_Slot] = []
+    notes: list[str] = []
+    now = utcnow()
+    for automation in automations:
+        schedule = CronSchedule.of(automation)
+        if schedule is None or not automation.enabled:
+            why = "no schedule: runs on demand only" if schedule is None else "disabled"
+            notes.append(f"{automation.name}: {why}")
+            continue
+        if between is None:
+            found = next_occurrences(schedule, now, count)
+        else:
+            start, end = between
+            found = due_slots(schedule, start - dt.timedelta(microseconds=1), end, cap=MAX_LISTED)
+            if len(found) == MAX_LISTED:
+                notes.append(f"{automation.name}: showing the last {MAX_LISTED} slots only")
+        slots.extend(_Slot(automation.name, automation.timezone, at) for at in found)
+    return sorted(slots, key=lambda s: (s.at, s.automation)), notes
+
+
+def schedule(
+    ctx: typer.Context,
+    names: Annotated[list[str] | None, typer.Argument(help="Automations; default all.")] = None,
+    count: Annotated[
+        int | None, typer.Option("--next", help="How many next slots each (default 5).", min=1)
+    ] = None,
+    between: Annotated[
+        tuple[str, str] | None,
+        typer.Option(
+            "--between",
+            help="START END (ISO 8601, UTC unless an offset is given): every slot in between.",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="A JSON list of slots.")] = False,
+) -> None:
+    """Print the slots dispatch would create, local time and UTC (same code as dispatch)."""
+    if count is not None and between is not None:
+        raise ConfigError("give --next or --between, not both")
+    settings = _settings(ctx)
+    chosen = _pick(_load(settings), names or [])
+    window = (_instant(between[0]), _instant(between[1])) if between else None
+    slots, notes = _slots(chosen, count or 5, window)
+    if as_json:
+        out.print(json.dumps([s.to_dict() for s in slots]), markup=False)
+        return
+    table = Table("automation", "local time", "zone", "UTC")
+    for slot in slots:
+        table.add_row(
+            Text(slot.automation),
+            slot.local.strftime("%Y-%m-%d %H:%M %Z"),
+            slot.zone,
+            slot.at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M"),
+        )
+    out.print(table)
+    for note in notes:
+        err.print(note, markup=False)
+
+
+def run_now(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The automation to run.")],
+) -> None:
+    """Queue an immediate run for the workers (the service must be running)."""
+    _export_options(ctx)
+    settings = _settings(ctx)
+    automation = _pick(_load(settings), [name])[0]
+    from worker.service.celery_app import source_queue
+    from worker.service.tasks import send_run
+
+    queue = RunQueue(Store(settings.store_url))
+    run = queue.add_manual(
+        automation.name, automation.source, automation.definition(), now=utcnow()
+    )
+    if run is None:
+        raise StoreError(f"{automation.name} already has a run for this instant; try again")
+    send_run(run)
+    queue.mark_sent([run.id])
+    out.print(
+        f"queued run {run.id} of {automation.name} on {source_queue(automation.source)}; "
+        f"see 'lookout show {run.id}'",
+        markup=False,
+    )
+
+
+def worker(
+    ctx: typer.Context,
+    queues: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated queues (default all: lookout.default, lookout.source.*)."
+        ),
+    ] = None,
+    exclude_queues: Annotated[
+        str | None,
+        typer.Option(help="Comma-separated queues not to consume, e.g. lookout.default."),
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(help="Pool size (default: the number of CPUs).", min=1)
+    ] = None,
+    pool: Annotated[
+        str, typer.Option(help="prefork (time limits enforced) or threads.")
+    ] = "prefork",
+    loglevel: Annotated[str, typer.Option(help="Celery log level.")] = "INFO",
+) -> None:
+    """Start a Celery worker that runs queued runs and the dispatcher.
+
+    In a busy worker dispatch_due waits behind runs: in production give
+    lookout.default a worker of its own (--queues lookout.default
+    --concurrency 1) and --exclude-queues it from the others.
+    """
+    if pool not in ("prefork", "threads"):
+        raise ConfigError(f"--pool must be prefork or threads, not '{pool}'")
+    _export_options(ctx)
+    from worker.service.celery_app import app
+
+    argv = ["worker", f"--loglevel={loglevel}", f"--pool={pool}"]
+    if queues:
+        argv.append(f"--queues={queues}")
+    if exclude_queues:
+        argv.append(f"--exclude-queues={exclude_queues}")
+    if concurrency:
+        argv.append(f"--concurrency={concurrency}")
+    app.worker_main(argv=argv)
+
+
+def beat(
+    ctx: typer.Context,
+    loglevel: Annotated[str, typer.Option(help="Celery log level.")] = "INFO",
+) -> None:
+    """Start Celery beat: it sends dispatch_due every service.dispatch_interval_s."""
+    _export_options(ctx)
+    from worker.service.celery_app import app
+
+    app.start(argv=["beat", f"--loglevel={loglevel}"])
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``worker``, ``beat``, ``schedule`` and ``run-now`` to the ``lookout`` app."""
+    app.command()(worker)
+    app.command()(beat)
+    app.command()(schedule)
+    app.command("run-now")(run_now)

@@ -1,0 +1,110 @@
+"""The automations the dispatcher knows, re-read file by file when a file changes.
+
+``AutomationCatalog.refresh`` looks at the folder on every dispatch and parses
+only the files whose size, modification time or inode changed since the last
+look (``checks.automation.model.load_automations`` on that one file). A bad file is
+reported — once per change, on the ``lookout.dispatch`` logger — and its
+automations left out; every other file goes on. Names must stay unique across
+files: the second definition of a name is an error pointing at the first, as
+``load_automations`` does for a whole folder.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from checks.automation.loader import LoadResult, automation_files, load_automations
+from checks.automation.model import Automation
+from checks.errors import AutomationError
+
+log = logging.getLogger("lookout.dispatch")
+
+_Stamp = tuple[int, int, int]  # (st_mtime_ns, st_size, st_ino)
+
+
+@dataclass
+class _Parsed:
+    stamp: _Stamp
+    result: LoadResult = field(default_factory=LoadResult)
+
+
+def _files(root: Path) -> tuple[list[Path], list[AutomationError]]:
+    """The files to load, and the names that cannot be (``automation_files``)."""
+    if root.is_file():
+        return [root], []
+    if not root.is_dir():
+        return [], []
+    return automation_files(root)
+
+
+class AutomationCatalog:
+    """Parsed automation files, kept between dispatches in one process.
+
+    Args:
+        path: the automations folder (or one file), as ``load_automations`` takes.
+        known_sources: the configured source names; an automation naming
+            another source is an error in its file.
+    """
+
+    def __init__(self, path: str | Path, known_sources: Collection[str] | None) -> None:
+        self.path = Path(path)
+        self.known_sources = known_sources
+        self._parsed: dict[Path, _Parsed] = {}
+        self._listing_problems: list[AutomationError] = []
+        self.reloads = 0  # files parsed since the catalog was made (tests and the benchmark)
+
+    def refresh(self) -> LoadResult:
+        """Re-read the changed files and return every good automation and every problem.
+
+        Problems of a file are logged when the file changes, not on every
+        refresh. Never raises for a bad or vanished file.
+        """
+        seen: dict[Path, _Parsed] = {}
+        files, self._listing_problems = _files(self.path)
+        for file in files:
+            try:
+                st = os.stat(file)
+            except OSError:  # removed between the listing and the stat
+                continue
+            stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+            parsed = self._parsed.get(file)
+            if parsed is None or parsed.stamp != stamp:
+                parsed = _Parsed(stamp, load_automations(file, known_sources=self.known_sources))
+                self.reloads += 1
+                for problem in parsed.result.errors:
+                    log.error("automation file skipped: %s", problem.location_message())
+                if not parsed.result.errors:
+                    log.info("automation file loaded: %s", file)
+            seen[file] = parsed
+        self._parsed = seen
+        return self._merge()
+
+    def _merge(self) -> LoadResult:
+        merged = LoadResult()
+        if not self.path.exists():
+            merged.errors.append(AutomationError("no such file or folder", path=str(self.path)))
+        merged.errors.extend(self._listing_problems)  # a broken link is never skipped silently
+        first: dict[str, Automation] = {}
+        for parsed in self._parsed.values():
+            merged.errors.extend(parsed.result.errors)
+            merged.warnings.extend(parsed.result.warnings)
+            for automation in parsed.result.automations:
+                earlier = first.get(automation.name)
+                if earlier is not None:
+                    merged.errors.append(
+                        AutomationError(
+                            f"duplicate automation name {automation.name!r}: first defined at "
+                            f"{earlier.path}:{earlier.line}",
+                            path=automation.path,
+                            line=automation.line,
+                            field="name",
+                        )
+                    )
+                    continue
+                first[automation.name] = automation
+                merged.automations.append(automation)
+        return merged

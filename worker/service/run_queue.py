@@ -1,0 +1,384 @@
+"""The service's side of the store: due slots, schedule cursors, claims, leases, the reaper.
+
+``RunQueue`` wraps a ``checks.store.store.Store`` (same engine, same tables) with
+the statements the Celery service needs; ``Store`` keeps the in-process API.
+Every method opens and commits its own transaction. Rules from the design
+notes §5:
+
+- A slot is a ``runs`` row, unique on (automation, scheduled_for); rows are
+  inserted with ``INSERT … ON CONFLICT DO NOTHING`` and only the rows actually
+  inserted come back to be queued: the database, not a lock, stops duplicates.
+- A worker claims a run with a lease and an attempt number (``claim``), renews
+  the lease while it runs (``renew``); every write of a result is fenced on
+  the attempt. ``reap`` requeues runs whose lease ran out, and gives up after
+  ``max_attempts`` with status ``error`` and the reason.
+- Per-source concurrency and ``overlap: buffer_one`` are enforced at claim
+  time, in the same statement (plus a transaction-scoped advisory lock on
+  PostgreSQL, released even when the worker is killed).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Literal
+
+from sqlalchemy import and_, case, exists, func, or_, select, text, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session, aliased
+
+from checks.report import Status
+from checks.store.run_tables import RunRow, ScheduleCursorRow
+from checks.store.store import Store, utcnow
+from worker.service.queue_records import (
+    ActiveRun,
+    Cursor,
+    NewRun,
+    QueuedRun,
+    Reaped,
+    RunInfo,
+    queued_run,
+    timeout_s_of,
+)
+
+Claim = int | Literal["busy"] | None
+"""What ``RunQueue.claim`` gives: the new attempt, ``"busy"`` (may not start yet), or None."""
+
+_ACTIVE = (str(Status.QUEUED), str(Status.RUNNING))
+
+
+class RunQueue:
+    """The service's statements over a store's tables.
+
+    Args:
+        store: the open store (migrations applied); its engine is shared.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._postgres = store.engine.dialect.name == "postgresql"
+
+    def _insert(self, table: Any) -> Any:
+        dialect = postgresql if self._postgres else sqlite
+        return dialect.insert(table)
+
+    # -- dispatch ----------------------------------------------------------
+
+    def cursors(self) -> dict[str, Cursor]:
+        """Return every automation's schedule cursor, by automation name."""
+        with self.store.session() as session:
+            rows = session.execute(select(ScheduleCursorRow)).scalars()
+            return {r.automation: Cursor(r.schedule_key, r.cursor_at) for r in rows}
+
+    def active_runs(self, automations: Collection[str]) -> dict[str, list[ActiveRun]]:
+        """Return the runs still queued or running of these automations, oldest first."""
+        if not automations:
+            return {}
+        query = (
+            select(RunRow.id, RunRow.automation, RunRow.status, RunRow.scheduled_for)
+            .where(RunRow.status.in_(_ACTIVE), RunRow.automation.in_(list(automations)))
+            .order_by(RunRow.scheduled_for, RunRow.id)
+        )
+        found: dict[str, list[ActiveRun]] = {}
+        with self.store.session() as session:
+            for row in session.execute(query):
+                found.setdefault(row.automation, []).append(
+                    ActiveRun(row.id, row.status, row.scheduled_for)
+                )
+        return found
+
+    def record(
+        self,
+        runs: Sequence[NewRun],
+        cursors: Mapping[str, Cursor],
+        *,
+        now: dt.datetime,
+    ) -> list[QueuedRun]:
+        """Insert slots and move cursors, in one transaction; return the queued runs inserted.
+
+        A slot that already has a row is left alone (``ON CONFLICT DO NOTHING``)
+        and not returned, so two dispatchers never queue the same slot. A cursor
+        never moves back for the same schedule key; a new key replaces it.
+        """
+        rows = [
+            {
+                "automation": r.automation,
+                "scheduled_for": r.scheduled_for,
+                "trigger": r.trigger,
+                "status": str(Status.SKIPPED if r.reason else Status.QUEUED),
+                "summary": f"**Skipped** — {r.reason}." if r.reason else "",
+                "error": r.reason,
+                "created_at": now,
+                "finished_at": now if r.reason else None,
+                "definition": r.definition,
+                "attempt": 0,
+                "source": r.source,
+            }
+            for r in runs
+        ]
+        queued: list[QueuedRun] = []
+        with self.store.session() as session:
+            if rows:
+                stmt = (
+                    self._insert(RunRow)
+                    .on_conflict_do_nothing(index_elements=["automation", "scheduled_for"])
+                    .returning(RunRow.id, RunRow.automation, RunRow.status, RunRow.source)
+                )
+                timeouts = {r.automation: timeout_s_of(r.definition) for r in runs}
+                for row in session.execute(stmt, rows):
+                    if row.status == Status.QUEUED:
+                        queued.append(
+                            QueuedRun(row.id, row.automation, row.source, timeouts[row.automation])
+                        )
+            self._move_cursors(session, cursors, now)
+        return sorted(queued, key=lambda q: q.id)
+
+    def _move_cursors(
+        self, session: Session, cursors: Mapping[str, Cursor], now: dt.datetime
+    ) -> None:
+        if not cursors:
+            return
+        insert = self._insert(ScheduleCursorRow)
+        table = ScheduleCursorRow.__table__
+        same_key = table.c.schedule_key == insert.excluded.schedule_key
+        stmt = insert.on_conflict_do_update(
+            index_elements=["automation"],
+            set_={
+                "schedule_key": insert.excluded.schedule_key,
+                "cursor_at": case(
+                    (
+                        and_(same_key, table.c.cursor_at > insert.excluded.cursor_at),
+                        table.c.cursor_at,
+                    ),
+                    else_=insert.excluded.cursor_at,
+                ),
+                "updated_at": insert.excluded.updated_at,
+            },
+        )
+        values = [
+            {"automation": name, "schedule_key": c.key, "cursor_at": c.at, "updated_at": now}
+            for name, c in sorted(cursors.items())
+        ]
+        session.execute(stmt, values)
+
+    def mark_sent(self, run_ids: Collection[int], *, at: dt.datetime | None = None) -> None:
+        """Record that the messages of these runs were sent (``enqueued_at``)."""
+        if not run_ids:
+            return
+        with self.store.session() as session:
+            session.execute(
+                update(RunRow)
+                .where(RunRow.id.in_(list(run_ids)))
+                .values(enqueued_at=at or utcnow())
+                .execution_options(synchronize_session=False)
+            )
+
+    def add_manual(
+        self, automation: str, source: str, definition: dict[str, Any], *, now: dt.datetime
+    ) -> QueuedRun | None:
+        """Insert an on-demand run for ``now`` (``lookout run-now``); None if that time is taken."""
+        run = NewRun(automation, now, source, definition, trigger="manual")
+        inserted = self.record([run], {}, now=now)
+        return inserted[0] if inserted else None
+
+    # -- workers -----------------------------------------------------------
+
+    def run_info(self, run_id: int) -> RunInfo | None:
+        """Return what a worker needs before claiming ``run_id``, or None when it does not exist."""
+        with self.store.session() as session:
+            row = session.get(RunRow, run_id)
+            if row is None:
+                return None
+            return RunInfo(
+                row.id,
+                row.automation,
+                row.status,
+                row.attempt,
+                row.scheduled_for,
+                row.trigger,
+                row.source,
+                dict(row.definition or {}),
+            )
+
+    def claim(
+        self,
+        run: RunInfo,
+        *,
+        lease_s: float,
+        max_attempts: int,
+        source_limit: int | None = None,
+        exclusive: bool = False,
+    ) -> Claim:
+        """Mark a run running under a new attempt and a lease of ``lease_s`` seconds.
+
+        Claimable: queued, or running with its lease run out, and fewer than
+        ``max_attempts`` attempts so far. Returns ``"busy"`` when the run is
+        claimable but its source already runs ``source_limit`` runs, or
+        (``exclusive``) another run of the automation holds a live lease;
+        None when the run is finished, missing, held by a live lease or out of
+        attempts, so a duplicate or redelivered message does nothing.
+        """
+        now = utcnow()
+        other = aliased(RunRow)
+        live = and_(other.status == str(Status.RUNNING), other.lease_expires_at >= now)
+        claimable = [
+            RunRow.id == run.id,
+            RunRow.attempt < max_attempts,
+            or_(
+                RunRow.status == str(Status.QUEUED),
+                and_(RunRow.status == str(Status.RUNNING), RunRow.lease_expires_at < now),
+            ),
+        ]
+        admitted = list(claimable)
+        bounded = source_limit is not None and run.source is not None
+        if bounded:
+            count = (
+                select(func.count())
+                .select_from(other)
+                .where(live, other.source == run.source, other.id != run.id)
+                .scalar_subquery()
+            )
+            admitted.append(count < source_limit)
+        if exclusive:
+            admitted.append(
+                ~exists().where(live, other.automation == run.automation, other.id != run.id)
+            )
+        locks = [f"lookout.source.{run.source}"] if bounded else []
+        locks += [f"lookout.automation.{run.automation}"] if exclusive else []
+        with self.store.session() as session:
+            for key in locks if self._postgres else ():  # admission: source first, then automation
+                session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": key})
+            attempt = session.execute(
+                update(RunRow)
+                .where(*admitted)
+                .values(
+                    status=str(Status.RUNNING),
+                    attempt=RunRow.attempt + 1,
+                    started_at=now,
+                    lease_expires_at=now + dt.timedelta(seconds=lease_s),
+                )
+                .returning(RunRow.attempt)
+                .execution_options(synchronize_session=False)
+            ).scalar()
+            if attempt is not None:
+                return int(attempt)
+            waiting = session.execute(select(RunRow.id).where(*claimable)).first()
+            if waiting is None:
+                return None
+            session.execute(
+                update(RunRow)
+                .where(RunRow.id == run.id)
+                .values(enqueued_at=now)
+                .execution_options(synchronize_session=False)
+            )
+            return "busy"
+
+    def renew(self, run_id: int, attempt: int, *, lease_s: float) -> bool:
+        """Extend the lease of ``attempt``; False when the run is no longer that attempt's."""
+        now = utcnow()
+        with self.store.session() as session:
+            result = session.execute(
+                update(RunRow)
+                .where(
+                    RunRow.id == run_id,
+                    RunRow.attempt == attempt,
+                    RunRow.status == str(Status.RUNNING),
+                )
+                .values(lease_expires_at=now + dt.timedelta(seconds=lease_s))
+                .returning(RunRow.id)
+                .execution_options(synchronize_session=False)
+            )
+            return result.first() is not None
+
+    def fail(self, run_id: int, reason: str, *, attempt: int | None = None) -> bool:
+        """End a running run in ``error`` with ``reason``; fenced on ``attempt`` when given.
+
+        Returns whether the run was changed (False: it had ended, or another
+        attempt holds it).
+        """
+        now = utcnow()
+        fence = [RunRow.id == run_id, RunRow.status == str(Status.RUNNING)]
+        if attempt is not None:
+            fence.append(RunRow.attempt == attempt)
+        with self.store.session() as session:
+            result = session.execute(
+                update(RunRow)
+                .where(*fence)
+                .values(
+                    status=str(Status.ERROR),
+                    error=reason,
+                    summary=f"**Error** — {reason}.",
+                    finished_at=now,
+                    lease_expires_at=None,
+                )
+                .returning(RunRow.id)
+                .execution_options(synchronize_session=False)
+            )
+            return result.first() is not None
+
+    # -- the reaper --------------------------------------------------------
+
+    def reap(self, now: dt.datetime, *, max_attempts: int) -> Reaped:
+        """Requeue running runs whose lease ran out; give up on those out of attempts.
+
+        A requeued run goes back to ``queued`` (attempt kept; the next claim
+        counts the next attempt) with ``enqueued_at`` cleared: send it and
+        call ``mark_sent``. Each change is fenced on the attempt seen, so a
+        worker claiming at the same moment wins or loses cleanly.
+        """
+        reaped = Reaped()
+        query = select(
+            RunRow.id, RunRow.automation, RunRow.attempt, RunRow.source, RunRow.definition
+        ).where(RunRow.status == str(Status.RUNNING), RunRow.lease_expires_at < now)
+        with self.store.session() as session:
+            for row in session.execute(query).all():
+                fence = update(RunRow).where(
+                    RunRow.id == row.id,
+                    RunRow.attempt == row.attempt,
+                    RunRow.status == str(Status.RUNNING),
+                    RunRow.lease_expires_at < now,
+                )
+                if row.attempt >= max_attempts:
+                    reason = (
+                        f"gave up after {row.attempt} attempts: each attempt's lease ran out "
+                        "(the worker was killed, lost or stuck)"
+                    )
+                    values: dict[str, Any] = {
+                        "status": str(Status.ERROR),
+                        "error": reason,
+                        "summary": f"**Error** — {reason}.",
+                        "finished_at": now,
+                        "lease_expires_at": None,
+                    }
+                else:
+                    values = {"status": str(Status.QUEUED), "lease_expires_at": None}
+                    values["enqueued_at"] = None
+                done = session.execute(
+                    fence.values(**values)
+                    .returning(RunRow.id)
+                    .execution_options(synchronize_session=False)
+                )
+                if done.first() is None:
+                    continue
+                if row.attempt >= max_attempts:
+                    reaped.gave_up.append(row.id)
+                else:
+                    reaped.requeued.append(queued_run(row))
+        return reaped
+
+    def to_resend(
+        self, now: dt.datetime, *, unsent_grace_s: float, resend_after_s: float
+    ) -> list[QueuedRun]:
+        """Return queued runs unsent after ``unsent_grace_s``, or unclaimed ``resend_after_s``."""
+        unsent = and_(
+            RunRow.enqueued_at.is_(None),
+            RunRow.created_at < now - dt.timedelta(seconds=unsent_grace_s),
+        )
+        stale = RunRow.enqueued_at < now - dt.timedelta(seconds=resend_after_s)
+        query = (
+            select(RunRow.id, RunRow.automation, RunRow.source, RunRow.definition)
+            .where(RunRow.status == str(Status.QUEUED), or_(unsent, stale))
+            .order_by(RunRow.id)
+        )
+        with self.store.session() as session:
+            return [queued_run(row) for row in session.execute(query)]

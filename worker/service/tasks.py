@@ -1,0 +1,227 @@
+"""The Celery tasks: ``dispatch_due`` (beat's one entry) and ``run_automation`` (one run).
+
+Thin edges: ``dispatch_due`` calls ``worker.service.dispatch.Dispatcher``; the run task
+claims the run (``worker.service.run_queue``), calls ``checks.run.run_automation`` —
+the single run path — and stores the report, fenced on its attempt. Each
+worker process keeps its own store connection, open sources and dispatcher
+(``process()``), made after the fork.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from celery import Task
+from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
+from celery.signals import worker_init
+from pydantic import ValidationError
+
+from checks.agent.trace import TraceWriter
+from checks.automation.model import Automation
+from checks.errors import LookoutError
+from checks.report import Status
+from checks.run import SourcePool, run_automation
+from checks.settings.config import Settings, redact
+from checks.store.store import Store, utcnow
+from worker.alerts.delivery_tasks import deliver_due_task, enqueue_delivery
+from worker.service.catalog import AutomationCatalog
+from worker.service.celery_app import (
+    DEFAULT_QUEUE,
+    DISPATCH_TASK,
+    RUN_TASK,
+    app,
+    settings,
+    source_queue,
+)
+from worker.service.dispatch import Dispatcher
+from worker.service.lease import Heartbeat, hard_limit_reason, soft_limit_reason
+from worker.service.queue_records import QueuedRun, RunInfo
+from worker.service.run_queue import RunQueue
+
+log = logging.getLogger("lookout.worker")
+
+
+@dataclass
+class _Process:
+    """What one worker process keeps between tasks."""
+
+    settings: Settings
+    store: Store
+    queue: RunQueue
+    sources: SourcePool
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    dispatch_lock: threading.Lock = field(default_factory=threading.Lock)
+    dispatcher: Dispatcher | None = None
+
+
+_state: dict[int, _Process] = {}
+_state_lock = threading.Lock()
+
+
+def process() -> _Process:
+    """Return this process's store, run queue and sources, made on first use after a fork."""
+    pid = os.getpid()
+    with _state_lock:
+        if pid not in _state:
+            store = Store(settings.store_url)
+            _state[pid] = _Process(settings, store, RunQueue(store), SourcePool(settings))
+        return _state[pid]
+
+
+_preloaded: dict[str, AutomationCatalog] = {}
+
+
+@worker_init.connect  # type: ignore[untyped-decorator]
+def _prepare(**_: object) -> None:
+    """In the worker's main process, before the pool forks: migrate, and parse the files once.
+
+    Every pool process then starts from the parsed catalog (copied by the fork)
+    and re-reads only files that change, instead of parsing them all again.
+    """
+    try:
+        Store(settings.store_url).close()
+    except LookoutError as exc:  # the store is down: each task tries again when it opens it
+        log.error("%s", exc)
+    catalog = AutomationCatalog(settings.automations_dir, settings.sources.keys())
+    catalog.refresh()
+    _preloaded["catalog"] = catalog
+
+
+def send_run(run: QueuedRun) -> None:
+    """Send one run's message: to its source's queue, with its soft and hard time limits."""
+    known = run.source is not None and run.source in settings.sources
+    run_automation_task.apply_async(
+        args=[run.id],
+        queue=source_queue(run.source) if known and run.source else DEFAULT_QUEUE,
+        soft_time_limit=run.timeout_s,
+        time_limit=settings.service.hard_limit_s(run.timeout_s),
+    )
+
+
+@app.task(name=DISPATCH_TASK)  # type: ignore[untyped-decorator]
+def dispatch_due() -> dict[str, object]:
+    """Beat's one entry: queue the due slots and reap lost runs (``worker.service.dispatch``)."""
+    state = process()
+    with state.dispatch_lock:  # one dispatch at a time per process (threads pool)
+        if state.dispatcher is None:
+            catalog = _preloaded.get("catalog")
+            state.dispatcher = Dispatcher(state.settings, state.queue, send_run, catalog)
+        result = state.dispatcher.dispatch_due(utcnow()).to_dict()
+    # Alerts held by quiet hours: checked on the same beat, so beat keeps one entry.
+    deliver_due_task.apply_async(queue=DEFAULT_QUEUE)
+    return result
+
+
+def announce(run_id: int) -> None:
+    """Queue the alerts of a run that has just ended, as their own task.
+
+    A slow webhook never holds a run. A broker failure here is logged, not
+    raised: the run is already stored.
+    """
+    try:
+        enqueue_delivery(run_id)
+    except Exception:
+        log.exception("run %d: could not queue its alerts", run_id)
+
+
+class RunTask(Task):  # type: ignore[misc]
+    """Base of the run task: records a hard time limit, which Celery handles in the parent.
+
+    In the prefork pool the hard limit kills the pool process; Celery then calls
+    ``on_failure`` in the worker's main process with ``TimeLimitExceeded``.
+    """
+
+    def on_failure(
+        self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any
+    ) -> None:
+        """End the run in error with the reason when the failure is the hard time limit."""
+        if isinstance(exc, TimeLimitExceeded) and args:
+            limit = float(exc.args[0]) if exc.args else 0.0
+            # a short-lived connection: the main process keeps none open across forks
+            store = Store(settings.store_url, migrate_on_open=False)
+            try:
+                RunQueue(store).fail(int(args[0]), hard_limit_reason(limit))
+                announce(int(args[0]))
+            finally:
+                store.close()
+
+
+def _automation(run: RunInfo) -> Automation | str:
+    """Return the automation as dispatched (the run's stored definition), or why it is unusable."""
+    try:
+        return Automation.model_validate({**run.definition, "path": f"run {run.id}", "line": 1})
+    except ValidationError as exc:
+        return f"the stored definition is not a valid automation: {exc.errors()[0]['msg']}"
+
+
+@app.task(bind=True, base=RunTask, name=RUN_TASK, max_retries=None)  # type: ignore[untyped-decorator]
+def run_automation_task(self: RunTask, run_id: int) -> str:
+    """Run one queued run: claim, run, store; a message for a claimed or ended run does nothing.
+
+    Returns a word for the worker's log: ``done``, ``ignored`` or ``busy``
+    (retried after ``service.busy_retry_s``).
+    """
+    state = process()
+    service = state.settings.service
+    run = state.queue.run_info(run_id)
+    if run is None or run.status not in (Status.QUEUED, Status.RUNNING):
+        return "ignored"
+    automation = _automation(run)
+    exclusive = isinstance(automation, Automation) and automation.overlap == "buffer_one"
+    claim = state.queue.claim(
+        run,
+        lease_s=service.lease_s,
+        max_attempts=service.max_attempts,
+        source_limit=service.source_concurrency.get(run.source or ""),
+        exclusive=exclusive,
+    )
+    if claim == "busy":
+        raise self.retry(countdown=service.busy_retry_s)
+    if claim is None:
+        return "ignored"
+    if isinstance(automation, str):
+        state.queue.fail(run_id, automation, attempt=claim)
+        return "done"
+    _run(state, run, automation, claim)
+    return "done"
+
+
+def _run(state: _Process, run: RunInfo, automation: Automation, attempt: int) -> None:
+    service = state.settings.service
+    hard_s = service.hard_limit_s(automation.timeout_s)
+    with Heartbeat(state.queue, run.id, attempt, lease_s=service.lease_s, hard_limit_s=hard_s):
+        try:
+            # open the source once per process, even with the threads pool; a source
+            # that cannot open is reported by run_automation, in the run
+            with state.lock, contextlib.suppress(LookoutError):
+                state.sources.get(automation.source)
+            report = run_automation(
+                automation,
+                state.settings,
+                state.sources,
+                scheduled_for=run.scheduled_for,
+                trigger=run.trigger,
+                trace=TraceWriter(state.store, run.id, secrets=state.settings.secrets()),
+                store=state.store,
+            )
+            report.run_id, report.attempt = run.id, attempt
+            if state.store.finish_run(run.id, attempt, report):
+                announce(run.id)
+            else:
+                log.warning(
+                    "run %d attempt %d: result refused (no longer current)", run.id, attempt
+                )
+        except SoftTimeLimitExceeded:
+            state.queue.fail(run.id, soft_limit_reason(automation.timeout_s), attempt=attempt)
+            announce(run.id)
+        except Exception as exc:
+            reason = redact(
+                f"internal error: {type(exc).__name__}: {exc}", state.settings.secrets()
+            )
+            state.queue.fail(run.id, reason, attempt=attempt)
+            raise
