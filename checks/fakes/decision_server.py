@@ -4,7 +4,26 @@ It speaks real HTTP on 127.0.0.1 and one of the wire formats of
 ``checks.opinion.backends``: ``systemone`` (``POST
 /v1/systemone``), ``openai-decisions`` (``POST /v1/decisions``) or
 ``chat-logprobs`` (``POST /v1/chat/completions``). Nothing here is a model:
-every answer comes from the script, and every request is recorded.
+every answer comes from the script, and every request is recorded. The
+responses have the shapes of the real clients' own models, and the tests hold
+them to it: ``systemone`` is ``typesafe-sdk``'s ``SystemOneResponse`` (and
+``openrouter``'s ``DecisionsResponse``), ``openai-decisions`` is ``openai``'s
+``Decision``, ``chat-logprobs`` is its ``ChatCompletion``. So:
+
+- ``systemone`` requests need ``model``, ``state`` and at least one question
+  (else 422 with FastAPI's ``{"detail": [{loc, msg, type}]}``, TypeSafe's
+  ``HTTPValidationError``); a score answer carries ``legend`` (level index →
+  the level's text from the request) beside ``probabilities``; usage is
+  ``{input_tokens, output_tokens}`` (TypeSafe sends no cost; a scripted
+  ``usage: {cost: …}`` plays OpenRouter); every response carries
+  ``x-typesafe-request-id``; ``GET /v1/models`` answers a ``ModelMetadataList``.
+- The System One schemas have no refusal answer and never an empty
+  ``answers``: a refused question is left out of ``answers``, and when no
+  question is left to answer the request is refused whole, HTTP 400
+  ``{"error": {"code": 400, "message": …}}``.
+- ``openai-decisions`` and ``chat-logprobs`` usage carry ``total_tokens`` and the
+  token-details objects; a refusal is ``{type: "refusal", name}``; every
+  response carries ``x-request-id``; ``GET /v1/models`` is a ``Model`` list.
 
 A script is a list of steps answered in order, one per request; when it runs
 out, ``default`` answers (without one: HTTP 400 ``script exhausted``). A step
@@ -24,11 +43,12 @@ a question not named is left out of the response. ``SPEC`` is
   choice (``choice`` defaults to the most probable option);
 - ``{"distribution": [p0, p1, …], "score"?: x}``: a score (``score``
   defaults to the expected level);
-- ``"refuse"``: a refusal;
+- ``"refuse"``: a refusal (left out, for ``systemone``: see above);
 - ``{"raw": {...}}``: that answer object, verbatim.
 
 ``systemone`` steps may say ``"wrapped": false`` to put the answers at the top
-level (``{"d0": {"noul": 0.92}}``) instead of under ``answers``.
+level (``{"d0": {"noul": 0.92}}``, a shape some other hosts use) instead of
+under ``answers``.
 
 ``chat-logprobs`` steps (one request per question):
 ``{"top_logprobs": [[token, logprob], …]}`` (the first is the sampled token),
@@ -51,6 +71,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from checks.fakes.openai_wire import CREATED, chat_usage, decisions_usage, model_list
 from checks.fakes.scripted_server import FakeServer, Response, load_script
 from checks.fakes.scripted_server import RecordedRequest as RecordedRequest
 from checks.fakes.scripted_server import Step as Step
@@ -62,6 +83,8 @@ ROUTES = {
     Backend.OPENAI_DECISIONS: "/v1/decisions",
     Backend.CHAT_LOGPROBS: "/v1/chat/completions",
 }
+MODELS = ("jev-latest",)
+"""The model names ``GET /v1/models`` lists."""
 
 
 def request_state(backend: Backend, body: Mapping[str, Any]) -> str:
@@ -83,11 +106,15 @@ def request_question_names(backend: Backend, body: Mapping[str, Any]) -> list[st
     return []
 
 
-def _score_labels(backend: Backend, body: Mapping[str, Any], name: str) -> list[str]:
-    if backend is Backend.OPENAI_DECISIONS:
-        for q in body.get("questions") or []:
-            if isinstance(q, dict) and q.get("name") == name:
-                return [str(level.get("label")) for level in q.get("levels") or []]
+def _score_labels(backend: Backend, body: Mapping[str, Any], name: str) -> list[Any]:
+    """The levels a score question offered: ``levels[].label``, or System One's ``criteria``."""
+    questions = body.get("questions")
+    if backend is Backend.SYSTEMONE and isinstance(questions, dict):
+        criteria = (questions.get(name) or {}).get("criteria")
+        return list(criteria) if isinstance(criteria, list) else []
+    for q in questions or []:
+        if isinstance(q, dict) and q.get("name") == name:
+            return [str(level.get("label")) for level in q.get("levels") or []]
     return []
 
 
@@ -123,20 +150,18 @@ def render_answer(backend: Backend, name: str, spec: Any, body: Mapping[str, Any
     dist = list(spec["distribution"])
     score = spec.get("score", sum(i * p for i, p in enumerate(dist)))
     labels = _score_labels(backend, body, name)
+    label = [labels[i] if i < len(labels) else str(i) for i in range(len(dist))]
+    answer: dict[str, Any] = {**named, "type": "score", "score": score}
     if native:
-        listed_levels: Any = {str(i): p for i, p in enumerate(dist)}
+        answer["legend"] = {str(i): text for i, text in enumerate(label)}
+        answer["probabilities"] = {str(i): p for i, p in enumerate(dist)}
     else:
-        listed_levels = [
-            {"value": i, "label": labels[i] if i < len(labels) else str(i), "probability": p}
-            for i, p in enumerate(dist)
+        answer["probabilities"] = [
+            {"value": i, "label": str(text), "probability": p}
+            for i, (text, p) in enumerate(zip(label, dist, strict=True))
         ]
-    return {
-        **named,
-        "type": "score",
-        "score": score,
-        "probabilities": listed_levels,
-        "confidence": flat_confidence(dist) if len(dist) > 1 else 1.0,
-    }
+    answer["confidence"] = flat_confidence(dist) if len(dist) > 1 else 1.0
+    return answer
 
 
 def _chat_completion(
@@ -158,6 +183,7 @@ def _chat_completion(
         message = {"role": "assistant", "content": None, "refusal": step["refusal"]}
     elif not step.get("no_logprobs") and items:
         logprobs = {"content": [{**items[0], "top_logprobs": items}]}
+    message.setdefault("refusal", None)
     return {
         "id": f"chatcmpl-fake-{serial}",
         "object": "chat.completion",
@@ -169,27 +195,83 @@ def _chat_completion(
     }
 
 
+def _missing(loc: str) -> dict[str, Any]:
+    return {"loc": ["body", loc], "msg": "Field required", "type": "missing"}
+
+
+def request_problems(backend: Backend, body: Mapping[str, Any]) -> tuple[int, Any] | None:
+    """Return the (status, error body) refusing a request the real API refuses, else None.
+
+    ``systemone``: FastAPI's 422 when ``model`` or ``state`` is missing or there is
+    no question; ``openai-decisions`` and ``chat-logprobs``: OpenAI's 400 without ``model``.
+    """
+    if backend is Backend.SYSTEMONE:
+        detail = [_missing(key) for key in ("model", "state") if key not in body]
+        if not isinstance(body.get("model", ""), str):
+            detail.append(
+                {
+                    "loc": ["body", "model"],
+                    "msg": "Input should be a valid string",
+                    "type": "string_type",
+                }
+            )
+        questions = body.get("questions")
+        if not isinstance(questions, dict) or not questions:
+            detail.append(
+                {
+                    "loc": ["body", "questions"],
+                    "msg": "Dictionary should have at least 1 item after validation, not 0",
+                    "type": "too_short",
+                }
+            )
+        return (422, {"detail": detail}) if detail else None
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        error = {
+            "message": "you must provide a model parameter",
+            "type": "invalid_request_error",
+            "param": "model",
+            "code": None,
+        }
+        return 400, {"error": error}
+    return None
+
+
+def _systemone(
+    step: Mapping[str, Any], body: Mapping[str, Any], usage: dict[str, Any]
+) -> tuple[int, Any]:
+    answers = {
+        n: render_answer(Backend.SYSTEMONE, n, s, body)
+        for n, s in (step.get("answers") or {}).items()
+        if s != "refuse"
+    }
+    if not answers:  # never an empty answers object: the request is refused whole
+        message = "the model declined to answer any question of this request"
+        return 400, {"error": {"code": 400, "message": message}}
+    if step.get("wrapped", True):
+        return 200, {"model": body.get("model"), "answers": answers, "usage": usage}
+    return 200, {**answers, "usage": usage}
+
+
 def render(
     backend: Backend, step: Mapping[str, Any], body: Mapping[str, Any], serial: int
 ) -> tuple[int, Any]:
     """Return the (status, JSON body) answering ``body`` from one scripted step."""
     if "status" in step or "body" in step:
         return int(step.get("status", 200)), step.get("body", {})
-    usage: dict[str, Any] = {"input_tokens": len(json.dumps(body)) // 4, "output_tokens": 0}
+    refused = request_problems(backend, body)
+    if refused is not None:
+        return refused
+    tokens_in = len(json.dumps(body)) // 4
     if backend is Backend.CHAT_LOGPROBS:
         payload = _chat_completion(step, body, serial)
-        usage = {"prompt_tokens": usage["input_tokens"], "completion_tokens": 1}
-        payload["usage"] = usage | dict(step.get("usage") or {})
+        payload["usage"] = chat_usage(tokens_in, 1, step.get("usage"))
         return 200, payload
-    usage |= dict(step.get("usage") or {})
-    answers = {
-        n: render_answer(backend, n, s, body) for n, s in (step.get("answers") or {}).items()
-    }
-    if backend is Backend.OPENAI_DECISIONS:
-        return 200, {"model": body.get("model"), "answers": list(answers.values()), "usage": usage}
-    if step.get("wrapped", True):
-        return 200, {"model": body.get("model"), "answers": answers, "usage": usage}
-    return 200, {**answers, "usage": usage}
+    if backend is Backend.SYSTEMONE:
+        usage = {"input_tokens": tokens_in, "output_tokens": 0} | dict(step.get("usage") or {})
+        return _systemone(step, body, usage)
+    answers = [render_answer(backend, n, s, body) for n, s in (step.get("answers") or {}).items()]
+    usage = decisions_usage(tokens_in, 0, step.get("usage"))
+    return 200, {"model": body.get("model"), "answers": answers, "usage": usage}
 
 
 class FakeDecision(FakeServer):
@@ -217,6 +299,8 @@ class FakeDecision(FakeServer):
         self.backend = Backend(backend)
         if self.backend is Backend.NONE:
             raise ValueError("backend none has no server")
+        if self.backend is Backend.SYSTEMONE:
+            self.request_id_header = "x-typesafe-request-id"
         super().__init__(script, default=default, port=port, log_path=log_path)
 
     @property
@@ -238,6 +322,19 @@ class FakeDecision(FakeServer):
     def respond(self, step: Mapping[str, Any], body: Mapping[str, Any], serial: int) -> Response:
         """The backend's answer to ``body`` from ``step`` (see ``render``)."""
         return (*render(self.backend, step, body, serial), None)
+
+    def get(self, path: str) -> Response | None:
+        """``GET /v1/models``: TypeSafe's ``ModelMetadataList``, or OpenAI's ``Model`` list."""
+        if path.rstrip("/") != "/v1/models":
+            return None
+        if self.backend is Backend.SYSTEMONE:
+            day = time.strftime("%Y-%m-%d", time.gmtime(CREATED))
+            models = [
+                {"name": m, "description": "A scripted fake, not a model.", "release_date": day}
+                for m in MODELS
+            ]
+            return 200, {"models": models}, None
+        return 200, model_list(MODELS), None
 
 
 def main(argv: Sequence[str] | None = None) -> None:

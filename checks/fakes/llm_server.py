@@ -4,9 +4,10 @@ It speaks real HTTP on 127.0.0.1 and the chat-completions wire format
 (``POST /v1/chat/completions``; response ``{id, object: "chat.completion",
 created, model, choices: [{index, message: {role, content, tool_calls},
 finish_reason, logprobs}], usage: {prompt_tokens, completion_tokens,
-total_tokens[, cost]}}``, the shape documented in OpenAI's API reference, with
-OpenRouter's optional ``usage.cost`` in USD). Nothing here is a model: every
-answer comes from the script.
+total_tokens, prompt_tokens_details, completion_tokens_details[, cost]}}``,
+the shape of the ``openai`` package's ``ChatCompletion``, with OpenRouter's
+optional ``usage.cost`` in USD), and ``GET /v1/models`` (one ``Model``,
+``fake``). Nothing here is a model: every answer comes from the script.
 
 A script is a list of steps, answered in order, one per request. A step is a
 mapping (or, in-process only, a callable taking the request body and returning
@@ -41,17 +42,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from checks.fakes.scripted_server import FakeServer, FakeServerHandler, Response, load_script
+from checks.fakes.openai_wire import chat_usage, model_list
+from checks.fakes.scripted_server import FakeServer, Response, load_script
 from checks.fakes.scripted_server import RecordedRequest as RecordedRequest
 from checks.fakes.scripted_server import Step as Step
-
-
-class _Handler(FakeServerHandler):
-    def do_GET(self) -> None:
-        if self.path.rstrip("/").endswith("/models"):
-            self.send_json(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
-        else:
-            self.send_json(404, {"error": {"message": f"no route {self.path}"}})
 
 
 class FakeLLM(FakeServer):
@@ -65,7 +59,6 @@ class FakeLLM(FakeServer):
     """
 
     name = "fake LLM"
-    handler_class = _Handler
 
     @property
     def base_url(self) -> str:
@@ -89,10 +82,18 @@ class FakeLLM(FakeServer):
             return int(error["status"]), payload, error.get("headers")
         return 200, completion(step, body, serial), None
 
+    def get(self, path: str) -> Response | None:
+        """``GET …/models``: the model list, one model named ``fake``."""
+        return (200, model_list(["fake"]), None) if path.rstrip("/").endswith("/models") else None
+
 
 def completion(step: Mapping[str, Any], body: Mapping[str, Any], serial: int) -> dict[str, Any]:
     """Build the chat-completion JSON answering ``body`` from one scripted step."""
-    message: dict[str, Any] = {"role": "assistant", "content": step.get("content")}
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": step.get("content"),
+        "refusal": None,
+    }
     calls = []
     for i, call in enumerate(step.get("tool_calls") or [], start=1):
         args = call.get("arguments", {})
@@ -110,12 +111,7 @@ def completion(step: Mapping[str, Any], body: Mapping[str, Any], serial: int) ->
         message["tool_calls"] = calls
     prompt_tokens = len(json.dumps(body.get("messages", []))) // 4
     completion_tokens = len(json.dumps(message)) // 4 + 1
-    usage: dict[str, Any] = {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
-    }
-    usage.update(step.get("usage") or {})
+    usage = chat_usage(prompt_tokens, completion_tokens, step.get("usage"))
     return {
         "id": f"chatcmpl-fake-{serial}",
         "object": "chat.completion",

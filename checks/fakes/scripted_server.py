@@ -7,7 +7,16 @@ one: HTTP 400 ``<name> script exhausted``). A step is a mapping or, in-process
 only, a callable taking the request body and returning one; any step may say
 ``"delay_s"`` to sleep before answering. How a step becomes a response, and
 which paths are served, is each fake's own wire format: a subclass implements
-``accepts`` and ``respond``.
+``accepts`` and ``respond`` (and ``get`` for ``GET`` routes such as a model list).
+
+Every request gets an answer, never a dropped connection, as a real API does:
+a body sent with ``Content-Encoding: zstd`` (what ``typesafe-sdk`` sends for
+bodies of 1 KiB or more when zstd is installed) is decoded when a zstd decoder
+is importable (``compression.zstd`` from Python 3.14, else ``backports.zstd``)
+and refused with 415 otherwise, like any other encoding; a body that does not
+decompress, is not UTF-8 JSON or is not a JSON object is a 400; a bug in a
+script (a step the fake cannot render) is a 500 saying so. Every response
+carries a request id in ``request_id_header``, as the real APIs do.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ import json
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,6 +37,56 @@ import yaml
 Step = Mapping[str, Any] | Callable[[dict[str, Any]], Mapping[str, Any]]
 Response = tuple[int, Any, Mapping[str, str] | None]
 """An answer: HTTP status, JSON payload and extra headers (or None)."""
+
+
+def _zstd_decompressor() -> Callable[[bytes], bytes] | None:
+    """Return a zstd ``decompress`` function, or None when no decoder is installed."""
+    try:
+        from compression.zstd import decompress  # Python 3.14+
+    except ImportError:
+        try:
+            from backports.zstd import decompress
+        except ImportError:
+            return None
+    return decompress  # type: ignore[no-any-return]
+
+
+ZSTD_DECOMPRESS = _zstd_decompressor()
+"""The zstd decoder in use, or None: then a zstd body is refused with 415."""
+
+
+class BadRequest(Exception):
+    """A request body the fake refuses: the HTTP status and the message it answers with."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def decode_body(raw: bytes, encoding: str | None) -> dict[str, Any]:
+    """Return a request body as a JSON object, after undoing its ``Content-Encoding``.
+
+    Raises:
+        BadRequest: 415 for an encoding other than ``identity`` or (with a
+            decoder installed) ``zstd``; 400 for a body that does not
+            decompress, is not UTF-8 JSON, or is not a JSON object.
+    """
+    encoding = (encoding or "identity").strip().lower()
+    if encoding == "zstd" and ZSTD_DECOMPRESS is not None:
+        try:
+            raw = ZSTD_DECOMPRESS(raw)
+        except Exception as exc:  # each decoder raises its own error type
+            raise BadRequest(400, f"the zstd request body does not decompress: {exc}") from None
+    elif encoding != "identity":
+        raise BadRequest(415, f"Content-Encoding {encoding!r} is not supported")
+    try:
+        body = json.loads(raw or b"{}")
+    except ValueError:  # JSONDecodeError, and UnicodeDecodeError for bytes that are not UTF-8
+        raise BadRequest(400, "request body is not JSON") from None
+    if not isinstance(body, dict):
+        raise BadRequest(400, "request body is not a JSON object")
+    return body
 
 
 @dataclass(frozen=True)
@@ -50,15 +110,24 @@ class FakeServerHandler(BaseHTTPRequestHandler):
     def send_json(
         self, status: int, payload: Any, headers: Mapping[str, str] | None = None
     ) -> None:
-        """Send ``payload`` as a JSON response with ``status`` and extra ``headers``."""
+        """Send ``payload`` as a JSON response with ``status``, a request id and ``headers``."""
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        self.send_header(self.server.fake.request_id_header, f"req_{uuid.uuid4().hex}")
         for name, value in (headers or {}).items():
             self.send_header(name, str(value))
         self.end_headers()
         self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        """Answer a ``GET`` route of the fake (``get``), else 404."""
+        answer = self.server.fake.get(self.path)
+        if answer is None:
+            self.send_json(404, {"error": {"message": f"no route {self.path}"}})
+        else:
+            self.send_json(*answer)
 
     def do_POST(self) -> None:
         """Record the request and send the answer of the next step (module docstring)."""
@@ -68,18 +137,24 @@ class FakeServerHandler(BaseHTTPRequestHandler):
             self.send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
         try:
-            body = json.loads(raw or b"{}")
-        except json.JSONDecodeError:
-            self.send_json(400, {"error": {"message": "request body is not JSON"}})
+            body = decode_body(raw, self.headers.get("Content-Encoding"))
+        except BadRequest as exc:
+            self.send_json(exc.status, {"error": {"message": exc.message}})
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
-        serial, step = fake.next_step(RecordedRequest(self.path, headers, body))
-        if step is None:
-            self.send_json(400, {"error": {"message": f"{fake.name} script exhausted"}})
+        try:
+            serial, step = fake.next_step(RecordedRequest(self.path, headers, body))
+            if step is None:
+                self.send_json(400, {"error": {"message": f"{fake.name} script exhausted"}})
+                return
+            if step.get("delay_s"):
+                time.sleep(float(step["delay_s"]))
+            answer = fake.respond(step, body, serial)
+        except Exception as exc:  # a script the fake cannot render: say so, never hang up
+            message = f"{fake.name} cannot answer from its script: {type(exc).__name__}: {exc}"
+            self.send_json(500, {"error": {"message": message[:500]}})
             return
-        if step.get("delay_s"):
-            time.sleep(float(step["delay_s"]))
-        self.send_json(*fake.respond(step, body, serial))
+        self.send_json(*answer)
 
 
 class _Server(ThreadingHTTPServer):
@@ -103,6 +178,8 @@ class FakeServer:
 
     name = "fake"
     """Names the fake in the ``script exhausted`` error."""
+    request_id_header = "x-request-id"
+    """The response header carrying a request id (OpenAI's name; each fake may use its own)."""
     handler_class: type[FakeServerHandler] = FakeServerHandler
 
     def __init__(
@@ -130,6 +207,10 @@ class FakeServer:
     def respond(self, step: Mapping[str, Any], body: Mapping[str, Any], serial: int) -> Response:
         """Return the response answering request ``body`` (number ``serial``) from ``step``."""
         raise NotImplementedError
+
+    def get(self, path: str) -> Response | None:
+        """Return the answer to ``GET path``, or None for 404 (no ``GET`` route by default)."""
+        return None
 
     @property
     def port(self) -> int:

@@ -251,16 +251,19 @@ def make_decision_model(
 ) -> DecisionModel:
     """Return the decision model ``settings`` name (``NoDecisionModel`` for ``none``).
 
+    ``DecisionSettings`` already refused, at load, a backend without a
+    ``base_url`` or a ``model``.
+
     Raises:
-        ConfigError: ``base_url`` is unset for a backend other than ``none``,
-            or ``model`` is unset for ``openai-decisions`` or ``chat-logprobs``.
+        ConfigError: ``base_url`` or ``model`` is unset for a backend other
+            than ``none`` (settings built without validation).
     """
     backend = Backend(settings.backend)
     if backend is Backend.NONE:
         return NoDecisionModel()
     if not settings.base_url:
         raise ConfigError(f"backend {backend} needs a base_url", field="decision.base_url")
-    if backend is not Backend.SYSTEMONE and not settings.model:
+    if not settings.model:
         raise ConfigError(f"backend {backend} needs a model", field="decision.model")
     from checks.opinion.backends.chat_logprobs import ChatLogprobsModel
     from checks.opinion.backends.openai_decisions import OpenAIDecisionsModel

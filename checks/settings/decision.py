@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from checks.settings.strict import Strict
 
@@ -18,8 +19,10 @@ class DecisionSettings(Strict):
             OpenAI-compatible chat model, ``POST {base_url}/chat/completions``).
         base_url: the backend's base URL; required unless ``backend`` is ``none``.
         api_key: bearer key (a secret: redacted everywhere). Optional for local servers.
-        model: model name sent in every request; required for ``openai-decisions`` and
-            ``chat-logprobs``.
+        model: model name sent in every request; required unless ``backend`` is ``none``
+            (every wire format requires ``model``; Lookout does not guess one, since the
+            same ``systemone`` backend serves TypeSafe, where the SDK's default is
+            ``jev-latest``, OpenRouter and Ollama, each with its own names).
         timeout_s: time limit of one HTTP request, in seconds (per httpx phase: connect,
             write, each read).
         threshold: probability at or above which "goal met" and "same as last run" count as yes.
@@ -32,11 +35,24 @@ class DecisionSettings(Strict):
     """
 
     backend: Literal["none", "systemone", "openai-decisions", "chat-logprobs"] = "none"
-    base_url: str | None = None
+    base_url: str | None = Field(default=None, validate_default=True)
     api_key: str | None = None
-    model: str | None = None
+    model: str | None = Field(default=None, validate_default=True)
     timeout_s: float = 5.0
     threshold: float = 0.5
     input_budget_tokens: int = Field(default=32_000, ge=1_000)
     max_parallel_requests: int = Field(default=8, ge=1, le=64)
     prices_usd_per_mtok: tuple[float, float] | None = None
+
+    @field_validator("base_url", "model", mode="after")
+    @classmethod
+    def _required_by_the_backend(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """Refuse, at load, a backend other than ``none`` without a base URL or a model."""
+        backend = info.data.get("backend", "none")
+        if backend != "none" and not (value or "").strip():
+            raise PydanticCustomError(
+                "lookout",
+                "{message}",
+                {"message": f"backend {backend} needs a {info.field_name}"},
+            )
+        return value

@@ -1,20 +1,25 @@
 """The ``systemone`` backend: the System One wire format.
 
 **systemone** (TypeSafe's Jev and hosts speaking the same API, design notes §3;
-field names checked against colibri's ``docs/systemone.md`` and Upstage's
-System One API page): ``POST {base}/v1/systemone``, bearer key, body
-``{model, state, questions: {NAME: {type, instructions, criteria}}}`` with types
-``noul`` (criteria ``{"true": …, "false": …}``), ``choice`` (criteria
-``{option: description or null}``) and ``score`` (criteria ``[level, …]``, lowest first).
-Answers are keyed by question name, either at the top level
-(``{"d0": {"noul": 0.92}}``) or wrapped (``{"answers": {NAME: {"type": …}}}``);
-both are read. ``noul`` → ``{noul: p}``; ``choice`` → ``{choice, probabilities:
-{option: p}, confidence}``; ``score`` → ``{score, probabilities: {"0": p, …},
-confidence}`` (levels numbered from 0, ``score`` the expected level). Usage is
-``usage.{input_tokens, output_tokens, cost}``.
-*Assumption* (no public text pins it down): a refusal is an answer with
-``type: "refusal"`` or a ``refusal`` key; a question absent from the answers
-is ``NoAnswer(missing)``.
+shapes from the real clients' models: ``typesafe-sdk``'s ``SystemOneRequest`` /
+``SystemOneResponse``, generated from TypeSafe's OpenAPI schema, and
+``openrouter``'s ``DecisionsRequest`` / ``DecisionsResponse``): ``POST
+{base}/v1/systemone``, bearer key, body ``{model, state, questions: {NAME:
+{type, instructions, criteria}}}`` (``model`` required) with types ``noul``
+(criteria ``{"true": …, "false": …}``), ``choice`` (criteria ``{option:
+description or null}``) and ``score`` (criteria ``[level, …]``, lowest first).
+The response is ``{model, answers: {NAME: {type, …}}, usage}``; some other hosts
+put the answers at the top level (``{"d0": {"noul": 0.92}}``): both are read.
+``noul`` → ``{noul: p}``; ``choice`` → ``{choice, probabilities: {option: p},
+confidence}``; ``score`` → ``{score, legend: {"0": level, …}, probabilities:
+{"0": p, …}, confidence}`` (levels numbered from 0, ``score`` the expected
+level; ``legend`` is not needed to read it). Usage is ``usage.{input_tokens,
+output_tokens}``, plus ``cost`` through OpenRouter.
+Refusals: the System One schemas have no refusal answer and never an empty
+``answers``, so a declined question is absent (``NoAnswer(missing)``) and a
+request declined whole is an HTTP error (``NoAnswer(http_error)``); an
+answer with ``type: "refusal"`` or a ``refusal`` key, which some hosts send,
+is still read as ``NoAnswer(refused)``.
 """
 
 from __future__ import annotations
@@ -76,9 +81,11 @@ class SystemOneModel(HTTPDecisionModel):
 
     def send(self, state: str, questions: Sequence[Question]) -> Reply:
         """POST one request; read wrapped or unwrapped answers (see the module docstring)."""
-        body: dict[str, Any] = {"model": self.model} if self.model else {}
-        body["state"] = state
-        body["questions"] = {q.name: self.question_wire(q) for q in questions}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "state": state,
+            "questions": {q.name: self.question_wire(q) for q in questions},
+        }
         data = self.post(f"{api_root(self.base_url)}/v1/systemone", body)
         wrapped = data.get("answers")
         found = wrapped if isinstance(wrapped, dict) else data

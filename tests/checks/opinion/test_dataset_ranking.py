@@ -250,7 +250,15 @@ FALLBACKS = [
         "http_error: HTTP 500: {}",
         2,
     ),
-    Fallback("all_refused", Backend.SYSTEMONE, _refuse_all, {}, "refused: declined", 2),
+    Fallback(
+        "all_refused",  # System One refuses a request whose every question it declines
+        Backend.SYSTEMONE,
+        _refuse_all,
+        {},
+        'http_error: HTTP 400: {"error": {"code": 400, "message": "the model declined to '
+        'answer any question of this request"}}',
+        2,
+    ),
     Fallback(
         "chat_one_request_per_question",
         Backend.CHAT_LOGPROBS,

@@ -37,6 +37,7 @@ from checks.opinion.decision_model import (
     read_untrusted_state,
     untrusted_state,
 )
+from checks.settings.config import load_settings
 from checks.settings.decision import DecisionSettings
 from tests.paths import ROOT
 
@@ -315,12 +316,36 @@ def test_a_question_left_out_is_missing(backend: Backend) -> None:
     }
 
 
-@pytest.mark.parametrize("backend", NATIVE)
-def test_per_question_refusal(backend: Backend) -> None:
-    answers = ask(backend, with_answer("urgency", "refuse"))
-    detail = "declined" if backend is Backend.SYSTEMONE else "the model declined this question"
+def test_per_question_refusal() -> None:
+    answers = ask(Backend.OPENAI_DECISIONS, with_answer("urgency", "refuse"))
+    detail = "the model declined this question"
     assert answers["urgency"] == NoAnswer(NoAnswerReason.REFUSED, detail)
     assert answers["goal_met"] == YesNoAnswer(0.92)
+
+
+def test_systemone_leaves_a_declined_question_out() -> None:
+    answers = ask(Backend.SYSTEMONE, with_answer("urgency", "refuse"))
+    missing = NoAnswer(NoAnswerReason.MISSING, "the response has no answer for this question")
+    assert answers["urgency"] == missing
+    assert answers["goal_met"] == YesNoAnswer(0.92)
+
+
+def test_systemone_declining_every_question_is_an_http_error() -> None:
+    answers = ask(Backend.SYSTEMONE, {"answers": {"goal_met": "refuse"}}, [GOAL])
+    assert answers["goal_met"] == NoAnswer(
+        NoAnswerReason.HTTP_ERROR,
+        'HTTP 400: {"error": {"code": 400, "message": "the model declined to answer any '
+        'question of this request"}}',
+    )
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [{"type": "refusal", "refusal": "declined"}, {"refusal": "declined"}],
+)
+def test_systemone_reads_the_refusal_other_hosts_send(raw: dict[str, Any]) -> None:
+    answers = ask(Backend.SYSTEMONE, with_answer("goal_met", {"raw": raw}))
+    assert answers["goal_met"] == NoAnswer(NoAnswerReason.REFUSED, "declined")
 
 
 def test_openai_decisions_answer_given_twice_is_invalid() -> None:
@@ -363,7 +388,9 @@ def test_connection_refused_is_http_error() -> None:
     with socket.socket() as sock:  # a port nobody listens on once closed
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    settings = DecisionSettings(backend="systemone", base_url=f"http://127.0.0.1:{port}")
+    settings = DecisionSettings(
+        backend="systemone", base_url=f"http://127.0.0.1:{port}", model="jev-latest"
+    )
     with make_decision_model(settings) as model:
         answer = model.ask("s", [GOAL])["goal_met"]
     assert isinstance(answer, NoAnswer) and answer.reason is NoAnswerReason.HTTP_ERROR
@@ -431,7 +458,7 @@ def test_the_fake_runs_from_another_process(tmp_path: Path) -> None:
     try:
         assert proc.stdout is not None
         base_url = proc.stdout.readline().strip()
-        settings = DecisionSettings(backend="systemone", base_url=base_url)
+        settings = DecisionSettings(backend="systemone", base_url=base_url, model="jev-latest")
         with make_decision_model(settings) as model:
             first = model.ask("s", [GOAL])["goal_met"]
             second = model.ask("s", [GOAL])["goal_met"]
@@ -444,7 +471,7 @@ def test_the_fake_runs_from_another_process(tmp_path: Path) -> None:
     assert second == NoAnswer(NoAnswerReason.HTTP_ERROR, "HTTP 500: {}")
     logged = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert [entry["path"] for entry in logged] == ["/v1/systemone", "/v1/systemone"]
-    assert "model" not in logged[0]["body"]  # no model configured: none sent
+    assert logged[0]["body"]["model"] == "jev-latest"
 
 
 # -- chat-logprobs ---------------------------------------------------------------------
@@ -586,15 +613,29 @@ def test_backend_none_sends_nothing() -> None:
     [
         ({"backend": "systemone"}, "decision.base_url: backend systemone needs a base_url"),
         (
-            {"backend": "chat-logprobs", "base_url": "http://x/v1"},
+            {"backend": "systemone", "base_url": "http://x"},
+            "decision.model: backend systemone needs a model",
+        ),
+        (
+            {"backend": "chat-logprobs", "base_url": "http://x/v1", "model": " "},
             "decision.model: backend chat-logprobs needs a model",
         ),
     ],
 )
-def test_settings_errors(values: dict[str, Any], message: str) -> None:
+def test_settings_errors_are_refused_at_load(
+    tmp_path: Path, values: dict[str, Any], message: str
+) -> None:
+    config = tmp_path / "lookout.yaml"
+    config.write_text(json.dumps({"decision": values}), encoding="utf-8")
     with pytest.raises(ConfigError) as caught:
-        make_decision_model(DecisionSettings.model_validate(values))
-    assert str(caught.value) == message
+        load_settings(config, env={})
+    assert str(caught.value) == f"{config}: {message}"
+
+
+def test_settings_built_without_validation_are_still_refused() -> None:
+    settings = DecisionSettings.model_construct(backend="systemone", base_url="http://x")
+    with pytest.raises(ConfigError, match=r"decision\.model: backend systemone needs a model"):
+        make_decision_model(settings)
 
 
 @pytest.mark.parametrize(

@@ -339,9 +339,11 @@ def test_one_invalid_answer_is_reported_and_the_rest_used() -> None:
 
 def test_refusals_are_named_with_their_reasons() -> None:
     step = {"answers": {"goal_met": "refuse", "urgency": {"probabilities": CALM}}}
-    with model_for(Backend.SYSTEMONE, step) as (_, model):
+    with model_for(Backend.OPENAI_DECISIONS, step) as (_, model):
         opinion = second_opinion(run(Finding.CLEAR, [LATE_0]), None, GOAL, None, model, 0.5)
-    assert opinion.error == "no second opinion on goal_met: refused: declined"
+    assert opinion.error == (
+        "no second opinion on goal_met: refused: the model declined this question"
+    )
     assert opinion.flags == []
 
 

@@ -44,6 +44,8 @@ def test_environment_wins_and_expands(tmp_path: Path) -> None:
         "LOOKOUT_LLM_BASE_URL": "http://127.0.0.1:9/v1",
         "LOOKOUT_LLM_MODEL": "m",
         "LOOKOUT_DECISION_BACKEND": "systemone",
+        "LOOKOUT_DECISION_BASE_URL": "http://127.0.0.1:9",
+        "LOOKOUT_DECISION_MODEL": "jev-latest",
     }
     settings = load_settings(path, env=env)
     assert settings.store_url == "postgresql+psycopg://db/lookout"
