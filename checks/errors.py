@@ -27,6 +27,9 @@ Every message is safe to show: secrets are redacted before an error is raised.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from pathlib import PurePath
+
 
 class LookoutError(Exception):
     """Root of every error Lookout raises on purpose."""
@@ -74,7 +77,20 @@ class ConfigError(LookoutError):
 
 
 class AutomationError(ConfigError):
-    """One problem in one automation file (see ``ConfigError`` for the fields)."""
+    """One problem in one automation file (see ``ConfigError`` for the fields).
+
+    ``automation`` is the name of the automation the problem is in, when its
+    ``name:`` could be read (None for a file that does not parse, say).
+    """
+
+    automation: str | None = None
+
+    def concerns(self, names: Iterable[str]) -> bool:
+        """Whether the problem is about one of ``names``: by its name, else by its file's name."""
+        wanted = set(names)
+        if self.automation is not None:
+            return self.automation in wanted
+        return self.path is not None and PurePath(self.path).stem in wanted
 
 
 class QueryError(LookoutError):

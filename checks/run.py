@@ -183,7 +183,7 @@ def _decide(
         apply_agent_result(report, result)
         report.finished_at = utcnow()
         return report
-    decision = decide_from_checks(report.checks, why="no LLM is configured")
+    decision = decide_from_checks(report.checks)
     report.finding = decision.finding
     report.finding_source = FindingSource.CHECKS if decision.finding else None
     return _end(report, decision.status, error=decision.error, summary=decision.summary)

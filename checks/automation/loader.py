@@ -239,8 +239,16 @@ class _FileLoader:
         return [("automations", index) for index in range(len(listed))]
 
     def load_entry(self, tree: YamlTree, prefix: Loc) -> None:
-        node, data = tree.values[prefix], tree.get(prefix)
+        """Load one automation of a file; its problems carry its name when it has one."""
         errors_before = len(self.result.errors)
+        self._load_entry(tree, prefix, errors_before)
+        data = tree.get(prefix)
+        name = data.get("name") if isinstance(data, dict) else None
+        for problem in self.result.errors[errors_before:]:
+            problem.automation = name if isinstance(name, str) else None
+
+    def _load_entry(self, tree: YamlTree, prefix: Loc, errors_before: int) -> None:
+        node, data = tree.values[prefix], tree.get(prefix)
         reported = {where for where, _, _ in tree.problems}
         for where, problem_node, message in tree.problems:
             if where[: len(prefix)] == prefix:

@@ -1,6 +1,6 @@
 """Deciding a finding from the declared checks, and writing it as Markdown.
 
-The rule (issue 2): any check in error puts the run in **error** — never Clear;
+The rule (README, "An automation"): any check in error puts the run in **error** — never Clear;
 otherwise any failed check gives Needs attention; all passed gives Clear. A run
 in error whose other checks failed still carries ``needs_attention`` so a real
 problem is not hidden behind the error.
@@ -33,18 +33,28 @@ def describe_value(check: CheckResult) -> str:
 
 
 def check_line(check: CheckResult) -> str:
-    """One Markdown bullet for a check, citing its evidence id."""
-    mark = {True: "passed", False: "FAILED", None: "ERROR"}[check.passed]
+    """One Markdown bullet for a check, citing its evidence id.
+
+    ``- FAILED: **name** — 721 rows (expected empty) [C1]``; a check in error
+    says only why (``- ERROR: **name** — returned NULL [C1]``): it has no value
+    to set against the expectation.
+    """
     cite = f" [{check.evidence_id}]" if check.evidence_id else ""
+    if check.error is not None:
+        return f"- ERROR: **{check.name}** — {check.error}{cite}"
+    mark = "passed" if check.passed else "FAILED"
     return f"- {mark}: **{check.name}** — {describe_value(check)} (expected {check.expect}){cite}"
 
 
-def decide_from_checks(checks: list[CheckResult], *, why: str) -> Decision:
+def decide_from_checks(checks: list[CheckResult], *, why: str | None = None) -> Decision:
     """Decide a run from its declared checks.
 
     Args:
         checks: at least one check result.
-        why: one sentence saying why the checks decide (e.g. "no LLM is configured").
+        why: one sentence saying why the checks decide although an LLM is
+            configured (e.g. "the agent did not decide: …"), written into the
+            summary; None when the checks are all there is (no LLM configured:
+            ``finding_source`` says who decided, the summary need not).
 
     Raises:
         ValueError: ``checks`` is empty (a run with no checks cannot be decided here).
@@ -66,6 +76,8 @@ def decide_from_checks(checks: list[CheckResult], *, why: str) -> Decision:
     else:
         status, finding, error = Status.COMPLETED, Finding.CLEAR, None
         head = f"**Clear** — all {len(checks)} checks passed"
-    lines = [f"{head}.", "", f"Decided by the declared checks alone: {why}.", ""]
+    lines = [f"{head}.", ""]
+    if why:
+        lines += [f"Decided by the declared checks alone: {why}.", ""]
     lines += [check_line(c) for c in checks]
     return Decision(status, finding, "\n".join(lines), error)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from checks.agent.trace import read_trace, to_jsonl
 from checks.automation.loader import LoadResult, load_automations
@@ -23,7 +25,7 @@ from checks.automation.model import Automation
 from checks.errors import ConfigError, LookoutError
 from checks.opinion.second_opinion import Flag
 from checks.report import Finding, RunReport, Status
-from checks.run import SourcePool, llm_configured, run_and_store
+from checks.run import SourcePool, run_and_store
 from checks.settings.config import Settings, load_settings, redact
 from checks.store.store import Store
 from worker.alerts.delivery import deliver_for_run
@@ -43,8 +45,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = SafeConsole(highlight=False, soft_wrap=True)
-err = SafeConsole(stderr=True, highlight=False, soft_wrap=True)
+out = SafeConsole(highlight=False)
+err = SafeConsole(stderr=True, highlight=False)
 
 
 @dataclass
@@ -79,9 +81,9 @@ def main_options(
 
 def _report_load_problems(loaded: LoadResult, console: Console, *, warnings: bool = True) -> None:
     for problem in loaded.errors:
-        console.print(f"error: {problem.location_message()}", markup=False)
+        console.print(f"error: {problem.location_message()}")
     for warning in loaded.warnings if warnings else []:
-        console.print(f"warning: {warning}", markup=False)
+        console.print(f"warning: {warning}")
 
 
 @app.command()
@@ -152,13 +154,17 @@ def run(
     """Run automations now, in this process, and store their reports."""
     if not names and not run_all:
         raise ConfigError("name at least one automation, or pass --all")
+    started = time.monotonic()
     settings = ctx.obj.settings()
     loaded = load_automations(settings.automations_dir, known_sources=settings.sources.keys())
-    # The goal-only warnings ("needs an LLM") only matter when no LLM is configured.
-    _report_load_problems(loaded, err, warnings=not llm_configured(settings))
+    # Warnings are 'lookout validate''s: a goal-only automation's report says it was skipped.
+    render.print_load_problems(err, loaded, None if run_all else names or [])
     chosen = _select(loaded, names or [], run_all)
     store = Store(settings.store_url)
     reports: list[RunReport] = []
+    if not as_json and chosen:
+        out.print(Text(render.decider_line(settings), style="dim"))
+        out.print()
     with SourcePool(settings) as pool, err.status("starting…") as status:
         for automation in chosen:
             report = run_and_store(
@@ -173,17 +179,24 @@ def run(
                     line = f"alert: {record.event} → {record.channel}: {record.status}"
                     if record.error:
                         line += f" ({record.error})"
-                    err.print(redact(line, settings.secrets()), markup=False)
+                    err.print(redact(line, settings.secrets()))
             status.start()
+    totals = render.totals_line(reports, time.monotonic() - started)
+    if run_all and not chosen:
+        totals += f" (no enabled automation in {settings.automations_dir})"
+    (err if as_json else out).print(totals)
     # Bad files elsewhere in the folder count only when --all asked to run them.
     raise typer.Exit(exit_status(reports, len(loaded.errors) if run_all else 0))
 
 
-def _print_report(report: RunReport, as_json: bool, settings: Settings) -> None:
+def _print_report(
+    report: RunReport, as_json: bool, settings: Settings, *, full: bool = False
+) -> None:
     if as_json:
-        out.print(redact(json.dumps(report.to_dict()), settings.secrets()), markup=False)
+        out.print(redact(json.dumps(report.to_dict()), settings.secrets()), soft_wrap=True)
     else:
-        render.print_report(out, report)
+        decider = None if full else render.usual_decider(settings)
+        render.print_report(out, report, full=full, usual_decider=decider)
 
 
 @app.command()
@@ -224,7 +237,7 @@ def reports(
             | {"alerts": alerts.get(r.run_id or 0)}
             for r in runs
         ]
-        out.print(redact(json.dumps(rows), settings.secrets()), markup=False)
+        out.print(redact(json.dumps(rows), settings.secrets()))
     else:
         render.print_runs(out, runs, alerts=alerts)
 
@@ -253,7 +266,7 @@ def show(
             err.print(f"run {run_id} has no trace: no agent ran (the declared checks decided)")
         sys.stdout.write(redact(to_jsonl(events), settings.secrets()))
         return
-    _print_report(report, as_json, settings)
+    _print_report(report, as_json, settings, full=True)
 
 
 # worker, beat, schedule, run-now (Celery); notify (alerts); serve (review page); eval
@@ -276,16 +289,16 @@ def main() -> None:
         if callable(show):
             show()
         else:
-            err.print(f"error: {exc}", markup=False)
+            err.print(f"error: {exc}")
         sys.exit(EXIT_CONFIG)
     except ConfigError as exc:
-        err.print(f"error: {exc}", markup=False)
+        err.print(f"error: {exc}")
         sys.exit(EXIT_CONFIG)
     except LookoutError as exc:
-        err.print(f"error: {exc}", markup=False)
+        err.print(f"error: {exc}")
         sys.exit(EXIT_RUN_ERROR)
     except (typer.Abort, KeyboardInterrupt):
-        err.print("aborted", markup=False)
+        err.print("aborted")
         sys.exit(130)
     except Exception:  # a bug: never let it look like exit 1 (Needs attention)
         traceback.print_exc()

@@ -14,9 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Protocol
 
 import typer
-from rich import box
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from checks.errors import ConfigError
@@ -31,11 +29,13 @@ from checks.eval.runner import (
 from checks.eval.scoring import CaseScore, RunOutcome
 from checks.eval.suite import SuiteError, load_suite
 from checks.settings.config import Settings, load_settings, redact
+from worker.cli.layout import Column, Grid
+from worker.cli.safe_text import SafeConsole
 
 EXIT_OK, EXIT_CONFIG = 0, 2
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = SafeConsole(highlight=False)
+err = SafeConsole(stderr=True, highlight=False)
 
 
 class _HasSettings(Protocol):
@@ -84,22 +84,24 @@ def eval_command(
             )
     except SuiteError as exc:
         for problem in exc.problems:
-            err.print(f"error: {problem.location_message()}", markup=False)
+            err.print(f"error: {problem.location_message()}")
         raise typer.Exit(EXIT_CONFIG) from None
     except ConfigError as exc:
-        err.print(f"error: {exc}", markup=False)
+        err.print(f"error: {exc}")
         raise typer.Exit(EXIT_CONFIG) from None
     decision = result.scorecard.decision
-    written = write_reliability_diagram(
-        decision.bins,
-        plot,
-        title=f"lookout eval · {result.suite_name} · {result.decision_backend}",
-        ece=decision.ece,
-        brier=decision.brier,
-    )
+    written = None
+    if decision.answers:  # no answers, no diagram: an empty one would look like a result
+        written = write_reliability_diagram(
+            decision.bins,
+            plot,
+            title=f"lookout eval · {result.suite_name} · {result.decision_backend}",
+            ece=decision.ece,
+            brier=decision.brier,
+        )
     if as_json:
-        document = {**result.to_dict(), "plot": str(written)}
-        out.print(redact(json.dumps(document), settings.secrets()), markup=False)
+        document = {**result.to_dict(), "plot": str(written) if written else None}
+        out.print(redact(json.dumps(document), settings.secrets()))
     else:
         print_result(out, result, written)
     raise typer.Exit(EXIT_OK)
@@ -120,17 +122,24 @@ def _num(value: float | None, spec: str = ",.0f") -> str:
     return "—" if value is None else format(value, spec)
 
 
-_HEADERS = (
-    "case",
-    "expected",
-    "right",
-    "acc",
-    "agree",
-    "decided by",
-    "steps",
-    "tokens in/out",
-    "cost",
+_COLUMNS = (
+    Column("case", title=True),
+    Column("expected"),
+    Column("right", justify="right"),
+    Column("acc", justify="right"),
+    Column("agree"),
+    Column("decided by"),
+    Column("steps", justify="right"),
+    Column("tokens in/out", justify="right"),
+    Column("cost", justify="right"),
 )
+
+
+_AGENT_HEADERS = ("steps", "tokens in/out", "cost")
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _case_row(case: CaseScore) -> list[Text | str]:
@@ -154,28 +163,39 @@ def _case_row(case: CaseScore) -> list[Text | str]:
     ]
 
 
-def print_result(console: Console, result: EvalResult, plot: Path) -> None:
-    """Print the per-case table and the overall figures."""
+def print_result(console: Console, result: EvalResult, plot: Path | None) -> None:
+    """Print the per-case table and the overall figures.
+
+    ``plot`` is the reliability diagram written, or None when there was nothing
+    to draw (the decision model gave no answers).
+    """
     overall = result.scorecard.overall
     llm = result.llm_model or "none (checks decide; goal-only cases are skipped)"
     console.print(
         Text(
-            f"lookout eval — {result.suite_name}: {overall['cases']} cases × "
-            f"{result.runs_per_case} runs · LLM: {llm} · decision model: "
+            f"lookout eval — {result.suite_name}: {_plural(overall['cases'], 'case')} × "
+            f"{_plural(result.runs_per_case, 'run')} · LLM: {llm} · decision model: "
             f"{result.decision_backend}",
             style="bold",
         )
     )
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    for header in _HEADERS:
-        table.add_column(header, no_wrap=True)
-    for case in result.scorecard.cases:
-        table.add_row(*_case_row(case))
-    wide = Console(file=console.file, width=max(console.width, 200), highlight=False)
-    wide.print(table)
+    rows = [_case_row(case) for case in result.scorecard.cases]
+    # the agent's columns say nothing when no agent ran: the summary line says so instead
+    keep = [
+        i
+        for i, column in enumerate(_COLUMNS)
+        if column.header not in _AGENT_HEADERS or any(str(row[i]) != "—" for row in rows)
+    ]
+    grid = Grid([_COLUMNS[i] for i in keep])
+    for row in rows:
+        grid.add_row(*(row[i] for i in keep))
+    grid.print(console)
     for line in summary_lines(result):
         console.print(Text(line))
-    console.print(Text(f"Reliability diagram: {plot}", style="dim"))
+    if plot is None:
+        console.print(Text("Reliability diagram: not written (no decision-model answers to draw)."))
+    else:
+        console.print(Text(f"Reliability diagram: {plot}", style="dim"), soft_wrap=True)
 
 
 def summary_lines(result: EvalResult) -> list[str]:

@@ -14,14 +14,18 @@ import json
 from typing import Annotated, Any
 
 import typer
+from rich.text import Text
 
 from checks.errors import ConfigError, StoreError
 from checks.settings.config import Settings, load_settings
 from checks.store.store import Store
 from worker.alerts.delivery import deliver_due, send_test
 from worker.alerts.delivery_log import DeliveryRecord, attempts_of, list_deliveries
+from worker.cli.safe_text import SafeConsole, clean, wrap_text
 
 EXIT_FAILED, EXIT_CONFIG = 1, 2
+
+out = SafeConsole(highlight=False)
 
 notify_app = typer.Typer(
     help="Chat alerts: send a test message, flush held alerts, show deliveries.",
@@ -48,15 +52,27 @@ def _store(settings: Settings) -> Store:
         raise typer.Exit(EXIT_CONFIG) from None
 
 
-def _line(record: DeliveryRecord) -> str:
+def _plural(n: int, noun: str, plural: str | None = None) -> str:
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def _print(record: DeliveryRecord) -> None:
+    """One delivery: a line, and its (redacted) error on indented lines below, wrapped."""
     run = f"run {record.run_id}" if record.run_id is not None else "test"
     code = f" HTTP {record.http_status}" if record.http_status is not None else ""
     held = f" until {record.not_before.isoformat()}" if record.not_before else ""
-    error = f": {record.error}" if record.error else ""
-    return (
+    out.print(
         f"{record.status:<13} {run} {record.event} -> {record.channel} ({record.channel_type})"
-        f"{code}{held}, {record.attempts} attempt(s){error}"
+        f"{code}{held}, {_plural(record.attempts, 'attempt')}"
     )
+    if record.error:
+        _indented(f"error: {record.error}")
+
+
+def _indented(line: str) -> None:
+    text = Text(clean(line))
+    for part in wrap_text(out, text, max(1, out.width - 4)):
+        out.print(Text("    ") + part, soft_wrap=True)
 
 
 @notify_app.command("test")
@@ -79,7 +95,7 @@ def test_channel(
         record = send_test(store, settings, channel)
     finally:
         store.close()
-    typer.echo(_line(record))
+    _print(record)
     if record.status != "sent":
         raise typer.Exit(EXIT_FAILED)
 
@@ -94,8 +110,8 @@ def flush(ctx: typer.Context) -> None:
     finally:
         store.close()
     for record in records:
-        typer.echo(_line(record))
-    typer.echo(f"{len(records)} delivery(ies) handled")
+        _print(record)
+    out.print(f"{_plural(len(records), 'delivery', 'deliveries')} handled")
 
 
 @notify_app.command("log")
@@ -120,12 +136,12 @@ def log(
             if as_json:
                 doc = record.to_dict()
                 doc["attempts_detail"] = [{**t.__dict__, "at": t.at.isoformat()} for t in tries]
-                typer.echo(json.dumps(doc))
+                out.print(json.dumps(doc))
                 continue
-            typer.echo(_line(record))
+            _print(record)
             for t in tries:
                 code = f" HTTP {t.http_status}" if t.http_status is not None else ""
                 error = f": {t.error}" if t.error else ""
-                typer.echo(f"    #{t.number} {t.kind} {t.outcome}{code} {t.at.isoformat()}{error}")
+                _indented(f"#{t.number} {t.kind} {t.outcome}{code} {t.at.isoformat()}{error}")
     finally:
         store.close()

@@ -1,47 +1,47 @@
 """Human-readable reports for the terminal.
 
-All report text is untrusted: it is never read as Rich markup, and control
-characters (ESC, so no terminal escape sequence; BEL; C1 controls) and
-bidirectional overrides are shown as visible symbols by ``clean`` /
-``SafeConsole``, one character for one, so styled spans stay in place.
+All report text is untrusted (``worker.cli.safe_text``): summaries are
+rendered from Markdown by ``SafeMarkdown``, every other value is printed as
+cleaned ``Text``, never as Rich markup. Tables are ``worker.cli.layout.Grid``,
+which never cuts a name at any width.
+
+What ``lookout run`` prints: once, what decides the runs (``decider_line``);
+then one block per run (``print_report``), each problem said once; then a
+totals line (``totals_line``).
 """
 
 from __future__ import annotations
 
+import datetime as dt
+from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from checks.report import Finding, RunReport, Status
+from checks.automation.loader import LoadResult
+from checks.report import Evidence, Finding, RunReport, Status
+from checks.settings.config import Settings, redact
+from worker.cli.layout import Column, Grid
+from worker.cli.safe_text import SafeConsole, clean, print_markdown, wrap_text
 
-# C0 controls but newline and tab → Unicode "control pictures" (U+2400…); DEL → U+2421;
-# C1 controls and bidi overrides/isolates → U+FFFD. Same length, so spans stay valid.
-_SAFE = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}
-_SAFE |= {0x7F: 0x2421}
-_SAFE |= {c: 0xFFFD for c in (*range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+__all__ = [
+    "SafeConsole",
+    "agent_line",
+    "clean",
+    "decider_line",
+    "headline",
+    "print_load_problems",
+    "print_report",
+    "print_runs",
+    "result_label",
+    "totals_line",
+    "usual_decider",
+]
 
-
-def clean(value: object) -> str:
-    """Return ``str(value)`` with control characters replaced by visible symbols."""
-    return str(value).translate(_SAFE)
-
-
-class SafeConsole(Console):
-    """A Rich console that cleans every string and ``Text`` it prints (see ``clean``)."""
-
-    def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: D102 - see class
-        safe: list[Any] = []
-        for obj in objects:
-            if isinstance(obj, str):
-                obj = clean(obj)
-            elif isinstance(obj, Text):
-                obj = obj.copy()
-                obj.plain = clean(obj.plain)
-            safe.append(obj)
-        super().print(*safe, **kwargs)
-
+SAMPLE_ROWS = 3
+"""Rows of an evidence sample printed under a report (``show --json`` has all stored)."""
 
 _FINDING_STYLE = {
     Finding.CLEAR: ("Clear", "green"),
@@ -49,88 +49,222 @@ _FINDING_STYLE = {
 }
 
 
-def headline(report: RunReport) -> Text:
-    """``name — Clear (decided by checks) · run 12 · 2026-11-30 06:15 UTC`` as styled text."""
-    text = Text()
-    text.append(report.automation, style="bold")
-    text.append(" — ")
+def print_load_problems(console: Console, loaded: LoadResult, names: list[str] | None) -> None:
+    """Print the automation files' problems: all of them, or only those of ``names``.
+
+    With ``names``, the problems of other automations are one line with their
+    count, pointing at ``lookout validate``: a bad file elsewhere in the
+    folder does not bury the run asked for.
+    """
+    mine = [p for p in loaded.errors if names is None or p.concerns(names)]
+    for problem in mine:
+        console.print(f"error: {problem.location_message()}")
+    others = [p for p in loaded.errors if p not in mine]
+    if others:
+        files = len({p.path for p in others})
+        console.print(
+            f"note: {_count(len(others), 'problem')} in {_count(files, 'other file')}; "
+            "'lookout validate' lists them"
+        )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def result_label(report: RunReport) -> Text:
+    """``Clear``, ``Needs attention``, or the status (``Skipped``, ``Error``…), styled."""
     if report.status == Status.COMPLETED and report.finding:
         label, style = _FINDING_STYLE[report.finding]
-        text.append(label, style=f"bold {style}")
-        text.append(f" (decided by {report.finding_source})")
-    else:
-        text.append(str(report.status).capitalize(), style="bold yellow")
+        return Text(label, style=f"bold {style}")
+    return Text(str(report.status).capitalize(), style="bold yellow")
+
+
+def headline(report: RunReport, *, usual_decider: str | None = None) -> Text:
+    """``name — Clear (decided by checks) · run 12 · 2026-11-30 06:15 UTC`` as styled text.
+
+    ``(decided by …)`` is left out when it is ``usual_decider``: what the
+    invocation already said decides its runs (``decider_line``).
+    """
+    text = Text()
+    text.append(clean(report.automation), style="bold")
+    text.append(" — ")
+    text.append_text(result_label(report))
+    source = report.finding_source
+    if report.status == Status.COMPLETED and source and source != usual_decider:
+        text.append(f" (decided by {source})")
     when = report.scheduled_for.strftime("%Y-%m-%d %H:%M UTC")
     text.append(f" · run {report.run_id} · {when}", style="dim")
     return text
 
 
-def print_report(console: Console, report: RunReport) -> None:
-    """Print one run: headline, summary, error, and the evidence queries' sizes."""
-    console.print(headline(report))
+def usual_decider(settings: Settings) -> str:
+    """Who decides a run with these settings when nothing goes wrong: ``agent`` or ``checks``."""
+    return "agent" if settings.llm.base_url and settings.llm.model else "checks"
+
+
+def decider_line(settings: Settings) -> str:
+    """Say once what decides the runs of this invocation: the agent, or the declared checks."""
+    if usual_decider(settings) == "agent":
+        where = redact(settings.llm.base_url or "", settings.secrets())
+        return (
+            f"The agent decides each run ({settings.llm.model} at {where}); a Clear never "
+            "stands against a failed declared check, and the checks decide when it gives no "
+            "valid report."
+        )
+    return (
+        "No LLM is configured: the declared checks decide each run, and goal-only "
+        "automations are skipped."
+    )
+
+
+def print_report(
+    console: Console, report: RunReport, *, full: bool = False, usual_decider: str | None = None
+) -> None:
+    """Print one run: headline, summary (Markdown), the error unless said, agent, evidence.
+
+    Args:
+        console: where to print (a ``SafeConsole``).
+        report: the run.
+        full: print every evidence query with its SQL (``lookout show``); else only
+            the samples the summary does not already hold (a check's single value,
+            an empty result).
+        usual_decider: what the invocation said decides its runs (see ``headline``).
+    """
+    console.print(headline(report, usual_decider=usual_decider))
     if report.summary:
-        console.print(Text(report.summary))
-    if report.error and report.status != Status.SKIPPED:
-        console.print(Text(f"error: {report.error}", style="red"))
+        print_markdown(console, report.summary)
+    if report.error and report.status != Status.SKIPPED and not _said(report):
+        console.print(Text(f"error: {clean(report.error)}", style="red"))
     if report.agent:
         console.print(Text(agent_line(report.agent), style="dim"))
     for ev in report.evidence:
-        more = " (sample; truncated)" if ev.truncated else ""
-        rows = f"{ev.row_count} row" + ("" if ev.row_count == 1 else "s")
-        console.print(Text(f"  [{ev.id}] {rows}{more}", style="dim"))
-        if ev.rows:
-            console.print(Text("      " + " | ".join(ev.columns), style="dim"))
-            for row in ev.rows[:3]:
-                console.print(Text("      " + " | ".join(str(v) for v in row), style="dim"))
+        if full or _worth_showing(report, ev):
+            _print_evidence(console, report, ev, full=full)
     console.print()
 
 
+def _said(report: RunReport) -> bool:
+    """Whether the summary already says the run's error (each check's, or the whole of it)."""
+    errors = [c.error for c in report.checks if c.error]
+    error = report.error or ""
+    if errors:
+        return all(e in report.summary for e in errors)
+    return error.splitlines()[0] in report.summary if error else True
+
+
+def _worth_showing(report: RunReport, ev: Evidence) -> bool:
+    """A check's evidence adds nothing when empty, or when it is the value the summary gives."""
+    if ev.origin != "check":
+        return True
+    if ev.row_count == 0:
+        return False
+    check = next((c for c in report.checks if c.evidence_id == ev.id), None)
+    lists_rows = check is None or check.expect in ("empty", "not empty")
+    return lists_rows or not (ev.row_count == 1 and len(ev.columns) == 1)
+
+
+def _cell(value: Any) -> Text:
+    if value is None:
+        return Text("NULL", style="dim italic")
+    return Text(clean(value))
+
+
+def _print_evidence(console: Console, report: RunReport, ev: Evidence, *, full: bool) -> None:
+    rows = f"{ev.row_count:,} row" + ("" if ev.row_count == 1 else "s")
+    shown = ev.rows[:SAMPLE_ROWS]
+    note = ""
+    if ev.row_count > len(shown):
+        stored = len(ev.rows)
+        note = f", first {len(shown)} shown (lookout show {report.run_id} --json has {stored})"
+    console.print(Text(f"  [{ev.id}] {rows}{note}", style="dim"))
+    if full:
+        sql = Text(clean(ev.sql.strip()), style="dim")
+        for line in wrap_text(console, sql, max(1, console.width - 6)):
+            console.print(Text("      ") + line, soft_wrap=True)
+    if shown and ev.columns:
+        grid = Grid([Column(name) for name in ev.columns])
+        for row in shown:
+            grid.add_row(*(_cell(v) for v in row))
+        grid.print(console, indent=6)
+
+
 def agent_line(agent: dict[str, Any]) -> str:
-    """``agent: gpt-x · 4 steps · 6 tool calls · 5,120 in / 300 out tokens · $0.0031``."""
-    cost = agent.get("cost_usd")
+    """``agent: gpt-x · 4 steps · 6 tool calls · 5,120 in / 300 out tokens · $0.0031``.
+
+    With no completed model call there is no cost to give: the line says so
+    rather than ``$0.0000``. A cost the provider did not send and no price
+    table gives is ``cost unknown``.
+    """
+    steps = agent.get("steps", 0)
     parts = [
         f"agent: {agent.get('model')}",
-        f"{agent.get('steps', 0)} steps",
+        f"{steps} step" + ("" if steps == 1 else "s"),
         f"{agent.get('tool_calls', 0)} tool calls",
         f"{agent.get('input_tokens', 0):,} in / {agent.get('output_tokens', 0):,} out tokens",
-        f"${cost:.4f}" if isinstance(cost, int | float) else "cost unknown",
     ]
+    cost = agent.get("cost_usd")
+    if not steps:
+        parts.append("no model call completed")
+    elif isinstance(cost, int | float):
+        parts.append(f"${cost:.4f}")
+    else:
+        parts.append("cost unknown (no usage.cost sent; see llm.prices_usd_per_mtok)")
     return " · ".join(parts)
+
+
+def totals_line(reports: Sequence[RunReport], elapsed_s: float) -> str:
+    """``13 runs: 7 Clear, 4 Needs attention, 2 skipped · 4.1 s`` (only the counts that occur)."""
+    counts: Counter[str] = Counter()
+    for r in reports:
+        if r.status == Status.COMPLETED and r.finding:
+            counts[_FINDING_STYLE[r.finding][0]] += 1
+        else:
+            counts["in error" if r.status == Status.ERROR else str(r.status)] += 1
+    order = ["Clear", "Needs attention", "in error", "skipped", "running", "queued"]
+    parts = [f"{counts[k]} {k}" for k in order if counts[k]]
+    head = f"{len(reports)} run" + ("" if len(reports) == 1 else "s")
+    return f"{head}: {', '.join(parts) or 'none'} · {elapsed_s:.1f} s"
+
+
+_RUN_COLUMNS = (
+    Column("run", justify="right", title=True),
+    Column("automation", title=True),
+    Column("scheduled for (UTC)"),
+    Column("result"),
+    Column("took", justify="right"),
+    Column("note", flex=True),
+)
+
+
+def _took(report: RunReport) -> str:
+    if report.started_at and report.finished_at:
+        return f"{(report.finished_at - report.started_at).total_seconds():.1f} s"
+    return ""
 
 
 def print_runs(
     console: Console, runs: list[RunReport], *, alerts: dict[int, str | None] | None = None
 ) -> None:
-    """Print a table of runs, newest first.
+    """Print the runs, newest first, readable at any width (``worker.cli.layout``).
 
     ``note`` says why a run was skipped or failed, then how its alerts went
     (``alerts``: run id → ``worker.alerts.delivery_log.summarize`` line), so a failed
     delivery is never silent.
     """
-    table = Table(
-        "run",
-        "automation",
-        "scheduled for (UTC)",
-        "status",
-        "finding",
-        "started",
-        "finished",
-        "note",
-    )
+    if not runs:
+        console.print("no runs stored yet: try 'lookout run --all'")
+        return
+    grid = Grid(_RUN_COLUMNS)
     for r in runs:
         note = (r.error or "").splitlines()[0] if r.error else ""
         alert = (alerts or {}).get(r.run_id or 0)
-        note = "; ".join(part for part in (note, alert) if part)
-        table.add_row(
+        grid.add_row(
             str(r.run_id),
             Text(clean(r.automation)),
-            r.scheduled_for.strftime("%Y-%m-%d %H:%M:%S"),
-            str(r.status),
-            str(r.finding or ""),
-            r.started_at.strftime("%H:%M:%S") if r.started_at else "",
-            r.finished_at.strftime("%H:%M:%S") if r.finished_at else "",
-            Text(clean(note if len(note) <= 120 else note[:119] + "…")),
+            r.scheduled_for.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M"),
+            result_label(r),
+            _took(r),
+            "; ".join(part for part in (note, alert) if part),
         )
-    console.print(table)
-    if not runs:
-        console.print("no runs stored yet: try 'lookout run --all'", markup=False)
+    grid.print(console)

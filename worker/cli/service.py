@@ -16,21 +16,21 @@ from typing import Annotated, Any
 from zoneinfo import ZoneInfo
 
 import typer
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from checks.automation.loader import LoadResult, load_automations
 from checks.automation.model import Automation
 from checks.errors import ConfigError, StoreError
 from checks.settings.config import Settings
 from checks.store.store import Store, utcnow
+from worker.cli.layout import Column, Grid
+from worker.cli.render import print_load_problems
+from worker.cli.safe_text import SafeConsole
 from worker.service.dispatch import due_slots
 from worker.service.run_queue import RunQueue
 from worker.service.slots import CronSchedule, next_occurrences
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = SafeConsole(highlight=False)
+err = SafeConsole(stderr=True, highlight=False)
 MAX_LISTED = 1000  # slots per automation ``schedule --between`` prints at most
 
 
@@ -47,10 +47,10 @@ def _export_options(ctx: typer.Context) -> None:
         os.environ["LOOKOUT_AUTOMATIONS_DIR"] = str(ctx.obj.automations)
 
 
-def _load(settings: Settings) -> LoadResult:
+def _load(settings: Settings, names: list[str]) -> LoadResult:
+    """Load the automations; print the file problems of ``names`` (all when empty)."""
     loaded = load_automations(settings.automations_dir, known_sources=settings.sources.keys())
-    for problem in loaded.errors:
-        err.print(f"error: {problem.location_message()}", markup=False)
+    print_load_problems(err, loaded, names or None)
     return loaded
 
 
@@ -134,23 +134,22 @@ def schedule(
     if count is not None and between is not None:
         raise ConfigError("give --next or --between, not both")
     settings = _settings(ctx)
-    chosen = _pick(_load(settings), names or [])
+    chosen = _pick(_load(settings, names or []), names or [])
     window = (_instant(between[0]), _instant(between[1])) if between else None
     slots, notes = _slots(chosen, count or 5, window)
     if as_json:
-        out.print(json.dumps([s.to_dict() for s in slots]), markup=False)
+        out.print(json.dumps([s.to_dict() for s in slots]))
         return
-    table = Table("automation", "local time", "zone", "UTC")
+    grid = Grid([Column("automation", title=True), Column("UTC"), Column("local time", flex=True)])
     for slot in slots:
-        table.add_row(
-            Text(slot.automation),
-            slot.local.strftime("%Y-%m-%d %H:%M %Z"),
-            slot.zone,
+        grid.add_row(
+            slot.automation,
             slot.at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M"),
+            f"{slot.local.strftime('%Y-%m-%d %H:%M %Z')} · {slot.zone}",
         )
-    out.print(table)
+    grid.print(out)
     for note in notes:
-        err.print(note, markup=False)
+        err.print(note)
 
 
 def run_now(
@@ -160,7 +159,7 @@ def run_now(
     """Queue an immediate run for the workers (the service must be running)."""
     _export_options(ctx)
     settings = _settings(ctx)
-    automation = _pick(_load(settings), [name])[0]
+    automation = _pick(_load(settings, [name]), [name])[0]
     from worker.service.celery_app import source_queue
     from worker.service.tasks import send_run
 
@@ -174,8 +173,7 @@ def run_now(
     queue.mark_sent([run.id])
     out.print(
         f"queued run {run.id} of {automation.name} on {source_queue(automation.source)}; "
-        f"see 'lookout show {run.id}'",
-        markup=False,
+        f"see 'lookout show {run.id}'"
     )
 
 

@@ -320,6 +320,21 @@ def test_error_fields_are_set(tmp_path: Path) -> None:
     assert error.message == "input should be a valid list (got 3)"
 
 
+def test_a_problem_names_the_automation_it_is_in(tmp_path: Path) -> None:
+    (tmp_path / "pair.yaml").write_text(
+        "automations:\n  - {name: good-one, source: flights, goal: g}\n"
+        "  - {name: bad-one, source: flights, goal: g, checks: 3}\n"
+    )
+    (tmp_path / "syntax.yaml").write_text("name: [\n")
+    problems = load_automations(tmp_path, known_sources={"flights"}).errors
+    assert [(p.automation, Path(p.path or "").name) for p in problems] == [
+        ("bad-one", "pair.yaml"),
+        (None, "syntax.yaml"),
+    ]
+    assert problems[0].concerns(["bad-one"]) and not problems[0].concerns(["good-one"])
+    assert problems[1].concerns(["syntax"])  # no name could be read: the file's name counts
+
+
 @dataclass(frozen=True)
 class Text:
     name: str

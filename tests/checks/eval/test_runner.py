@@ -32,10 +32,12 @@ from checks.eval.runner import (
     urgency_choice,
 )
 from checks.eval.suite import SuiteError, load_suite
+from checks.fakes.decision_server import FakeDecision
 from checks.fakes.llm_server import FakeLLM
 from checks.report import RunReport, Status
 from checks.run import SourcePool, run_automation
 from checks.settings.config import Settings
+from checks.settings.decision import DecisionSettings
 from checks.settings.llm import LLMSettings
 from worker.cli.eval import register
 
@@ -270,7 +272,8 @@ def test_json_output_and_the_reliability_png(tmp_path: Path, settings: Settings)
         "overall", "decision", "cases", "runs", "plot",
     }  # fmt: skip
     assert doc["suite"]["name"] == "default" and doc["runs_per_case"] == 2
-    assert (doc["llm_model"], doc["decision_backend"], doc["plot"]) == (None, "none", str(plot))
+    # no decision model, no answers: no diagram (an empty one would look like a result)
+    assert (doc["llm_model"], doc["decision_backend"], doc["plot"]) == (None, "none", None)
     assert [c["case_id"] for c in doc["cases"]] == [
         "empty-table",
         "amounts-in-cents",
@@ -289,7 +292,7 @@ def test_json_output_and_the_reliability_png(tmp_path: Path, settings: Settings)
         ("empty-table", 1),
         ("empty-table", 2),
     ]
-    assert png_size(plot)[0] > 100
+    assert not plot.exists()
 
 
 def test_text_output_names_every_figure(tmp_path: Path, settings: Settings) -> None:
@@ -304,9 +307,25 @@ def test_text_output_names_every_figure(tmp_path: Path, settings: Settings) -> N
         "Finding accuracy: 1/1 runs (100%); 1 skipped (need an LLM), 0 in error.",
         "Repeated runs agree: — (needs --runs 2 or more)",
         "Decision model: no answers (backend none).",
-        f"Reliability diagram: {plot}",
+        "Reliability diagram: not written (no decision-model answers to draw).",
+        "lookout eval — default: 2 cases × 1 run ·",
     ):
         assert text in result.stdout, text
+    assert not plot.exists()
+
+
+def test_the_reliability_png_is_written_when_the_decision_model_answered(
+    tmp_path: Path, settings: Settings
+) -> None:
+    plot = tmp_path / "r.png"
+    step = {"answers": {"goal_met": 0.8, "same_as_last_run": 0.9}}
+    with FakeDecision("systemone", default=step) as fake:
+        settings.decision = DecisionSettings(backend="systemone", base_url=fake.base_url)
+        args = ["eval", "--cases", "empty-table,amounts-in-cents", "--plot", str(plot)]
+        result = CliRunner().invoke(make_app(settings), args)
+    assert result.exit_code == 0, result.output
+    assert "Decision model ('goal met?', 2 answers" in result.stdout
+    assert f"Reliability diagram: {plot}" in result.stdout
     assert png_size(plot) == (600, 650)
 
 

@@ -89,8 +89,13 @@ def test_run_error_exit_3_when_a_check_errors(tmp_path: Path, flights_settings: 
         timeout=120,
     )
     assert proc.returncode == 3, proc.stdout + proc.stderr
-    assert "ERROR: **n** — error: returned NULL" in proc.stdout
-    assert "rejected (write)" in proc.stdout or "rejected (ddl)" in proc.stdout
+    # each error said once, as Markdown rendered (no raw **), with no expectation tacked on
+    assert "ERROR: n — returned NULL [C1]" in proc.stdout
+    assert proc.stdout.count("returned NULL") == 1
+    assert proc.stdout.count("DELETE is not allowed") == 1
+    assert "rejected (write)" in proc.stdout
+    assert "**" not in proc.stdout and "(expected" not in proc.stdout
+    assert proc.stdout.rstrip().splitlines()[-1].startswith("1 run: 1 in error · ")
 
 
 def test_trace_of_a_run_without_agent_says_why_it_is_empty(

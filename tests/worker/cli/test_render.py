@@ -1,0 +1,148 @@
+"""Terminal rendering: Markdown summaries that data cannot hijack, and grids that never cut."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import re
+
+import pytest
+from rich.cells import cell_len
+
+from checks.report import CheckResult, Evidence, Finding, FindingSource, RunReport, Status
+from worker.cli.layout import Column, Grid
+from worker.cli.render import agent_line, print_report, totals_line
+from worker.cli.safe_text import SafeConsole, print_markdown
+
+SGR = re.compile(r"\x1b\[[0-9;]*m")  # the styles Rich itself writes
+
+
+def terminal(width: int) -> tuple[SafeConsole, io.StringIO]:
+    buffer = io.StringIO()
+    console = SafeConsole(
+        file=buffer, width=width, force_terminal=True, color_system="truecolor", highlight=False
+    )
+    return console, buffer
+
+
+HOSTILE = (
+    "**Needs attention** — [bold red]X[/] and [link=http://evil.example]y[/link]\n\n"
+    "- cell: \x1b[2J\x1b]52;c;cHduZWQ=\x07 and \x1b]8;;http://evil.example\x1b\\label\x1b]8;;\x1b\\\n"
+    "- <script>alert(1)</script> [click here](http://evil.example/steal) "
+    "![pixel](http://evil.example/p.png)\n\n"
+    "<div>hidden?</div>\n"
+)
+
+
+def test_markdown_from_data_cannot_inject_markup_escapes_or_hidden_links() -> None:
+    console, buffer = terminal(100)
+    print_markdown(console, HOSTILE)
+    raw = buffer.getvalue()
+    assert "\x1b" not in SGR.sub("", raw), repr(raw)  # no escape but Rich's own styles
+    assert "\x07" not in raw
+    shown = SGR.sub("", raw)
+    assert "Needs attention" in shown and "**" not in shown  # Markdown rendered
+    assert "[bold red]X[/]" in shown and "[link=http://evil.example]y[/link]" in shown
+    assert "␛[2J" in shown  # the escape is shown as a visible symbol
+    assert "click here" in shown and "(http://evil.example/steal)" in shown  # the address shows
+    assert "<script>alert(1)</script>" in shown and "<div>hidden?</div>" in shown  # not dropped
+
+
+def report(**fields: object) -> RunReport:
+    base = RunReport(
+        automation="probe",
+        scheduled_for=dt.datetime(2026, 3, 8, 7, 0, tzinfo=dt.UTC),
+        status=Status.COMPLETED,
+        run_id=12,
+        finding=Finding.NEEDS_ATTENTION,
+        finding_source=FindingSource.CHECKS,
+    )
+    for key, value in fields.items():
+        setattr(base, key, value)
+    return base
+
+
+def test_a_report_says_each_problem_once_and_null_as_null() -> None:
+    check = CheckResult("n", "SELECT a, b FROM t", "empty", 2, False, None, "C1")
+    broken = CheckResult("m", "SELECT NULL", "== 0", None, None, "returned NULL", "C2")
+    rows = [["x", None], ["y", 2]]
+    evidence = [Evidence("C1", "SELECT a, b FROM t", ["a", "b"], rows, 2, False, "f")]
+    console, buffer = terminal(80)
+    run = report(
+        status=Status.ERROR,
+        checks=[check, broken],
+        evidence=evidence,
+        error="check 'm': returned NULL",
+        summary="**Error** — 1 of 2 checks could not be evaluated; 1 failed.\n\n"
+        "- FAILED: **n** — 2 rows (expected empty) [C1]\n- ERROR: **m** — returned NULL [C2]",
+    )
+    print_report(console, run)
+    shown = SGR.sub("", buffer.getvalue())
+    assert shown.count("returned NULL") == 1
+    lines = shown.splitlines()
+    assert [line.split() for line in lines if line.startswith("      ")] == [
+        ["a", "b"],
+        ["x", "NULL"],
+        ["y", "2"],
+    ]
+    assert "None" not in shown
+
+
+def test_agent_line_never_shows_a_cost_for_no_call() -> None:
+    failed = {"model": "m", "steps": 0, "tool_calls": 0, "cost_usd": 0.0}
+    assert agent_line(failed).endswith("· no model call completed")
+    unknown = {"model": "m", "steps": 2, "tool_calls": 2, "cost_usd": None}
+    assert "cost unknown" in agent_line(unknown)
+    assert agent_line({**unknown, "cost_usd": 0.0012}).endswith("· $0.0012")
+
+
+def test_totals_count_each_outcome_once() -> None:
+    runs = [
+        report(finding=Finding.CLEAR),
+        report(),
+        report(),
+        report(status=Status.SKIPPED, finding=None),
+        report(status=Status.ERROR, finding=None),
+    ]
+    assert totals_line(runs, 4.06) == (
+        "5 runs: 1 Clear, 2 Needs attention, 1 in error, 1 skipped · 4.1 s"
+    )
+    assert totals_line(runs[:1], 0.2) == "1 run: 1 Clear · 0.2 s"
+
+
+def grid() -> Grid:
+    g = Grid([Column("id", title=True), Column("name", title=True), Column("note", flex=True)])
+    g.add_row("1", "short", "a note long enough to need wrapping when the room is small")
+    g.add_row("22", "a-much-longer-name-that-is-kept-whole", "")
+    return g
+
+
+@pytest.mark.parametrize(
+    ("width", "form"),
+    [(120, "columns"), (70, "columns"), (50, "below"), (30, "stacked")],
+)
+def test_a_grid_picks_the_first_form_that_fits(width: int, form: str) -> None:
+    console, buffer = terminal(width)
+    grid().print(console)
+    lines = SGR.sub("", buffer.getvalue()).splitlines()
+    assert all(cell_len(line) <= width for line in lines if "longer-name" not in line)
+    assert any("a-much-longer-name-that-is-kept-whole" in line for line in lines)
+    if form == "columns":
+        assert lines[0].split() == ["id", "name", "note"]
+        assert lines[1].startswith("1   short") and "a note" in lines[1]
+    elif form == "below":
+        assert lines[0].split() == ["id", "name"]
+        assert lines[2].startswith("    a note long enough")
+    else:
+        assert lines[0] == "1  short"
+        assert lines[1].startswith("    note: a note")
+
+
+def test_grid_cells_are_text_never_markup() -> None:
+    console, buffer = terminal(80)
+    g = Grid([Column("name")])
+    g.add_row("[bold]x[/bold] \x1b[31m")
+    g.print(console)
+    shown = buffer.getvalue()
+    assert "[bold]x[/bold] ␛[31m" in SGR.sub("", shown)
+    assert "\x1b[31m" not in shown

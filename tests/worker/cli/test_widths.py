@@ -1,0 +1,158 @@
+"""Every command's output is readable at 80 and at 120 columns: nothing cut, nothing too wide.
+
+Each command runs in-process through the real Typer app with ``COLUMNS`` set
+(the consoles read it at each print), on a folder of real example
+automations, one with a name as long as a name may be, a broken file, and a
+store filled by ``lookout run``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+import yaml
+from rich.cells import cell_len
+from typer.testing import CliRunner
+
+from checks.errors import ConfigError
+from checks.settings.config import Settings, default_config_data
+from tests.paths import ROOT
+from worker.alerts.fake_chat import FakeChat
+from worker.cli.app import app
+
+LONG = "registry-coverage-of-every-aircraft-flown-from-the-new-york-area"  # 64: the longest
+assert len(LONG) == 64
+EXAMPLES = ("flights-carrier-integrity", "weather-plausible-readings", "carrier-december-delays")
+WIDTHS = (80, 120)
+
+
+@dataclass
+class Env:
+    env: dict[str, str]
+    names: tuple[str, ...]
+
+
+@pytest.fixture(scope="module")
+def cli(tmp_path_factory: pytest.TempPathFactory, flights_settings: Settings) -> Iterator[Env]:
+    tmp = tmp_path_factory.mktemp("widths")
+    folder = tmp / "automations"
+    folder.mkdir()
+    for name in EXAMPLES:
+        shutil.copy(ROOT / "automations" / f"{name}.yaml", folder)
+    (folder / "long.yaml").write_text(
+        f"name: {LONG}\nsource: flights\nschedule: '20 7 * * *'\n"
+        "timezone: America/Argentina/ComodRivadavia\nseverity: high\n"
+        "goal: Every tail number on a flight has a row in planes.\nchecks:\n"
+        "  - name: tail numbers missing from the planes registry by carrier and count\n"
+        "    sql: SELECT tailnum, carrier, count(*) AS flights FROM flights WHERE tailnum "
+        "NOT IN (SELECT tailnum FROM planes) GROUP BY ALL ORDER BY 3 DESC, 1\n"
+        "    expect: empty\n"
+        "  - {name: a value that is NULL, sql: 'SELECT NULL', expect: '== 0'}\n",
+        encoding="utf-8",
+    )
+    (folder / "broken.yaml").write_text("name: broken\nsource: [\n", encoding="utf-8")
+    with FakeChat("slack") as fake:
+        config = tmp / "lookout.yaml"
+        data = {
+            **default_config_data(),
+            "store_url": f"sqlite:///{tmp / 'lookout.db'}",
+            "cache_dir": flights_settings.cache_dir,
+            "automations_dir": str(folder),
+            "channels": {"ops": {"type": "slack", "url": fake.url()}},
+            "alerts": {"rate_limiter": "memory"},
+        }
+        config.write_text(yaml.safe_dump(data), encoding="utf-8")
+        env = {"LOOKOUT_CONFIG": str(config), "COLUMNS": "100"}
+        first = CliRunner().invoke(app, ["run", "--all"], env=env)
+        assert first.exit_code == 3, first.output  # the NULL check is in error
+        sent = CliRunner().invoke(app, ["notify", "test", "ops"], env=env)
+        assert sent.exit_code == 0, sent.output
+        yield Env(env, (*EXAMPLES, LONG))
+
+
+COMMANDS: dict[str, list[str]] = {
+    "validate": ["validate"],
+    "run named": ["run", "weather-plausible-readings", LONG],
+    "reports": ["reports"],
+    "show": ["show", "2"],
+    "show long": ["show", "4"],
+    "schedule": ["schedule", "--next", "2"],
+    "eval": ["eval", "--cases", "empty-table,not-in-over-null,test-accounts-excepted"],
+    "notify log": ["notify", "log", "--attempts"],
+}
+
+# Lines that are one message each and stay whole for grep (the terminal wraps them).
+ONE_LINE = re.compile(r"^(error: |warning: |note: |Reliability diagram: )")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("command", COMMANDS, ids=str)
+def test_every_command_fits_the_width(cli: Env, command: str, width: int) -> None:
+    result = CliRunner().invoke(app, COMMANDS[command], env={**cli.env, "COLUMNS": str(width)})
+    assert result.exit_code in (0, 1, 2, 3), result.output
+    text = result.stdout + result.stderr
+    assert result.stdout.strip(), text
+    assert "…" not in text, text  # nothing cut
+    for line in text.splitlines():
+        if not ONE_LINE.match(line):
+            assert cell_len(line) <= width, f"{cell_len(line)} > {width}: {line!r}"
+        assert line == line.rstrip(), f"trailing blanks: {line!r}"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_names_are_never_cut_in_the_tables(cli: Env, width: int) -> None:
+    env = {**cli.env, "COLUMNS": str(width)}
+    reports = CliRunner().invoke(app, ["reports"], env=env).stdout
+    schedule = CliRunner().invoke(app, ["schedule", "--next", "1"], env=env).stdout
+    for name in cli.names:
+        assert name in reports, name
+    assert LONG in schedule and "America/Argentina/ComodRivadavia" in schedule
+
+
+def test_the_note_is_a_column_when_there_is_room_and_a_stacked_line_when_not(cli: Env) -> None:
+    narrow = CliRunner().invoke(app, ["reports"], env={**cli.env, "COLUMNS": "80"}).stdout
+    wide = CliRunner().invoke(app, ["reports"], env={**cli.env, "COLUMNS": "160"}).stdout
+    skipped = "needs an LLM: set LOOKOUT_LLM_BASE_URL"
+    # at 80 the 64-character name leaves no room for columns: each run is a block
+    below = [line for line in narrow.splitlines() if skipped in line]
+    assert below and below[0].startswith("    note: needs an LLM")
+    assert any(line.endswith(f"  {LONG}") for line in narrow.splitlines())
+    beside = [line for line in wide.splitlines() if skipped in line]
+    assert beside and "carrier-december-delays" in beside[0] and "Skipped" in beside[0]
+
+
+def test_run_says_once_what_decides_and_ends_with_the_totals(cli: Env) -> None:
+    result = CliRunner().invoke(app, ["run", "--all"], env={**cli.env, "COLUMNS": "80"})
+    out = result.stdout
+    assert out.count("No LLM is configured: the declared checks decide each run") == 1
+    assert "Decided by the declared checks alone" not in out
+    assert "(decided by checks)" not in out  # said once, above
+    assert "**" not in out and "None" not in out
+    assert "wind_gust: NULL" in out  # a NULL cell of the evidence, at 80 columns stacked
+    assert re.search(
+        r"\n4 runs: 1 Clear, 1 Needs attention, 1 in error, 1 skipped · \d+\.\d s\n$", out
+    )
+    assert "broken.yaml" in result.stderr  # --all: every file problem counts
+
+
+def test_run_of_named_automations_prints_only_their_file_problems(cli: Env) -> None:
+    result = CliRunner().invoke(app, ["run", "flights-carrier-integrity"], env=cli.env)
+    assert result.exit_code == 0, result.output
+    assert "broken.yaml" not in result.stderr
+    assert "note: 1 problem in 1 other file; 'lookout validate' lists them" in result.stderr
+    broken = CliRunner().invoke(app, ["run", "broken"], env=cli.env)
+    assert isinstance(broken.exception, ConfigError)  # exit 2 through main()
+    assert "no valid automation named 'broken'" in str(broken.exception)
+    assert "broken.yaml:3:1: not valid YAML" in broken.stderr and "note:" not in broken.stderr
+
+
+def test_run_json_keeps_stdout_to_json_lines(cli: Env) -> None:
+    result = CliRunner().invoke(app, ["run", "flights-carrier-integrity", "--json"], env=cli.env)
+    docs = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [d["automation"] for d in docs] == ["flights-carrier-integrity"]
+    assert "1 run: 1 Clear · " in result.stderr

@@ -1,0 +1,108 @@
+"""Untrusted text on the terminal: never markup, never an escape sequence.
+
+Report text, data values, names and model output are untrusted. ``clean``
+shows control characters (ESC, so no terminal escape sequence; BEL; C1
+controls) and bidirectional overrides as visible symbols, one character for
+one, so styled spans stay in place. ``SafeConsole`` cleans every string and
+``Text`` it prints and never reads them as Rich markup; ``SafeMarkdown``
+renders a summary's Markdown from cleaned text with raw HTML shown as text
+and links printed with their address, never as hidden terminal hyperlinks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from markdown_it import MarkdownIt
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.segment import Segment
+from rich.text import Text
+
+# C0 controls but newline and tab → Unicode "control pictures" (U+2400…); DEL → U+2421;
+# C1 controls and bidi overrides/isolates → U+FFFD. Same length, so spans stay valid.
+_SAFE = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}
+_SAFE |= {0x7F: 0x2421}
+_SAFE |= {c: 0xFFFD for c in (*range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+
+
+def clean(value: object) -> str:
+    """Return ``str(value)`` with control characters replaced by visible symbols."""
+    return str(value).translate(_SAFE)
+
+
+class SafeConsole(Console):
+    """A Rich console that cleans every string and ``Text`` it prints (see ``clean``).
+
+    Strings are printed as plain text: ``markup`` is off unless a caller turns
+    it on for text of its own. A line made only of strings is not wrapped by
+    Rich (``soft_wrap``: the terminal wraps it, and it stays one line for
+    ``grep``); ``Text`` and renderables are wrapped to the console's width.
+    Unless a ``width`` is given, the width is the terminal's (or ``COLUMNS``)
+    at each print, not at creation: the consoles are made when their module
+    is imported.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if kwargs.get("width") is None:
+            self._width = None
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: D102 - see class
+        safe: list[Any] = []
+        for obj in objects:
+            if isinstance(obj, str):
+                obj = clean(obj)
+            elif isinstance(obj, Text):
+                obj = obj.copy()
+                obj.plain = clean(obj.plain)
+            safe.append(obj)
+        kwargs.setdefault("markup", False)
+        if objects and all(isinstance(obj, str) for obj in objects):
+            kwargs.setdefault("soft_wrap", True)
+        elif len(safe) == 1 and isinstance(safe[0], Text) and not kwargs.get("soft_wrap"):
+            lines = wrap_text(self, safe[0], self.width)  # Rich leaves a blank where it wraps
+            safe = [Text("\n").join(lines)]
+            kwargs["soft_wrap"] = True
+        super().print(*safe, **kwargs)
+
+
+class SafeMarkdown(Markdown):
+    """Rich's Markdown over untrusted text.
+
+    The text is cleaned first (``clean``); raw HTML is shown as the text it is
+    (CommonMark with ``html`` off: Rich's default parser drops it, which would
+    hide what a report says); links print their address after the label
+    (``hyperlinks=False``: no OSC 8 escape whose target differs from its
+    label); images print as their alt text. Rich markup in the text is never
+    interpreted: Rich's Markdown renders text spans as plain ``Text``.
+    """
+
+    def __init__(self, markup: str) -> None:
+        safe = clean(markup)
+        super().__init__(safe, hyperlinks=False, justify="default")
+        parser = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"])
+        self.parsed = parser.parse(safe)
+
+
+def print_markdown(console: Console, markdown: str) -> None:
+    """Print untrusted Markdown (``SafeMarkdown``) at the console's width, no trailing blanks."""
+    for line in console.render_lines(SafeMarkdown(markdown), console.options, pad=False):
+        while line and not line[-1].control and not line[-1].text.rstrip():
+            line.pop()
+        if line:
+            last = line[-1]
+            line[-1] = Segment(last.text.rstrip(), last.style, last.control)
+        text = Text()
+        for segment in line:
+            if not segment.control:
+                text.append(segment.text, segment.style)
+        console.print(text, soft_wrap=True)
+
+
+def wrap_text(console: Console, text: Text, width: int) -> list[Text]:
+    """``text`` wrapped at spaces to ``width`` cells, each line without trailing blanks."""
+    lines = list(text.wrap(console, max(1, width)))
+    for line in lines:
+        line.rstrip()
+    return lines
