@@ -213,7 +213,7 @@ def test_skipped_slots_are_listed_by_lookout_reports(tmp_path: Path) -> None:
         "missed: found 40 min late (catchup: none)",
     )
     table = runner.invoke(app, ["--config", str(config), "reports"])
-    assert "skipped" in table.output and "missed:" in table.output  # the note column
+    assert "Skipped" in table.output and "missed: found 40 min late" in table.output  # the note
 
 
 def test_a_bad_file_is_reported_and_skipped_and_a_fixed_one_picked_up(service: Service) -> None:
