@@ -320,7 +320,9 @@ def test_the_reliability_png_is_written_when_the_decision_model_answered(
     plot = tmp_path / "r.png"
     step = {"answers": {"goal_met": 0.8, "same_as_last_run": 0.9}}
     with FakeDecision("systemone", default=step) as fake:
-        settings.decision = DecisionSettings(backend="systemone", base_url=fake.base_url)
+        settings.decision = DecisionSettings(
+            backend="systemone", base_url=fake.base_url, model="fake-decision"
+        )
         args = ["eval", "--cases", "empty-table,amounts-in-cents", "--plot", str(plot)]
         result = CliRunner().invoke(make_app(settings), args)
     assert result.exit_code == 0, result.output
