@@ -29,6 +29,7 @@ from checks.opinion.second_opinion import second_opinion
 from checks.report import FindingSource, RunReport, Status
 from checks.settings.config import Settings
 from checks.sources import Source, open_source
+from checks.store.review_reads import current_recalibrations, verdicts_for_next_run
 from checks.store.store import Store, utcnow
 
 NEEDS_LLM = (
@@ -109,13 +110,16 @@ def run_automation(
         store: where the previous completed run is looked up for the second
             opinion; without it every run counts as a first run.
     """
-    report = _decide(automation, settings, sources, scheduled_for, trigger, progress, trace)
+    report = _decide(automation, settings, sources, scheduled_for, trigger, progress, trace, store)
     if report.status != Status.SKIPPED:
         (progress or (lambda _line: None))(f"{automation.name}: asking for a second opinion")
         previous = (
             store.last_completed(automation.name, before_run=report.run_id) if store else None
         )
         with make_decision_model(settings.decision) as model:
+            recalibrations = (
+                current_recalibrations(store, str(model.backend), model.model) if store else []
+            )
             opinion = second_opinion(
                 report,
                 previous,
@@ -123,6 +127,7 @@ def run_automation(
                 automation.instructions,
                 model,
                 settings.decision.threshold,
+                recalibrations=recalibrations,
             )
         report.second_opinion = opinion.to_dict()
     return report
@@ -136,8 +141,13 @@ def _decide(
     trigger: str,
     progress: Progress | None,
     trace: TraceSink | None,
+    store: Store | None,
 ) -> RunReport:
-    """Checks, then the agent: the report with its finding, before the second opinion."""
+    """Checks, then the agent: the report with its finding, before the second opinion.
+
+    With a store, the agent is also told ops' verdicts on earlier runs
+    (``checks.store.review_reads.verdicts_for_next_run``).
+    """
     started = utcnow()
     report = RunReport(
         automation=automation.name,
@@ -169,6 +179,7 @@ def _decide(
             automation.instructions or "",
             source.name,
             source.dialect,
+            verdicts=tuple(verdicts_for_next_run(store, automation.name)) if store else (),
         )
         result = run_agent(
             task,

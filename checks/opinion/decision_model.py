@@ -177,6 +177,8 @@ class DecisionModel(ABC):
 
     backend: ClassVar[Backend]
     batches_questions: ClassVar[bool] = True
+    model: str | None = None
+    """The model name sent in every request (None for backend ``none``)."""
 
     def __init__(self, *, input_budget_tokens: int = 32_000, max_parallel_requests: int = 8):
         self.input_budget_tokens = input_budget_tokens

@@ -22,6 +22,12 @@ Flags (``Flag``):
 - ``changed_since_last_run``: the finding differs from the previous run's,
   or P(same as last run) < threshold.
 
+Once ``lookout calibrate`` has fitted a recalibration of this decision model
+on ops' verdicts (``checks.opinion.calibration``), the mapped probabilities
+are kept beside the raw ones (``calibrated``: "calibrated on 57 reviews") and
+``double_check_disagrees`` is judged on the calibrated P(goal met); the raw
+answers are always kept, and nothing is ever filtered out on a probability.
+
 The deterministic ``EvidenceDiff`` (evidence matched by id *and* SQL:
 added, removed, changed fingerprint) is always computed and shown beside
 the flags; it does not set them. With backend ``none``, no finding, or no
@@ -38,6 +44,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from checks.opinion.calibration import Recalibration, calibrated_answers
 from checks.opinion.decision_model import (
     Answers,
     Backend,
@@ -215,12 +222,15 @@ class SecondOpinion:
 
     Attributes:
         backend: the decision backend asked (``none`` when none is configured).
-        goal_met: P(the goal is met), or None without a valid answer.
+        model: the decision model's name, or None.
+        goal_met: P(the goal is met), or None without a valid answer (raw, as answered).
         same_as_last_run: P(same result as the previous run), or None (first
             run, or no valid answer).
         urgency: the most probable urgency, or None.
         urgency_probabilities: probability of every urgency, or None.
         flags: the flags set, in ``Flag`` order.
+        calibrated: ``{question: {p, raw, reviews, method, fitted_at}}`` for the answers a
+            recalibration covers (``checks.opinion.calibration.calibrated_answers``).
         evidence_diff: the deterministic evidence diff against the previous run.
         error: why there is no (full) second opinion, or None.
         input_tokens: input tokens the backend reported.
@@ -230,11 +240,13 @@ class SecondOpinion:
 
     backend: str
     evidence_diff: EvidenceDiff
+    model: str | None = None
     goal_met: float | None = None
     same_as_last_run: float | None = None
     urgency: Urgency | None = None
     urgency_probabilities: dict[str, float] | None = None
     flags: list[Flag] = field(default_factory=list)
+    calibrated: dict[str, dict[str, Any]] = field(default_factory=dict)
     error: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
@@ -244,11 +256,13 @@ class SecondOpinion:
         """Return the ``second_opinion`` object of ``lookout run --json``."""
         return {
             "backend": self.backend,
+            "model": self.model,
             "goal_met": self.goal_met,
             "same_as_last_run": self.same_as_last_run,
             "urgency": str(self.urgency) if self.urgency else None,
             "urgency_probabilities": self.urgency_probabilities,
             "flags": [str(f) for f in self.flags],
+            "calibrated": self.calibrated,
             "evidence_diff": self.evidence_diff.to_dict(),
             "error": self.error,
             "input_tokens": self.input_tokens,
@@ -292,6 +306,7 @@ def second_opinion(
     threshold: float,
     *,
     limits: StateLimits = StateLimits(),
+    recalibrations: Sequence[Recalibration] = (),
 ) -> SecondOpinion:
     """Ask the decision model about a finished run; return its opinion and flags.
 
@@ -307,13 +322,15 @@ def second_opinion(
         model: the decision model (``NoDecisionModel`` for backend ``none``).
         threshold: probability at or above which an answer counts as yes.
         limits: bounds of the state.
+        recalibrations: the current recalibrations of this decision model (the
+            store's ``checks.store.review_reads.current_recalibrations``).
     """
     diff = diff_evidence(
         report.evidence,
         previous.evidence if previous else None,
         previous_run_id=previous.run_id if previous else None,
     )
-    opinion = SecondOpinion(backend=str(model.backend), evidence_diff=diff)
+    opinion = SecondOpinion(backend=str(model.backend), evidence_diff=diff, model=model.model)
     if model.backend is Backend.NONE:
         opinion.error = (
             "no second opinion: no decision model is configured (decision.backend: none)"
@@ -323,9 +340,11 @@ def second_opinion(
     else:
         state = opinion_state(report, previous, goal, instructions, limits)
         _read(opinion, model.ask(state, opinion_questions(first_run=previous is None)))
-    if opinion.goal_met is not None and report.finding is not None:
+    opinion.calibrated = calibrated_answers(opinion.to_dict(), recalibrations)
+    goal_met = opinion.calibrated.get("goal_met", {}).get("p", opinion.goal_met)
+    if goal_met is not None and report.finding is not None:
         clear = report.finding == Finding.CLEAR
-        if clear != (opinion.goal_met >= threshold):
+        if clear != (goal_met >= threshold):
             opinion.flags.append(Flag.DOUBLE_CHECK_DISAGREES)
     if previous is not None and (
         previous.finding != report.finding

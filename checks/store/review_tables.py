@@ -15,11 +15,16 @@ in the database and aware UTC in Python (``UTCDateTime``).
   decision model's answers — so the decision model can be measured against
   people's judgement later without re-reading the runs. One per run; a later
   resolve of the same run replaces the label.
+- ``calibrations`` (migration ``0007``): the isotonic maps ``lookout calibrate``
+  fits on those labels, one row per fit of one question of one decision model
+  (``checks.opinion.calibration``); the newest row of each (backend, model,
+  question) is the one applied. Rows are never updated: older fits stay as history.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from sqlalchemy import JSON, Float, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
@@ -76,3 +81,23 @@ class ReviewOutcomeRow(Base):
     goal_met: Mapped[float | None] = mapped_column(Float)
     urgency: Mapped[str | None] = mapped_column(String(24))
     flags: Mapped[list[str]] = mapped_column(JSON)
+
+
+class CalibrationRow(Base):
+    """One fitted recalibration of one question of one decision model.
+
+    ``points`` is ``{"xs": [...], "ys": [...]}`` (the map); ``scores`` what
+    ``lookout calibrate`` measured when fitting (Brier, ECE, before and after).
+    """
+
+    __tablename__ = "calibrations"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    backend: Mapped[str] = mapped_column(String(32), index=True)
+    model: Mapped[str | None] = mapped_column(String(200))
+    question: Mapped[str] = mapped_column(String(32))
+    method: Mapped[str] = mapped_column(String(16))
+    reviews: Mapped[int] = mapped_column(Integer)
+    points: Mapped[dict[str, Any]] = mapped_column(JSON)
+    scores: Mapped[dict[str, Any]] = mapped_column(JSON)
+    fitted_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())

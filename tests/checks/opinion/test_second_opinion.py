@@ -122,11 +122,13 @@ def test_to_dict_is_the_json_shape() -> None:
         opinion = second_opinion(current, previous, GOAL, INSTRUCTIONS, model, 0.5)
     assert opinion.to_dict() == {
         "backend": "systemone",
+        "model": "m",
         "goal_met": 0.08,
         "same_as_last_run": 0.9,
         "urgency": "act_soon",
         "urgency_probabilities": URGENT,
         "flags": ["double_check_disagrees"],
+        "calibrated": {},
         "evidence_diff": {
             "first_run": False,
             "previous_run_id": 7,
@@ -278,11 +280,13 @@ def test_evidence_fingerprint_diff_with_backend_none() -> None:
     )
     assert opinion.to_dict() == {
         "backend": "none",
+        "model": None,
         "goal_met": None,
         "same_as_last_run": None,
         "urgency": None,
         "urgency_probabilities": None,
         "flags": [],
+        "calibrated": {},
         "evidence_diff": {
             "first_run": False,
             "previous_run_id": 41,

@@ -1,0 +1,118 @@
+"""What the run path reads from ops' reviews: verdicts for the agent, recalibrations to apply.
+
+- ``verdicts_for_next_run``: the runs of an automation that ops resolved as
+  ``false_positive`` or ``expected`` since its last finished run — what the
+  agent is told on the next run (``checks.agent.prompt``).
+- ``current_recalibrations`` / ``save_recalibration``: the newest isotonic map
+  per question of one decision model (``checks.store.review_tables.CalibrationRow``).
+
+Reads open their own session; ``save_recalibration`` commits its row.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, select
+
+from checks.opinion.calibration import METHOD, Recalibration
+from checks.store.review_tables import CalibrationRow, ReviewOutcomeRow
+from checks.store.run_tables import RunRow
+from checks.store.store import Store
+
+CONTEXT_REASONS = ("false_positive", "expected")
+"""Resolve reasons the next run's agent is told about."""
+MAX_VERDICTS = 3
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Ops' verdict on an earlier run: its reason, comment (untrusted text) and when.
+
+    Attributes:
+        run_id: the run resolved.
+        reason: ``false_positive`` or ``expected``.
+        comment: what the person wrote, or None; untrusted text.
+        finding: the resolved run's finding.
+        labelled_at: when it was resolved (aware, UTC).
+    """
+
+    run_id: int
+    reason: str
+    comment: str | None
+    finding: str | None
+    labelled_at: dt.datetime
+
+
+def verdicts_for_next_run(store: Store, automation: str) -> list[Verdict]:
+    """Return the verdicts the next run of ``automation`` is given, newest first (at most 3).
+
+    Those labelled ``false_positive`` or ``expected`` after the automation's
+    last finished run: the next run to start gets them, the runs after it do not.
+    """
+    with store.session() as session:
+        since = session.scalar(
+            select(func.max(RunRow.finished_at)).where(RunRow.automation == automation)
+        )
+        query = (
+            select(ReviewOutcomeRow)
+            .where(
+                ReviewOutcomeRow.automation == automation,
+                ReviewOutcomeRow.reason.in_(CONTEXT_REASONS),
+            )
+            .order_by(ReviewOutcomeRow.labelled_at.desc(), ReviewOutcomeRow.run_id.desc())
+            .limit(MAX_VERDICTS)
+        )
+        if since is not None:
+            query = query.where(ReviewOutcomeRow.labelled_at > since)
+        return [
+            Verdict(r.run_id, r.reason, r.comment, r.finding, r.labelled_at)
+            for r in session.scalars(query)
+        ]
+
+
+def _to_recalibration(row: CalibrationRow) -> Recalibration:
+    return Recalibration(
+        backend=row.backend,
+        model=row.model,
+        question=row.question,
+        xs=tuple(float(x) for x in row.points["xs"]),
+        ys=tuple(float(y) for y in row.points["ys"]),
+        reviews=row.reviews,
+        fitted_at=row.fitted_at,
+    )
+
+
+def current_recalibrations(store: Store, backend: str, model: str | None) -> list[Recalibration]:
+    """Return the newest recalibration of each question of one decision model."""
+    model_is = CalibrationRow.model.is_(None) if model is None else CalibrationRow.model == model
+    query = (
+        select(CalibrationRow)
+        .where(CalibrationRow.backend == backend, model_is)
+        .order_by(CalibrationRow.fitted_at.desc(), CalibrationRow.id.desc())
+    )
+    newest: dict[str, Recalibration] = {}
+    with store.session() as session:
+        for row in session.scalars(query):
+            newest.setdefault(row.question, _to_recalibration(row))
+    return list(newest.values())
+
+
+def save_recalibration(store: Store, recal: Recalibration, scores: dict[str, Any]) -> int:
+    """Store a fitted recalibration (it becomes the current one); return its row id."""
+    with store.session() as session:
+        row = CalibrationRow(
+            backend=recal.backend,
+            model=recal.model,
+            question=recal.question,
+            method=METHOD,
+            reviews=recal.reviews,
+            points=recal.to_dict(),
+            scores=scores,
+            fitted_at=recal.fitted_at,
+        )
+        session.add(row)
+        session.flush()
+        return row.id
