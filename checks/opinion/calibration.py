@@ -20,7 +20,7 @@ raw one ("calibrated on 57 reviews"). The raw answer is always kept.
   probability sits, it never filters anything out.
 
 Questions calibrated (``CALIBRATED_QUESTIONS``): ``goal_met`` (P(the goal is
-met); the event held unless ops found the report a false positive) and
+met); the event held when ops found the report a false positive) and
 ``act`` (P(urgency is act_soon or act_now); the event held when ops fixed
 something). Ops' reasons say nothing about whether a run was the same as the
 last one, so ``same_as_last_run`` is not calibrated.
@@ -29,6 +29,7 @@ last one, so ``same_as_last_run`` is not calibrated.
 from __future__ import annotations
 
 import datetime as dt
+import random
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -179,3 +180,33 @@ def calibrated_answers(
             "fitted_at": recal.fitted_at.isoformat(),
         }
     return out
+
+
+def out_of_fold(
+    points: Sequence[tuple[float, bool]], *, folds: int = 5, fitted_at: dt.datetime
+) -> list[float]:
+    """Return each point's calibrated probability from a map fitted without it (k-fold).
+
+    Points are dealt into folds in a fixed pseudo-random order (seed 0: the
+    same points give the same folds, and no pattern in the labels' order lines
+    up with the folds); each fold is mapped by the isotonic fit of the others,
+    so the scores of the result measure what the map does on answers it has
+    not seen (an in-sample isotonic fit scores near perfect by construction).
+    With fewer points than folds, leave-one-out.
+
+    Raises:
+        ValueError: fewer than two points, or a probability outside [0, 1].
+    """
+    if len(points) < 2:
+        raise ValueError("cross-validation needs at least two points")
+    folds = min(folds, len(points))
+    order = list(range(len(points)))
+    random.Random(0).shuffle(order)
+    fold_of = {index: position % folds for position, index in enumerate(order)}
+    mapped = [0.0] * len(points)
+    for fold in range(folds):
+        train = [pt for i, pt in enumerate(points) if fold_of[i] != fold]
+        recal = Recalibration.fit("", None, "", train, fitted_at=fitted_at)
+        for i in (i for i in range(len(points)) if fold_of[i] == fold):
+            mapped[i] = recal.apply(points[i][0])
+    return mapped

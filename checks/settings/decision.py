@@ -32,6 +32,8 @@ class DecisionSettings(Strict):
             at once.
         prices_usd_per_mtok: (input, output) price in USD per million tokens, used when the
             backend reports no cost; unset and unreported: cost unknown (None).
+        calibration_min_reviews: labelled answers (runs ops resolved on the review page) a
+            question needs before ``lookout calibrate`` fits a recalibration of it.
     """
 
     backend: Literal["none", "systemone", "openai-decisions", "chat-logprobs"] = "none"
@@ -43,6 +45,7 @@ class DecisionSettings(Strict):
     input_budget_tokens: int = Field(default=32_000, ge=1_000)
     max_parallel_requests: int = Field(default=8, ge=1, le=64)
     prices_usd_per_mtok: tuple[float, float] | None = None
+    calibration_min_reviews: int = Field(default=30, ge=2)
 
     @field_validator("base_url", "model", mode="after")
     @classmethod

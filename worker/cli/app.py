@@ -30,6 +30,7 @@ from checks.settings.config import Settings, load_settings, redact
 from checks.store.store import Store
 from worker.alerts.delivery import deliver_for_run
 from worker.alerts.delivery_log import deliveries_by_run, summarize
+from worker.cli import calibrate as cli_calibrate
 from worker.cli import eval as cli_eval
 from worker.cli import notify as cli_notify
 from worker.cli import render
@@ -269,8 +270,8 @@ def show(
     _print_report(report, as_json, settings, full=True)
 
 
-# worker, beat, schedule, run-now (Celery); notify (alerts); serve (review page); eval
-for _commands in (cli_service, cli_notify, cli_serve, cli_eval):
+# worker, beat, schedule, run-now (Celery); notify (alerts); serve (review page); eval; calibrate
+for _commands in (cli_service, cli_notify, cli_serve, cli_eval, cli_calibrate):
     _commands.register(app)
 
 

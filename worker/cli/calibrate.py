@@ -1,0 +1,123 @@
+"""``lookout calibrate``: the command-line edge over ``worker.review.calibrate``.
+
+Scores each decision model on the runs ops labelled on the review page, and
+fits the recalibrations the next runs apply. Exit status: 0 when it ran (a
+model that scores badly is a result, not an error), 2 for bad settings.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.table import Table
+
+from checks.settings.config import Settings, load_settings
+from checks.store.store import Store, utcnow
+from worker.cli.render import SafeConsole
+from worker.review.calibrate import CalibrationReport, ModelReport, calibrate, report_json
+
+out = SafeConsole(highlight=False, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``lookout calibrate`` to ``app``."""
+    app.command("calibrate")(calibrate_command)
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    obj: Any = ctx.obj
+    return obj.settings() if hasattr(obj, "settings") else load_settings()
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _model_table(model: ModelReport) -> Table:
+    table = Table(box=box.SIMPLE, show_edge=False, pad_edge=False)
+    for column in ("question", "reviews", "held", "Brier", "ECE", "calibrated Brier / ECE", "fit"):
+        table.add_column(column)
+    for q in model.questions:
+        after = (
+            f"{_number(q.calibrated_brier)} / {_number(q.calibrated_ece)} (5-fold)"
+            if q.calibrated_ece is not None
+            else "-"
+        )
+        fit = "stored" if q.fitted else (q.why_not or "not stored (--no-fit)")
+        table.add_row(
+            q.question, str(q.reviews), str(q.held), _number(q.brier), _number(q.ece), after, fit
+        )
+    return table
+
+
+def print_report(report: CalibrationReport) -> None:
+    """Print the report for a person: one block per decision model."""
+    if not report.models:
+        out.print(
+            "no labelled run has a second opinion yet: resolve reports on the review page "
+            f"(lookout serve); {report.without_opinion} labelled run(s) had none",
+            markup=False,
+        )
+        return
+    for model in report.models:
+        reasons = ", ".join(f"{n} {r}" for r, n in sorted(model.reasons.items()))
+        out.print(
+            f"{model.backend} {model.model or '(model not recorded)'}: "
+            f"{model.reviews} labelled run(s) ({reasons})",
+            markup=False,
+        )
+        out.print(_model_table(model))
+        for flag, (raised, right) in model.flags.items():
+            share = f" ({right / raised:.0%})" if raised else ""
+            out.print(f"  {flag}: raised {raised}, right {right}{share}", markup=False)
+        for q in model.questions:
+            if q.fitted:
+                out.print(
+                    f"  {q.question}: {q.fitted.describe()}, applied to the next runs' answers "
+                    "beside the raw ones",
+                    markup=False,
+                )
+            if q.diagram:
+                out.print(f"  reliability diagram ({q.question}): {q.diagram}", markup=False)
+    out.print(
+        f"a fit needs {report.min_reviews} labelled answers with both outcomes "
+        "(decision.calibration_min_reviews, --min-reviews); the flags are never a filter",
+        markup=False,
+    )
+
+
+def calibrate_command(
+    ctx: typer.Context,
+    min_reviews: Annotated[
+        int | None,
+        typer.Option(
+            "--min-reviews", min=2, help="Labelled answers a fit needs (default: the config's)."
+        ),
+    ] = None,
+    fit: Annotated[
+        bool,
+        typer.Option("--fit/--no-fit", help="Store the recalibrations (default) or only report."),
+    ] = True,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Write reliability diagrams (PNG) to this folder.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON document.")] = False,
+) -> None:
+    """Score the decision model on ops' verdicts and fit the recalibration the next runs use."""
+    settings = _settings(ctx)
+    store = Store(settings.store_url)
+    report = calibrate(
+        store,
+        min_reviews=min_reviews or settings.decision.calibration_min_reviews,
+        now=utcnow(),
+        fit=fit,
+        plot_dir=plot,
+    )
+    if as_json:
+        out.print(json.dumps(report_json(report)), markup=False)
+    else:
+        print_report(report)
