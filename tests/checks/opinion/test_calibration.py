@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import random
 from statistics import fmean
 
@@ -37,7 +38,7 @@ def min_max_reference(points: list[tuple[float, bool]]) -> list[float]:
 
 def test_a_textbook_fit() -> None:
     points = [(0.1, False), (0.2, True), (0.3, False), (0.4, False), (0.9, True), (0.9, True)]
-    xs, ys, weights = isotonic_fit(points)
+    _, ys, weights = isotonic_fit(points)
     assert xs == [0.1, 0.2, 0.3, 0.4, 0.9]
     assert ys == pytest.approx([0.0, 1 / 3, 1 / 3, 1 / 3, 1.0])
     assert weights == [1, 1, 1, 1, 2]
@@ -49,13 +50,13 @@ def test_pav_equals_the_min_max_formula(seed: int) -> None:
     points = [(round(rng.random(), 1), rng.random() < 0.5) for _ in range(rng.randint(1, 30))]
     _, ys, _ = isotonic_fit(points)
     assert ys == pytest.approx(min_max_reference(points))
-    assert all(a <= b for a, b in zip(ys, ys[1:], strict=False))
+    assert all(a <= b for a, b in itertools.pairwise(ys))
 
 
 def test_the_fit_keeps_the_share_of_labels() -> None:
     rng = random.Random(3)
     points = [(rng.random(), rng.random() < 0.3) for _ in range(200)]
-    xs, ys, weights = isotonic_fit(points)
+    _xs, ys, weights = isotonic_fit(points)
     assert sum(y * w for y, w in zip(ys, weights, strict=True)) / len(points) == pytest.approx(
         fmean(int(h) for _, h in points)
     )
