@@ -38,7 +38,7 @@ def min_max_reference(points: list[tuple[float, bool]]) -> list[float]:
 
 def test_a_textbook_fit() -> None:
     points = [(0.1, False), (0.2, True), (0.3, False), (0.4, False), (0.9, True), (0.9, True)]
-    _, ys, weights = isotonic_fit(points)
+    xs, ys, weights = isotonic_fit(points)
     assert xs == [0.1, 0.2, 0.3, 0.4, 0.9]
     assert ys == pytest.approx([0.0, 1 / 3, 1 / 3, 1 / 3, 1.0])
     assert weights == [1, 1, 1, 1, 2]

@@ -1,4 +1,4 @@
-"""``lookout calibrate`` on runs ops labelled through the review service, and its effect on later runs."""
+"""``lookout calibrate`` on runs ops labelled through the review service; verdicts for the agent."""
 
 from __future__ import annotations
 
