@@ -138,6 +138,8 @@ def print_report(
         console.print(Text(f"error: {clean(report.error)}", style="red"))
     if report.agent:
         console.print(Text(agent_line(report.agent), style="dim"))
+    if report.second_opinion and report.second_opinion.get("backend") not in (None, "none"):
+        console.print(Text(opinion_line(report.second_opinion), style="dim"))
     for ev in report.evidence:
         if full or _worth_showing(report, ev):
             _print_evidence(console, report, ev, full=full)
@@ -187,6 +189,42 @@ def _print_evidence(console: Console, report: RunReport, ev: Evidence, *, full: 
         for row in shown:
             grid.add_row(*(_cell(v) for v in row))
         grid.print(console, indent=6)
+
+
+def _pct(value: Any) -> str:
+    return f"{value:.0%}" if isinstance(value, int | float) else "no answer"
+
+
+def opinion_line(opinion: dict[str, Any]) -> str:
+    """``second opinion: systemone jev · goal met 90% (30% calibrated on 20 reviews) · …``.
+
+    Raw answers first; a recalibrated one follows in brackets with the number
+    of reviews it was fitted on.
+    """
+    calibrated = opinion.get("calibrated") or {}
+
+    def beside(question: str) -> str:
+        item = calibrated.get(question)
+        if not isinstance(item, dict):
+            return ""
+        reviews = item.get("reviews")
+        return f" ({_pct(item.get('p'))} calibrated on {reviews} review{'s' * (reviews != 1)})"
+
+    name = " ".join(str(v) for v in (opinion.get("backend"), opinion.get("model")) if v)
+    parts = [f"second opinion: {name}", f"goal met {_pct(opinion.get('goal_met'))}"]
+    parts[-1] += beside("goal_met")
+    if opinion.get("same_as_last_run") is not None:
+        parts.append(f"same as last run {_pct(opinion['same_as_last_run'])}")
+    if opinion.get("urgency"):
+        parts.append(f"urgency {str(opinion['urgency']).replace('_', ' ')}")
+        act = calibrated.get("act")
+        if isinstance(act, dict):
+            parts.append(f"act soon or now {_pct(act.get('raw'))}" + beside("act"))
+    flags = opinion.get("flags") or []
+    parts.append("flags: " + (", ".join(f.replace("_", " ") for f in flags) or "none"))
+    if opinion.get("error"):
+        parts.append(clean(opinion["error"]))
+    return " · ".join(parts)
 
 
 def agent_line(agent: dict[str, Any]) -> str:

@@ -30,6 +30,7 @@ from worker.review.board import opinion_fields
 from worker.review.state import actions_for, fold, incident_of, needs_me
 from worker.review.timeline import timeline
 from worker.review.views import (
+    CalibratedView,
     ChangeView,
     CheckView,
     DiffView,
@@ -45,6 +46,23 @@ from worker.review.vocabulary import NotFound
 RECENT_RUNS = 20
 
 
+def _calibrated(raw: Any) -> dict[str, CalibratedView]:
+    """The ``calibrated`` answers of a stored second opinion (runs before it have none)."""
+    views = {}
+    for question, item in (raw or {}).items() if isinstance(raw, dict) else []:
+        try:
+            reviews = int(item["reviews"])
+            views[str(question)] = CalibratedView(
+                float(item["p"]),
+                float(item["raw"]),
+                reviews,
+                f"calibrated on {reviews} review{'s' if reviews != 1 else ''}",
+            )
+        except (KeyError, TypeError, ValueError):
+            continue
+    return views
+
+
 def _opinion(raw: dict[str, Any] | None, secrets: Sequence[str]) -> OpinionView | None:
     if not raw:
         return None
@@ -54,6 +72,7 @@ def _opinion(raw: dict[str, Any] | None, secrets: Sequence[str]) -> OpinionView 
     error = raw.get("error")
     return OpinionView(
         backend=str(raw.get("backend") or "none"),
+        model=str(raw["model"]) if raw.get("model") else None,
         goal_met=goal_met,
         same_as_last_run=float(same) if isinstance(same, int | float) else None,
         urgency=urgency,
@@ -63,6 +82,7 @@ def _opinion(raw: dict[str, Any] | None, secrets: Sequence[str]) -> OpinionView 
             else None
         ),
         flags=list(flags),
+        calibrated=_calibrated(raw.get("calibrated")),
         error=redact(str(error), list(secrets)) if error else None,
         input_tokens=int(raw.get("input_tokens") or 0),
         output_tokens=int(raw.get("output_tokens") or 0),

@@ -43,15 +43,36 @@ class EvidenceView:
 
 
 @dataclass(frozen=True)
+class CalibratedView:
+    """One answer recalibrated on ops' verdicts (``checks.opinion.calibration``).
+
+    ``p`` the calibrated probability, ``raw`` the answer as given, ``reviews``
+    the labelled runs the map was fitted on, ``words`` "calibrated on N reviews".
+    """
+
+    p: float
+    raw: float
+    reviews: int
+    words: str
+
+
+@dataclass(frozen=True)
 class OpinionView:
-    """The second opinion (``SecondOpinion.to_dict``), probabilities 0–1."""
+    """The second opinion (``SecondOpinion.to_dict``), probabilities 0–1.
+
+    ``goal_met`` and the urgency probabilities are the raw answers; ``calibrated``
+    holds, by question (``goal_met``, ``act``: P(act soon or now)), the answers
+    a recalibration covers.
+    """
 
     backend: str
+    model: str | None
     goal_met: float | None
     same_as_last_run: float | None
     urgency: str | None
     urgency_probabilities: dict[str, float] | None
     flags: list[str]
+    calibrated: dict[str, CalibratedView]
     error: str | None
     input_tokens: int
     output_tokens: int
