@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.text import Text
 
 from checks.errors import ConfigError
+from checks.eval.recalibration import RecalibrationScore, run_recalibration_cases
 from checks.eval.reliability import write_reliability_diagram
 from checks.eval.runner import (
     DEFAULT_CONCURRENCY,
@@ -82,6 +83,7 @@ def eval_command(
                 concurrency=concurrency,
                 progress=None if as_json else progress,
             )
+        recalibration = run_recalibration_cases()
     except SuiteError as exc:
         for problem in exc.problems:
             err.print(f"error: {problem.location_message()}")
@@ -100,11 +102,33 @@ def eval_command(
             brier=decision.brier,
         )
     if as_json:
-        document = {**result.to_dict(), "plot": str(written) if written else None}
+        document = {
+            **result.to_dict(),
+            "plot": str(written) if written else None,
+            "recalibration": [r.to_dict() for r in recalibration],
+        }
         out.print(redact(json.dumps(document), settings.secrets()))
     else:
         print_result(out, result, written)
+        for line in recalibration_lines(recalibration):
+            out.print(Text(line))
     raise typer.Exit(EXIT_OK)
+
+
+def recalibration_lines(scores: list[RecalibrationScore]) -> list[str]:
+    """The recalibration cases, one line each (``checks.eval.recalibration``)."""
+    passed = sum(s.passed for s in scores)
+    lines = [
+        f"Recalibration on ops' verdicts: {passed}/{len(scores)} cases as expected "
+        "(isotonic, scored out of sample, 5-fold):"
+    ]
+    for s in scores:
+        lines.append(
+            f"  {s.case_id} ({s.question}, {s.answers} labelled): ECE {s.ece:.3f} → "
+            f"{s.calibrated_ece:.3f}, Brier {s.brier:.3f} → {s.calibrated_brier:.3f}"
+            f" — {'ok' if s.passed else 'NOT MET'}: {s.expectation}"
+        )
+    return lines
 
 
 def _settings(obj: Any) -> Settings:

@@ -269,8 +269,9 @@ def test_json_output_and_the_reliability_png(tmp_path: Path, settings: Settings)
     doc = json.loads(result.stdout)
     assert set(doc) == {
         "suite", "runs_per_case", "llm_model", "decision_backend", "elapsed_s",
-        "overall", "decision", "cases", "runs", "plot",
+        "overall", "decision", "cases", "runs", "plot", "recalibration",
     }  # fmt: skip
+    assert [r["passed"] for r in doc["recalibration"]] == [True] * 4
     assert doc["suite"]["name"] == "default" and doc["runs_per_case"] == 2
     # no decision model, no answers: no diagram (an empty one would look like a result)
     assert (doc["llm_model"], doc["decision_backend"], doc["plot"]) == (None, "none", None)
@@ -309,6 +310,8 @@ def test_text_output_names_every_figure(tmp_path: Path, settings: Settings) -> N
         "Decision model: no answers (backend none).",
         "Reliability diagram: not written (no decision-model answers to draw).",
         "lookout eval — default: 2 cases × 1 run ·",
+        "Recalibration on ops' verdicts: 4/4 cases as expected",
+        "overconfident-goal-met (goal_met, 240 labelled): ECE 0.235 → 0.071",
     ):
         assert text in result.stdout, text
     assert not plot.exists()

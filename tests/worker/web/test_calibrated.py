@@ -75,5 +75,6 @@ def test_lookout_show_prints_both() -> None:
     )
     assert line == (
         "second opinion: systemone jev · goal met 90% (30% calibrated on 57 reviews) · urgency "
-        "act soon · act soon or now 80% (25% calibrated on 57 reviews) · flags: double check disagrees"
+        "act soon · act soon or now 80% (25% calibrated on 57 reviews) · flags: double check "
+        "disagrees"
     )
