@@ -1,11 +1,13 @@
-"""Cells too large to fetch whole, and how DuckDB measures them before they reach Python.
+"""Cells too large to fetch whole, and how the database measures them before they reach Python.
 
 A query whose result has variable-size columns (text, blobs, lists, structs…)
 runs wrapped in a projection that measures each such cell in SQL first: a cell
-larger than ``FETCH_CELL_CHARS`` never reaches Python whole (turning one huge
-value into Python objects can neither be interrupted nor bounded in memory);
-it arrives as an ``Oversized`` holding its head, size and DuckDB's hash
-(``_CellPlan``).
+larger than ``Limits.fetch_cell_chars`` never reaches Python whole (turning one
+huge value into Python objects can neither be interrupted nor bounded in
+memory); it arrives as an ``Oversized`` holding its head, size and the
+database's hash (``_CellPlan``). DuckDB knows the result's types before it runs
+(``_weight``); PostgreSQL gives their OIDs (``pg_weight``); SQLite has none, so
+every cell is measured (``SQLITE_WEIGHT``).
 """
 
 from __future__ import annotations
@@ -64,6 +66,29 @@ class _Weight:
     type: str = ""  # shown in Oversized; filled in by _CellPlan
 
 
+# PostgreSQL type OIDs (pg_type.oid, fixed since 8.x) of small, fixed-size values.
+_PG_FIXED_OIDS = frozenset(
+    {16, 18, 20, 21, 23, 26, 28, 29, 700, 701, 790, 829, 869, 650, 1082, 1083, 1114, 1184,
+     1186, 1266, 1700, 2278, 2950, 3220}
+)  # fmt: skip
+_PG_TEXT_OIDS = frozenset({19, 25, 114, 142, 705, 1042, 1043, 3802})  # name, text, json, xml…
+_PG_BYTEA_OID = 17
+
+SQLITE_WEIGHT = _Weight("length(CAST({x} AS BLOB))", "substr({x}, 1, {n})")
+"""How SQLite cells are measured: each one, by its bytes (SQLite types values, not columns)."""
+
+
+def pg_weight(oid: int) -> _Weight | None:
+    """Return how to measure PostgreSQL cells of type ``oid``, or None if fixed-size."""
+    if oid in _PG_FIXED_OIDS:
+        return None
+    if oid == _PG_BYTEA_OID:
+        return _Weight("octet_length({x})", None)
+    if oid in _PG_TEXT_OIDS:
+        return _Weight("octet_length({x}::text)", "left({x}::text, {n})")
+    return _Weight("octet_length({x}::text)", None)
+
+
 def _weight(type_: Any) -> _Weight | None:
     """Return how to measure cells of ``type_`` (a ``DuckDBPyType``), or None if fixed-size."""
     kind = type_.id
@@ -88,10 +113,14 @@ class _CellPlan:
     """Wraps a checked query so that no cell above ``fetch_chars`` reaches Python whole.
 
     The wrapper only projects: ``SELECT … FROM (SELECT …, <size> FROM (<sql>)
-    AS lookout_q(c0, c1, …)) AS lookout_w``. Rows, their order and every cell
-    within the limit come back exactly as ``sql`` returns them; an oversized
-    cell comes back as NULL plus its size, DuckDB's ``hash()`` of the whole
-    value and its head, and is read as an ``Oversized``. ``sql`` is the guard's
+    AS lookout_q(c0, c1, …)) AS lookout_w`` (SQLite, which has no column
+    list on a subquery: ``WITH lookout_q(c0, …) AS (<sql>) SELECT …``). Rows, their
+    order and every cell within the limit come back exactly as ``sql`` returns
+    them (PostgreSQL: with ``OFFSET 0`` fences, so that its planner does not
+    copy a cell's expression into every use of it); an oversized cell comes
+    back as NULL plus its size, the database's
+    hash of the whole value (``digest``, e.g. DuckDB's ``hash({x})``) and its
+    head, and is read as an ``Oversized``. ``sql`` is the guard's
     regenerated text of one statement, placed alone between parentheses (after
     a line break, so nothing can reach past it); the wrapper must then parse
     as one SELECT and have the planned width, or the query fails.
@@ -104,6 +133,9 @@ class _CellPlan:
         *,
         fetch_chars: int,
         head_chars: int,
+        digest: str | None = "hash({x})",
+        cte: bool = False,
+        fence: bool = False,
     ) -> None:
         self.weights = [
             None if w is None else _Weight(w.size, w.head, t)
@@ -111,6 +143,9 @@ class _CellPlan:
         ]
         self.fetch_chars = fetch_chars
         self.head_chars = head_chars
+        self.digest = digest
+        self.cte = cte
+        self.fence = fence
         self.needed = any(w is not None for w in self.weights)
         self.width = sum(1 if w is None else 3 + (w.head is not None) for w in self.weights)
 
@@ -127,14 +162,26 @@ class _CellPlan:
                 continue
             inner.append(f"{weight.size.format(x=x)} AS {w}")
             big = f"{w} > {limit}"
+            digest = self.digest.format(x=x) if self.digest else "NULL"
             outer += [
                 f"CASE WHEN {w} <= {limit} THEN {x} END",
                 f"CASE WHEN {big} THEN {w} END",
-                f"CASE WHEN {big} THEN hash({x}) END",
+                f"CASE WHEN {big} THEN {digest} END",
             ]
             if weight.head is not None:
                 head = weight.head.format(x=x, n=self.head_chars)
                 outer.append(f"CASE WHEN {big} THEN {head} END")
+        if self.cte:
+            return (
+                f"WITH lookout_q({names}) AS (\n{sql}\n) SELECT {', '.join(outer)}"
+                f" FROM (SELECT {', '.join(inner)} FROM lookout_q) AS lookout_w"
+            )
+        if self.fence:  # OFFSET 0: PostgreSQL computes each cell once, not once per use
+            return (
+                f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)} FROM"
+                f" (SELECT * FROM (\n{sql}\n) AS lookout_s OFFSET 0) AS lookout_q({names})"
+                " OFFSET 0) AS lookout_w"
+            )
         return (
             f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)} FROM (\n{sql}\n)"
             f" AS lookout_q({names})) AS lookout_w"

@@ -11,9 +11,12 @@ files) opened with the layer 2 settings of design notes §4: ``read_only``,
 external access off (no file, URL, ATTACH or COPY), extension autoinstall and
 autoload off, Python replacement scans off, configuration locked.
 
-A query whose result has variable-size columns (text, blobs, lists, structs…)
-runs wrapped in a projection that measures each such cell in SQL first: a cell
-larger than ``FETCH_CELL_CHARS`` never reaches Python whole (turning one huge
+Each query runs in a child process holding its own read-only connection, with
+the memory, thread and spill limits of ``limits:``, killed past its time limit
+(``checks.sources.query_process``). A query whose result has variable-size
+columns (text, blobs, lists, structs…) runs wrapped in a projection that
+measures each such cell in SQL first: a cell larger than
+``Limits.fetch_cell_chars`` never reaches Python whole (turning one huge
 value into Python objects can neither be interrupted nor bounded in memory);
 it arrives as an ``Oversized`` holding its head, size and DuckDB's hash.
 Everything else, rows and their order included, is exactly what the query
@@ -22,7 +25,6 @@ returns (``_CellPlan`` in ``checks.sources.cells``).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.resources
 import json
@@ -30,43 +32,21 @@ import os
 import shutil
 import tempfile
 import threading
-import time
 import uuid
 import zipfile
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import duckdb
 
-from checks.errors import QueryFailed, QueryTimeout, SourceError
+from checks.errors import SourceError
 from checks.settings.limits import Limits
 from checks.settings.sources import DuckDBSource, TableFile
-from checks.sources.base import (
-    Column,
-    DataSet,
-    QueryResult,
-    Source,
-    collect,
-    first_line,
-)
-from checks.sources.cells import FETCH_CELL_CHARS, _CellPlan, _weight
+from checks.sources.base import Column, DataSet, QueryResult, Source, first_line
+from checks.sources.query_process import QueryProcesses, connection_config, pin_and_lock
 
 BUILD_VERSION = 1
 """Bumped when the way files are loaded changes, so old cache files are not reused."""
 
-QUERY_CONFIG: dict[str, str | bool | int | float | list[str]] = {
-    "enable_external_access": False,
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
-    "python_enable_replacements": False,
-}
-"""DuckDB settings of every query-time connection (DuckDB's configuration reference).
-
-``lock_configuration`` is set right after connecting, once the time zone is
-pinned to UTC (so results do not depend on the machine's zone)."""
-
-_LOCKING = threading.Lock()  # serialises _pin_and_lock between threads sharing an instance
 _PARQUET_SUFFIXES = (".parquet", ".pq")
 _CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")
 
@@ -99,15 +79,16 @@ class DuckDBQuerySource(Source):
         if not path.is_file():
             raise SourceError(f"source {name}: database file {path} does not exist")
         try:
-            self._conn = duckdb.connect(str(path), read_only=True, config=QUERY_CONFIG)
+            self._conn = duckdb.connect(str(path), read_only=True, config=connection_config(limits))
         except duckdb.Error as error:
             raise SourceError(f"source {name}: cannot open {path}: {first_line(error)}") from None
         try:
-            _pin_and_lock(self._conn)
+            pin_and_lock(self._conn)
         except duckdb.Error as error:
             self._conn.close()
             raise SourceError(f"source {name}: cannot open {path}: {first_line(error)}") from None
         self._lock = threading.Lock()
+        self._processes = QueryProcesses(name, path, limits)
 
     def _cursor(self) -> duckdb.DuckDBPyConnection:
         with self._lock:
@@ -136,80 +117,12 @@ class DuckDBQuerySource(Source):
             cur.close()
 
     def _execute(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
-        cur = self._cursor()
-        timer = threading.Timer(timeout_s, cur.interrupt)
-        timer.daemon = True
-        started = time.monotonic()
-        try:
-            statement = _one_select(cur, sql)
-            timer.start()  # covers binding, running and every fetch, up to the last row
-            bound = cur.sql(sql)  # binds only: the result's names and types, nothing runs
-            columns = list(bound.columns)
-            plan = _CellPlan(
-                [str(t) for t in bound.types],
-                [_weight(t) for t in bound.types],
-                fetch_chars=max(FETCH_CELL_CHARS, self.limits.max_cell_chars),
-                head_chars=self.limits.max_cell_chars,
-            )
-            fetch: Callable[[int], Sequence[Sequence[Any]]] = cur.fetchmany
-            if plan.needed:
-                cur.execute(_one_select(cur, plan.wrap(sql)))
-                if len(cur.description or []) != plan.width:
-                    raise QueryFailed("the query could not be wrapped to limit its cells")
-                fetch = plan.reader(cur.fetchmany)
-            else:
-                cur.execute(statement)
-            return collect(
-                fetch,
-                sql=sql,
-                columns=columns,
-                max_rows=max_rows,
-                scan_rows=self.limits.fingerprint_max_rows,
-                started=started,
-                timeout_s=timeout_s,
-                limits=self.limits,
-            )
-        except duckdb.InterruptException:
-            raise QueryTimeout(f"the query ran past its time limit of {timeout_s:g} s") from None
-        except duckdb.Error as error:
-            raise QueryFailed(first_line(error)) from None
-        finally:
-            timer.cancel()
-            cur.close()
+        return self._processes.run(sql, max_rows=max_rows, timeout_s=timeout_s)
 
     def close(self) -> None:
-        """Close the connection."""
+        """Stop the query processes and close the catalog's connection."""
+        self._processes.close()
         self._conn.close()
-
-
-def _one_select(cur: duckdb.DuckDBPyConnection, sql: str) -> duckdb.Statement:
-    """Return the one SELECT statement ``sql`` holds (layer 2: DuckDB's own parser).
-
-    Raises:
-        QueryFailed: several statements, or one that is not a SELECT.
-
-    """
-    statements = cur.extract_statements(sql)
-    if len(statements) != 1:
-        raise QueryFailed(f"exactly one statement per query; got {len(statements)}")
-    if statements[0].type != duckdb.StatementType.SELECT:
-        raise QueryFailed(f"only SELECT statements run here, not {statements[0].type.name}")
-    return statements[0]
-
-
-def _pin_and_lock(conn: duckdb.DuckDBPyConnection) -> None:
-    """Set the time zone to UTC, then lock the configuration for the database instance.
-
-    DuckDB shares one instance per file and config within a process, so a
-    second source on the same file finds it already locked.
-    """
-    with _LOCKING:
-        locked = conn.execute("SELECT current_setting('lock_configuration')").fetchone()
-        if locked and locked[0]:
-            return
-        with contextlib.suppress(duckdb.Error):  # without ICU, TIMESTAMPTZ uses the machine's zone
-            conn.execute("SET GLOBAL TimeZone = 'UTC'")
-        conn.execute("SET GLOBAL lock_configuration = true")
 
 
 def quote(identifier: str) -> str:

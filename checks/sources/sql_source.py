@@ -10,17 +10,30 @@ connection so that each backend's read-only guarantees (layer 2 of design notes
   reset is closed), ``statement_timeout`` set locally, ``search_path`` set to the source's
   schema, and the query sent as a server-side cursor (``DECLARE … CURSOR FOR``)
   over the extended protocol: one statement per call, SELECT/VALUES only, no
-  data-modifying WITH. A watchdog cancels the query at its time limit. Every
-  connection also starts with ``default_transaction_read_only=on``.
+  data-modifying WITH. A watchdog cancels the query at its time limit, and
+  past ``Limits.kill_after_s`` shuts the socket (a server that no longer
+  answers, even to the cancel). Every connection also starts with
+  ``default_transaction_read_only=on``, a connect timeout and TCP keepalives.
 - SQLite: the file is opened with ``mode=ro``; during a query an authorizer
-  allows only reads and a progress handler enforces the time limit. The
-  ``sqlite3`` driver itself refuses more than one statement per call.
-- MySQL/MariaDB: ``START TRANSACTION READ ONLY`` … ``ROLLBACK`` and
-  ``max_execution_time``; untested here (no driver installed).
+  allows only reads, a progress handler enforces the time limit and no value
+  may be longer than an eighth of ``Limits.query_memory``
+  (``SQLITE_LIMIT_LENGTH``). The ``sqlite3`` driver itself refuses more than
+  one statement per call.
+- MySQL/MariaDB: ``START TRANSACTION READ ONLY`` … ``ROLLBACK``,
+  ``max_execution_time`` and connect/read timeouts; untested here (no driver
+  installed), and its cells are not measured before fetching.
+
+PostgreSQL and SQLite results are wrapped like DuckDB's (``checks.sources.cells``):
+the result's columns are read first (``LIMIT 0``), and a cell larger than
+``Limits.fetch_cell_chars`` arrives as an ``Oversized``, measured and cut in SQL,
+so a huge value never reaches Python whole. Fetching checks the deadline
+between batches.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 import sqlite3
 import threading
 import time
@@ -37,6 +50,7 @@ from checks.errors import QueryFailed, QueryTimeout, SourceError
 from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource
 from checks.sources.base import Column, DataSet, QueryResult, Source, collect, first_line
+from checks.sources.cells import SQLITE_WEIGHT, _CellPlan, pg_weight
 
 DIALECTS = {"postgresql": "postgres", "sqlite": "sqlite", "mysql": "mysql", "mariadb": "mysql"}
 """SQLAlchemy backend name -> sqlglot dialect."""
@@ -185,19 +199,37 @@ class SQLQuerySource(Source):
         conn.rollback()  # no-op when idle; read_only can only change between transactions
         conn.read_only = True  # psycopg opens the next transaction with BEGIN READ ONLY
         try:
-            conn.execute(
-                "SELECT set_config('statement_timeout', %s, true)",
-                [str(max(1, int(timeout_s * 1000)))],
-            )
-            conn.execute(
-                "SELECT set_config('search_path', %s, true)", [_pg_ident(self.schema or "public")]
-            )
             with (
                 _watchdog(timeout_s, conn.cancel_safe),
-                conn.cursor(name=f"lookout_{uuid.uuid4().hex}") as cur,
+                _watchdog(self.limits.kill_after_s(timeout_s), lambda: _shut(conn)),
             ):
-                cur.execute(sql)  # DECLARE … CURSOR FOR <sql>, extended protocol
-                return finish(cur.fetchmany, [d.name for d in cur.description or []])
+                conn.execute(
+                    "SELECT set_config('statement_timeout', %s, true)",
+                    [str(max(1, int(timeout_s * 1000)))],
+                )
+                conn.execute(
+                    "SELECT set_config('search_path', %s, true)",
+                    [_pg_ident(self.schema or "public")],
+                )
+                with conn.cursor() as probe:  # names and types only: LIMIT 0 runs nothing
+                    probe.execute(f"SELECT * FROM (\n{sql}\n) AS lookout_q LIMIT 0")
+                    oids = [d.type_code for d in probe.description or []]
+                    columns = [d.name for d in probe.description or []]
+                plan = _CellPlan(
+                    [_pg_type_name(conn, oid) for oid in oids],
+                    [pg_weight(oid) for oid in oids],
+                    fetch_chars=max(self.limits.fetch_cell_chars, self.limits.max_cell_chars),
+                    head_chars=self.limits.max_cell_chars,
+                    digest="md5({x}::text)",
+                    fence=True,
+                )
+                with conn.cursor(name=f"lookout_{uuid.uuid4().hex}") as cur:
+                    # DECLARE … CURSOR FOR <sql>, extended protocol
+                    cur.execute(plan.wrap(sql) if plan.needed else sql)
+                    if plan.needed and len(cur.description or []) != plan.width:
+                        raise QueryFailed("the query could not be wrapped to limit its cells")
+                    fetch = plan.reader(cur.fetchmany) if plan.needed else cur.fetchmany
+                    return finish(fetch, columns)
         finally:
             conn.rollback()
 
@@ -209,15 +241,29 @@ class SQLQuerySource(Source):
         finish: Callable[[Fetch, list[str]], QueryResult],
     ) -> QueryResult:
         deadline = time.monotonic() + timeout_s
+        longest = conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH)
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, int(self.limits.query_memory) // 8)
         conn.set_authorizer(_sqlite_authorizer)
         conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 1_000)
         try:
             cur = conn.cursor()
-            cur.execute(sql)
-            return finish(cur.fetchmany, [d[0] for d in cur.description or []])
+            cur.execute(f"SELECT * FROM (\n{sql}\n) LIMIT 0")
+            columns = [d[0] for d in cur.description or []]
+            plan = _CellPlan(
+                ["value"] * len(columns),
+                [SQLITE_WEIGHT] * len(columns),
+                fetch_chars=max(self.limits.fetch_cell_chars, self.limits.max_cell_chars),
+                head_chars=self.limits.max_cell_chars,
+                digest=None,
+                cte=True,
+            )
+            cur.execute(plan.wrap(sql) if plan.needed else sql)
+            fetch = plan.reader(cur.fetchmany) if plan.needed else cur.fetchmany
+            return finish(fetch, columns)
         finally:
             conn.set_progress_handler(None, 0)
             conn.set_authorizer(None)
+            conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, longest)
             conn.rollback()
 
     def _run_mysql(
@@ -250,7 +296,22 @@ def _engine_args(name: str, url: URL, limits: Limits) -> tuple[URL, dict[str, An
         # queries included; each query also sets its own limit in its transaction.
         timeout_ms = max(1, int(limits.query_timeout_s * 1000))
         options = f"-c default_transaction_read_only=on -c statement_timeout={timeout_ms}"
-        return url, {"connect_args": {"options": options}, "pool_pre_ping": True}
+        connect = {
+            "options": options,
+            # libpq's own: a server that accepts and never answers fails the
+            # connect; a peer gone silent mid-query is noticed by keepalives.
+            "connect_timeout": max(2, round(limits.connect_timeout_s)),
+            "keepalives": 1,
+            "keepalives_idle": 30,
+            "keepalives_interval": 10,
+            "keepalives_count": 3,
+            "tcp_user_timeout": int(limits.kill_after_s(limits.query_timeout_s) * 1000),
+        }
+        return url, {
+            "connect_args": connect,
+            "pool_pre_ping": True,
+            "pool_timeout": limits.connect_timeout_s,
+        }
     if backend == "sqlite":
         database = url.database or ""
         if url.query.get("uri") not in ("true", "1"):
@@ -260,8 +321,29 @@ def _engine_args(name: str, url: URL, limits: Limits) -> tuple[URL, dict[str, An
                 )
             database = f"file:{Path(database).resolve()}"
         url = url.set(database=database).update_query_dict({"mode": "ro", "uri": "true"})
-        return url, {"connect_args": {"check_same_thread": False}}
-    return url, {"pool_pre_ping": True}
+        # timeout: how long to wait on another process's lock on the file.
+        return url, {
+            "connect_args": {"check_same_thread": False, "timeout": limits.connect_timeout_s}
+        }
+    # MySQL drivers (PyMySQL, mysqlclient) take these in seconds.
+    timeout = max(1, round(limits.kill_after_s(limits.query_timeout_s)))
+    connect = {"connect_timeout": max(1, round(limits.connect_timeout_s)), "read_timeout": timeout}
+    return url, {"connect_args": connect, "pool_pre_ping": True}
+
+
+def _pg_type_name(conn: Any, oid: int) -> str:
+    info = conn.adapters.types.get(oid)
+    return info.name if info is not None else f"type {oid}"
+
+
+def _shut(conn: Any) -> None:
+    """Shut a psycopg connection's socket, so a read blocked on a silent server returns."""
+    try:
+        fd = conn.pgconn.socket
+        with socket.socket(fileno=os.dup(fd)) as sock:
+            sock.shutdown(socket.SHUT_RDWR)
+    except Exception:
+        return
 
 
 def _type_name(type_: Any) -> str:

@@ -1,0 +1,405 @@
+"""DuckDB queries in child processes: a memory cap the process enforces, a deadline that kills.
+
+DuckDB checks ``interrupt()`` only between vectors, and values built inside one
+vector (``repeat('x', 100000000)`` over 40 rows) are allocated outside its
+buffer manager, so neither its ``memory_limit`` nor the watchdog bounds them.
+Each query therefore runs in a child process (``main`` here) that holds its
+own read-only connection:
+
+- its address space is capped (``RLIMIT_AS``) at what it used once connected
+  plus ``Limits.query_memory``, so an allocation past it fails at once and the
+  query ends with "over its memory limit";
+- DuckDB's ``memory_limit``, ``threads`` and ``max_temp_directory_size`` are set
+  from the limits too, so buffer-managed work (sorts, joins, aggregates) fails
+  or spills within them first;
+- the parent waits for the answer until ``Limits.kill_after_s``, then kills the
+  child: the time limit holds within a small factor whatever the query does.
+
+A child serves one query at a time and is reused; a child that was killed, ran
+out of memory or died is replaced. Requests and answers are pickles framed by
+their length over the child's stdin and stdout, between processes of the same
+program.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import resource
+import select
+import struct
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import duckdb
+
+from checks.errors import QueryFailed, QueryTimeout, SourceError
+from checks.settings.limits import Limits
+from checks.sources.base import QueryResult, collect, first_line
+from checks.sources.cells import _CellPlan, _weight
+
+QUERY_CONFIG: dict[str, str | bool | int | float | list[str]] = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "python_enable_replacements": False,
+}
+"""DuckDB settings of every query-time connection (DuckDB's configuration reference).
+
+``lock_configuration`` is set right after connecting, once the time zone is
+pinned to UTC (so results do not depend on the machine's zone)."""
+
+START_TIMEOUT_S = 60.0
+"""Seconds a new child may take to import and connect before the query fails."""
+
+_HEADER = struct.Struct("!Q")
+_LOCKING = threading.Lock()  # serialises pin_and_lock between threads sharing an instance
+
+
+def connection_config(limits: Limits) -> dict[str, str | bool | int | float | list[str]]:
+    """Return ``QUERY_CONFIG`` with the memory, thread and spill limits of ``limits``."""
+    return {
+        **QUERY_CONFIG,
+        "memory_limit": f"{int(limits.query_memory)}B",
+        "threads": limits.query_threads,
+        "max_temp_directory_size": f"{int(limits.query_temp_disk)}B",
+    }
+
+
+def pin_and_lock(conn: duckdb.DuckDBPyConnection) -> None:
+    """Set the time zone to UTC, then lock the configuration for the database instance.
+
+    DuckDB shares one instance per file and config within a process, so a
+    second source on the same file finds it already locked.
+    """
+    with _LOCKING:
+        locked = conn.execute("SELECT current_setting('lock_configuration')").fetchone()
+        if locked and locked[0]:
+            return
+        with contextlib.suppress(duckdb.Error):  # without ICU, TIMESTAMPTZ uses the machine's zone
+            conn.execute("SET GLOBAL TimeZone = 'UTC'")
+        conn.execute("SET GLOBAL lock_configuration = true")
+
+
+def one_select(cur: duckdb.DuckDBPyConnection, sql: str) -> duckdb.Statement:
+    """Return the one SELECT statement ``sql`` holds (layer 2: DuckDB's own parser).
+
+    Raises:
+        QueryFailed: several statements, or one that is not a SELECT.
+
+    """
+    statements = cur.extract_statements(sql)
+    if len(statements) != 1:
+        raise QueryFailed(f"exactly one statement per query; got {len(statements)}")
+    if statements[0].type != duckdb.StatementType.SELECT:
+        raise QueryFailed(f"only SELECT statements run here, not {statements[0].type.name}")
+    return statements[0]
+
+
+def memory_message(limits: Limits) -> str:
+    """The error of a query that needed more memory than ``limits.query_memory``."""
+    return f"the query went over its memory limit of {limits.query_memory.human_readable()}"
+
+
+def run_query(
+    conn: duckdb.DuckDBPyConnection, sql: str, *, max_rows: int, timeout_s: float, limits: Limits
+) -> QueryResult:
+    """Run checked ``sql`` on ``conn`` with the watchdog and cell measuring (layers 2 and 3).
+
+    Raises:
+        QueryFailed: DuckDB refused or failed the query, or it ran out of memory.
+        QueryTimeout: DuckDB saw the interrupt at ``timeout_s``.
+
+    """
+    cur = conn.cursor()
+    timer = threading.Timer(timeout_s, cur.interrupt)
+    timer.daemon = True
+    started = time.monotonic()
+    try:
+        statement = one_select(cur, sql)
+        timer.start()  # covers binding, running and every fetch, up to the last row
+        bound = cur.sql(sql)  # binds only: the result's names and types, nothing runs
+        columns = list(bound.columns)
+        plan = _CellPlan(
+            [str(t) for t in bound.types],
+            [_weight(t) for t in bound.types],
+            fetch_chars=max(limits.fetch_cell_chars, limits.max_cell_chars),
+            head_chars=limits.max_cell_chars,
+        )
+        fetch: Callable[[int], Sequence[Sequence[Any]]] = cur.fetchmany
+        if plan.needed:
+            cur.execute(one_select(cur, plan.wrap(sql)))
+            if len(cur.description or []) != plan.width:
+                raise QueryFailed("the query could not be wrapped to limit its cells")
+            fetch = plan.reader(cur.fetchmany)
+        else:
+            cur.execute(statement)
+        return collect(
+            fetch,
+            sql=sql,
+            columns=columns,
+            max_rows=max_rows,
+            scan_rows=limits.fingerprint_max_rows,
+            started=started,
+            timeout_s=timeout_s,
+            limits=limits,
+        )
+    except duckdb.InterruptException:
+        raise QueryTimeout(f"the query ran past its time limit of {timeout_s:g} s") from None
+    except (duckdb.OutOfMemoryException, MemoryError):
+        raise QueryFailed(memory_message(limits)) from None
+    except duckdb.Error as error:
+        raise QueryFailed(first_line(error)) from None
+    finally:
+        timer.cancel()
+        cur.close()
+
+
+@dataclass(frozen=True)
+class _Request:
+    sql: str
+    max_rows: int
+    timeout_s: float
+
+
+def _send(stream: IO[bytes], value: object) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def _receive(stream: IO[bytes]) -> Any:
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        raise EOFError
+    (size,) = _HEADER.unpack(header)
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError
+    return pickle.loads(data)
+
+
+class _Child:
+    """One child process serving queries on one DuckDB file."""
+
+    def __init__(self, path: Path, limits: Limits) -> None:
+        env = {**os.environ, "MALLOC_ARENA_MAX": "2"}  # fewer reserved arenas: a tighter cap
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "from checks.sources.query_process import main; main()"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.stdin, self.stdout = self.process.stdin, self.process.stdout
+        self.ready = False
+        _send(self.stdin, (str(path), limits))
+
+    def wait_readable(self, deadline: float) -> bool:
+        """Wait until the child has written something or ended; False at ``deadline``."""
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            readable, _, _ = select.select([self.stdout], [], [], left)
+            if readable:
+                return True
+
+    def answer(self, deadline: float) -> tuple[str, Any]:
+        """Read the child's next answer; ``("timeout", None)`` at ``deadline``, ``("died", …)``."""
+        if not self.wait_readable(deadline):
+            return "timeout", None
+        try:
+            kind, value = _receive(self.stdout)
+        except (EOFError, OSError, pickle.UnpicklingError):
+            self.process.wait()
+            return "died", self.process.returncode
+        return str(kind), value
+
+    def kill(self) -> None:
+        """Kill the child and reap it."""
+        with contextlib.suppress(OSError):
+            self.process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=10)
+        for stream in (self.stdin, self.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+class QueryProcesses:
+    """The child processes that run one DuckDB source's queries; safe to share between threads.
+
+    Args:
+        name: the source's name, for errors.
+        path: the DuckDB file each child opens read-only.
+        limits: memory, threads, spill and time limits of every query.
+
+    """
+
+    def __init__(self, name: str, path: Path, limits: Limits) -> None:
+        self.name, self.path, self.limits = name, path, limits
+        self._idle: list[_Child] = []
+        self._all: set[_Child] = set()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._idle.append(self._start())  # starts importing while the catalog loads
+        weakref.finalize(self, _kill_all, self._all)
+
+    def _start(self) -> _Child:
+        child = _Child(self.path, self.limits)
+        with self._lock:
+            self._all.add(child)
+        return child
+
+    def _drop(self, child: _Child) -> None:
+        child.kill()
+        with self._lock:
+            self._all.discard(child)
+
+    def run(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
+        """Run checked ``sql`` in a child; kill it at ``limits.kill_after_s(timeout_s)``.
+
+        Raises:
+            QueryFailed: DuckDB failed the query, it went over its memory limit,
+                or its process died.
+            QueryTimeout: the query ran past its time limit (interrupted or killed).
+            SourceError: a new child could not start or open the file.
+
+        """
+        with self._lock:
+            if self._closed:
+                raise SourceError(f"source {self.name} is closed")
+            child = self._idle.pop() if self._idle else None
+        child = child or self._start()
+        if not child.ready:
+            kind, value = child.answer(time.monotonic() + START_TIMEOUT_S)
+            if kind != "ready":
+                self._drop(child)
+                reason = value if kind == "error" else f"its process {kind}"
+                raise SourceError(f"source {self.name}: cannot open {self.path}: {reason}")
+            child.ready = True
+        started = time.monotonic()
+        try:
+            _send(child.stdin, _Request(sql, max_rows, timeout_s))
+        except OSError:
+            self._drop(child)
+            raise QueryFailed("the query's process ended before it could run the query") from None
+        kind, value = child.answer(started + self.limits.kill_after_s(timeout_s))
+        if kind == "ok":
+            self._release(child)
+            return value  # type: ignore[no-any-return]
+        if kind == "failed":
+            self._release(child)
+            raise QueryFailed(value)
+        if kind == "timeout" and value is not None:
+            self._release(child)
+            raise QueryTimeout(value)
+        self._drop(child)
+        if kind == "oom":
+            raise QueryFailed(memory_message(self.limits))
+        if kind == "timeout":
+            raise QueryTimeout(
+                f"the query ran past its time limit of {timeout_s:g} s and was stopped"
+            )
+        # Killed from outside (the kernel's OOM killer, a signal) or crashed.
+        raise QueryFailed(
+            f"the query's process ended ({_ended(value)}); it may have gone over its memory"
+            f" limit of {self.limits.query_memory.human_readable()}"
+        )
+
+    def _release(self, child: _Child) -> None:
+        with self._lock:
+            if self._closed:
+                child.kill()
+                self._all.discard(child)
+            else:
+                self._idle.append(child)
+
+    def close(self) -> None:
+        """Stop every child (a query still running in one is killed)."""
+        with self._lock:
+            self._closed = True
+            children = list(self._all)
+            self._idle.clear()
+        _kill_all(set(children))
+        with self._lock:
+            self._all.clear()
+
+
+def _ended(returncode: Any) -> str:
+    if isinstance(returncode, int) and returncode < 0:
+        return f"signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+def _kill_all(children: set[_Child]) -> None:
+    for child in list(children):
+        child.kill()
+
+
+def _cap_memory(limits: Limits) -> None:
+    """Cap this process's address space at what it maps now plus ``limits.query_memory``."""
+    with open("/proc/self/statm") as statm:
+        mapped = int(statm.read().split()[0]) * resource.getpagesize()
+    cap = mapped + int(limits.query_memory)
+    with contextlib.suppress(ValueError, OSError):  # a lower hard limit set from outside wins
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+
+def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
+    path, limits = _receive(stdin)
+    try:
+        conn = duckdb.connect(path, read_only=True, config=connection_config(limits))
+        pin_and_lock(conn)
+    except duckdb.Error as error:
+        _send(stdout, ("error", first_line(error)))
+        return
+    # One warm-up query maps DuckDB's own structures before the cap is taken.
+    conn.execute("SELECT 1").fetchall()
+    _cap_memory(limits)
+    _send(stdout, ("ready", None))
+    while True:
+        try:
+            request: _Request = _receive(stdin)
+        except EOFError:
+            return
+        try:
+            result = run_query(
+                conn,
+                request.sql,
+                max_rows=request.max_rows,
+                timeout_s=request.timeout_s,
+                limits=limits,
+            )
+            answer: tuple[str, Any] = ("ok", result)
+        except QueryTimeout as error:
+            answer = ("timeout", str(error))
+        except QueryFailed as error:
+            if str(error) == memory_message(limits):
+                answer = ("oom", str(error))
+            else:
+                answer = ("failed", str(error))
+        except MemoryError:
+            answer = ("oom", memory_message(limits))
+        try:
+            _send(stdout, answer)
+        except MemoryError:
+            _send(stdout, ("oom", memory_message(limits)))
+        if answer[0] == "oom":
+            return  # a fresh process for the next query: this heap may be fragmented
+
+
+def main() -> None:
+    """Serve queries: read the file and limits, then one request after another until EOF."""
+    answers = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # anything else printed goes to stderr, never into the answers
+    _serve(sys.stdin.buffer, answers)
