@@ -22,6 +22,9 @@ class Limits(Strict):
             ``memory_limit`` and the process's address-space limit); past it the
             query fails with "over its memory limit".
         query_threads: DuckDB threads per query (``threads``).
+        query_processes: DuckDB queries one source runs at once, each in a
+            process of its own; more wait for a free one. Together with
+            ``query_memory`` it bounds what one source's queries can take.
         query_temp_disk: disk a DuckDB query may spill to
             (``max_temp_directory_size``).
         connect_timeout_s: seconds to connect to a database server; the same
@@ -40,6 +43,7 @@ class Limits(Strict):
     fingerprint_max_rows: int = Field(default=1_000_000, ge=1)
     query_memory: ByteSize = Field(default=ByteSize(1 << 30), ge=64 << 20)
     query_threads: int = Field(default=1, ge=1, le=64)
+    query_processes: int = Field(default=2, ge=1, le=64)
     query_temp_disk: ByteSize = Field(default=ByteSize(1 << 30), ge=0)
     connect_timeout_s: float = Field(default=10.0, gt=0)
     fetch_cell_chars: int = Field(default=10_000, ge=100)

@@ -3,16 +3,23 @@
 ``open_source`` turns a source's settings into a ``Source``: a DuckDB file (or
 CSV/Parquet files loaded into one) or any database SQLAlchemy reaches. Every
 ``Source.query`` passes the SQL guard, a read-only connection and the limits.
+
+The names below are imported on first use (PEP 562), so that a DuckDB query
+process (``checks.sources.query_process``), which imports this package first,
+does not pay for SQLAlchemy and the settings it never uses.
 """
 
 from __future__ import annotations
 
-from checks.errors import SourceError
-from checks.settings.config import Settings
-from checks.settings.sources import DuckDBSource, SQLAlchemySource
-from checks.sources.base import Column, DataSet, JSONValue, QueryResult, Source
-from checks.sources.duckdb_source import DuckDBQuerySource, open_duckdb
-from checks.sources.sql_source import SQLQuerySource
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from checks.settings.config import Settings
+    from checks.settings.sources import DuckDBSource, SQLAlchemySource
+    from checks.sources.base import Column, DataSet, JSONValue, QueryResult, Source
+    from checks.sources.duckdb_source import DuckDBQuerySource
+    from checks.sources.sql_source import SQLQuerySource
 
 __all__ = [
     "Column",
@@ -24,6 +31,24 @@ __all__ = [
     "Source",
     "open_source",
 ]
+
+_WHERE = {
+    "Column": "checks.sources.base",
+    "DataSet": "checks.sources.base",
+    "JSONValue": "checks.sources.base",
+    "QueryResult": "checks.sources.base",
+    "Source": "checks.sources.base",
+    "DuckDBQuerySource": "checks.sources.duckdb_source",
+    "SQLQuerySource": "checks.sources.sql_source",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a re-exported name on first use."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
 
 def open_source(name: str, config: DuckDBSource | SQLAlchemySource, settings: Settings) -> Source:
@@ -38,6 +63,11 @@ def open_source(name: str, config: DuckDBSource | SQLAlchemySource, settings: Se
             reached, or the config is incomplete. Messages never hold passwords.
 
     """
+    from checks.errors import SourceError
+    from checks.settings.sources import DuckDBSource, SQLAlchemySource
+    from checks.sources.duckdb_source import open_duckdb
+    from checks.sources.sql_source import SQLQuerySource
+
     if isinstance(config, DuckDBSource):
         return open_duckdb(name, config, settings.cache_dir, settings.limits)
     if isinstance(config, SQLAlchemySource):

@@ -250,6 +250,7 @@ class QueryProcesses:
         self._idle: list[_Child] = []
         self._all: set[_Child] = set()
         self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(limits.query_processes)
         self._closed = False
         self._idle.append(self._start())  # starts importing while the catalog loads
         weakref.finalize(self, _kill_all, self._all)
@@ -268,6 +269,9 @@ class QueryProcesses:
     def run(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
         """Run checked ``sql`` in a child; kill it at ``limits.kill_after_s(timeout_s)``.
 
+        At most ``limits.query_processes`` queries run at once; another waits
+        for a free process (each running one ends within its own kill time).
+
         Raises:
             QueryFailed: DuckDB failed the query, it went over its memory limit,
                 or its process died.
@@ -275,6 +279,10 @@ class QueryProcesses:
             SourceError: a new child could not start or open the file.
 
         """
+        with self._slots:
+            return self._run(sql, max_rows=max_rows, timeout_s=timeout_s)
+
+    def _run(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
         with self._lock:
             if self._closed:
                 raise SourceError(f"source {self.name} is closed")

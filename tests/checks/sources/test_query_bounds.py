@@ -44,7 +44,9 @@ def test_limits_take_sizes_with_units() -> None:
 
 
 def test_duckdb_time_limit_holds_inside_one_vector(tiny_duck: Path) -> None:
-    with DuckDBQuerySource("tiny", tiny_duck, Limits(query_timeout_s=1)) as source:
+    # Memory to spare, so that the time limit is what stops it (at about 1 GiB).
+    limits = Limits(query_timeout_s=1, query_memory="4GiB")
+    with DuckDBQuerySource("tiny", tiny_duck, limits) as source:
         started = time.monotonic()
         with pytest.raises(QueryTimeout, match="time limit of 1 s"):
             source.query(VECTOR_BOMB)
@@ -78,7 +80,8 @@ def test_duckdb_query_settings_come_from_the_limits(tiny_duck: Path) -> None:
 
 
 def test_duckdb_queries_from_threads_each_get_a_process(tiny_duck: Path) -> None:
-    with DuckDBQuerySource("tiny", tiny_duck, Limits(query_timeout_s=1)) as source:
+    limits = Limits(query_timeout_s=1, query_memory="4GiB")
+    with DuckDBQuerySource("tiny", tiny_duck, limits) as source:
         results: dict[str, object] = {}
 
         def slow() -> None:
