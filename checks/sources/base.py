@@ -32,6 +32,7 @@ from checks.sources.budget import shown_names as shown_names
 from checks.sources.budget import to_jsonable as to_jsonable
 from checks.sources.cells import FETCH_CELL_CHARS as FETCH_CELL_CHARS
 from checks.sources.cells import Oversized as Oversized
+from checks.sql.facts import SourceFacts
 from checks.sql.guard import guard
 
 JSONValue: TypeAlias = "bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None"
@@ -232,12 +233,14 @@ class Source(ABC):
 
     def __init__(self) -> None:
         self._catalog: list[DataSet] | None = None
+        self._facts: SourceFacts | None = None
         self._catalog_lock = threading.Lock()
 
     def catalog(self) -> list[DataSet]:
         """Return every table and view with columns, types and row counts, sorted by name.
 
-        Computed on first use (one ``count(*)`` per table) and kept.
+        Computed on first use (one ``count(*)`` per table) and kept, with the
+        database's facts for the guard (``facts``).
 
         Raises:
             SourceError: the catalog could not be read.
@@ -245,8 +248,22 @@ class Source(ABC):
         """
         with self._catalog_lock:
             if self._catalog is None:
-                self._catalog = sorted(self._load_catalog(), key=lambda d: d.name)
+                found = sorted(self._load_catalog(), key=lambda d: d.name)
+                self._facts = self._load_facts()
+                self._catalog = found
             return self._catalog
+
+    def facts(self) -> SourceFacts | None:
+        """What the database allows queries to call and cast to, read with the catalog.
+
+        None for engines that offer no such facts (the guard's deny lists apply).
+
+        Raises:
+            SourceError: the catalog could not be read.
+
+        """
+        self.catalog()
+        return self._facts
 
     def describe(self, name: str, *, sample_rows: int = 5) -> dict[str, Any]:
         """Describe one data set.
@@ -324,6 +341,7 @@ class Source(ABC):
             allowed_tables=[d.name for d in self.catalog()],
             max_chars=self.limits.max_sql_chars,
             schema=self.schema,
+            facts=self.facts(),
         )
         return self._execute(
             checked,
@@ -334,6 +352,10 @@ class Source(ABC):
     @abstractmethod
     def _load_catalog(self) -> list[DataSet]:
         """Read the data sets from the database (unsorted)."""
+
+    def _load_facts(self) -> SourceFacts | None:
+        """Read the functions and types the database marks as safe (none by default)."""
+        return None
 
     @abstractmethod
     def _execute(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:

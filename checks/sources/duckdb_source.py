@@ -43,6 +43,7 @@ from checks.settings.limits import Limits
 from checks.settings.sources import DuckDBSource, TableFile
 from checks.sources.base import Column, DataSet, QueryResult, Source, first_line
 from checks.sources.query_process import QueryProcesses, connection_config, pin_and_lock
+from checks.sql.facts import HARMLESS_VOLATILE, SourceFacts
 
 BUILD_VERSION = 1
 """Bumped when the way files are loaded changes, so old cache files are not reused."""
@@ -116,6 +117,17 @@ class DuckDBQuerySource(Source):
         finally:
             cur.close()
 
+    def _load_facts(self) -> SourceFacts:
+        cur = self._cursor()
+        try:
+            return duckdb_facts(cur)
+        except duckdb.Error as error:
+            raise SourceError(
+                f"source {self.name}: cannot read the catalog: {first_line(error)}"
+            ) from None
+        finally:
+            cur.close()
+
     def _execute(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
         return self._processes.run(sql, max_rows=max_rows, timeout_s=timeout_s)
 
@@ -123,6 +135,38 @@ class DuckDBQuerySource(Source):
         """Stop the query processes and close the catalog's connection."""
         self._processes.close()
         self._conn.close()
+
+
+def duckdb_facts(cur: duckdb.DuckDBPyConnection) -> SourceFacts:
+    """Read what the guard may allow (``checks.sql.facts``) from DuckDB's own tables.
+
+    Functions: the built-ins (database ``system``) and this database's ``main``
+    schema, without side effects (``duckdb_functions().has_side_effects``), or
+    in ``HARMLESS_VOLATILE``. Types: the same places (``duckdb_types()``).
+    """
+    own = (
+        "(database_name = 'system' AND schema_name IN ('main', 'pg_catalog'))"
+        " OR (database_name = current_database() AND schema_name = 'main')"
+    )
+    functions = {
+        str(name).lower()
+        for name, side_effects in cur.execute(
+            f"SELECT function_name, bool_or(coalesce(has_side_effects, false))"
+            f" FROM duckdb_functions() WHERE {own} GROUP BY function_name"
+        ).fetchall()
+        if not side_effects or str(name).lower() in HARMLESS_VOLATILE
+    }
+    types = {
+        str(name).lower()
+        for (name,) in cur.execute(f"SELECT type_name FROM duckdb_types() WHERE {own}").fetchall()
+    }
+    schemas = {
+        str(name).lower()
+        for (name,) in cur.execute(
+            "SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database()"
+        ).fetchall()
+    }
+    return SourceFacts(frozenset(functions), frozenset(types), frozenset(schemas))
 
 
 def quote(identifier: str) -> str:

@@ -51,6 +51,7 @@ from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource
 from checks.sources.base import Column, DataSet, QueryResult, Source, collect, first_line
 from checks.sources.cells import SQLITE_WEIGHT, _CellPlan, pg_weight
+from checks.sql.facts import HARMLESS_VOLATILE, SourceFacts
 
 DIALECTS = {"postgresql": "postgres", "sqlite": "sqlite", "mysql": "mysql", "mariadb": "mysql"}
 """SQLAlchemy backend name -> sqlglot dialect."""
@@ -139,6 +140,17 @@ class SQLQuerySource(Source):
                     count = sa.select(sa.func.count()).select_from(sa.table(table, schema=schema))
                     found.append(DataSet(table, columns, int(conn.execute(count).scalar_one())))
             return found
+        except sa.exc.SQLAlchemyError as error:
+            raise SourceError(
+                f"source {self.name}: cannot read the catalog: {self._message(error)}"
+            ) from None
+
+    def _load_facts(self) -> SourceFacts | None:
+        if self.dialect != "postgres":
+            return None
+        try:
+            with self._engine.connect() as conn:
+                return postgres_facts(conn, self.schema or "public")
         except sa.exc.SQLAlchemyError as error:
             raise SourceError(
                 f"source {self.name}: cannot read the catalog: {self._message(error)}"
@@ -321,14 +333,64 @@ def _engine_args(name: str, url: URL, limits: Limits) -> tuple[URL, dict[str, An
                 )
             database = f"file:{Path(database).resolve()}"
         url = url.set(database=database).update_query_dict({"mode": "ro", "uri": "true"})
-        # timeout: how long to wait on another process's lock on the file.
-        return url, {
-            "connect_args": {"check_same_thread": False, "timeout": limits.connect_timeout_s}
-        }
+        lite: dict[str, Any] = {"check_same_thread": False}
+        if "timeout" not in url.query:  # how long to wait on another process's lock on the file
+            lite["timeout"] = limits.connect_timeout_s
+        return url, {"connect_args": lite}
     # MySQL drivers (PyMySQL, mysqlclient) take these in seconds.
     timeout = max(1, round(limits.kill_after_s(limits.query_timeout_s)))
-    connect = {"connect_timeout": max(1, round(limits.connect_timeout_s)), "read_timeout": timeout}
-    return url, {"connect_args": connect, "pool_pre_ping": True}
+    mysql = {"connect_timeout": max(1, round(limits.connect_timeout_s)), "read_timeout": timeout}
+    return url, {"connect_args": mysql, "pool_pre_ping": True}
+
+
+_PG_FUNCTIONS = sa.text(
+    """
+    SELECT p.proname,
+           bool_and(p.provolatile IN ('i', 's')
+                    AND NOT (p.prorettype = ANY (CAST(:catalog AS regtype[])))
+                    AND NOT (CAST(p.proargtypes AS oid[]) && CAST(:catalog AS regtype[])::oid[])
+                    AND (n.nspname = 'pg_catalog' OR l.lanname = 'sql'))
+    FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+         JOIN pg_language l ON l.oid = p.prolang
+    WHERE n.nspname IN ('pg_catalog', :schema)
+    GROUP BY p.proname
+    """
+)
+_PG_TYPES = sa.text(
+    """
+    SELECT t.typname FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+    WHERE n.nspname IN ('pg_catalog', :schema) AND t.typrelid = 0
+          AND NOT (t.oid = ANY (CAST(:catalog AS regtype[])))
+    """
+)
+_PG_CATALOG_TYPES = (
+    "{oid,regclass,regcollation,regconfig,regdictionary,regnamespace,regoper,regoperator,"
+    "regproc,regprocedure,regrole,regtype}"
+)
+
+
+def postgres_facts(conn: sa.Connection, schema: str) -> SourceFacts:
+    """Read what the guard may allow (``checks.sql.facts``) from ``pg_proc`` and ``pg_type``.
+
+    A function name is allowed when every overload of it in ``pg_catalog`` or
+    ``schema`` is ``IMMUTABLE`` or ``STABLE`` and neither takes nor returns an
+    ``oid`` or ``reg*`` value, and the source schema's own are written in SQL
+    (a procedural one, PL/pgSQL and the like, can build and run SQL from its
+    arguments, out of the guard's sight); or when it is in ``HARMLESS_VOLATILE``. Types:
+    those of ``pg_catalog`` and ``schema`` that are not a relation's row type
+    nor an object identifier.
+    """
+    params = {"schema": schema, "catalog": _PG_CATALOG_TYPES}
+    functions = {
+        str(name).lower()
+        for name, safe in conn.execute(_PG_FUNCTIONS, params)
+        if safe or str(name).lower() in HARMLESS_VOLATILE
+    }
+    types = {str(name).lower() for (name,) in conn.execute(_PG_TYPES, params)}
+    schemas = {
+        str(name).lower() for (name,) in conn.execute(sa.text("SELECT nspname FROM pg_namespace"))
+    }
+    return SourceFacts(frozenset(functions), frozenset(types), frozenset(schemas))
 
 
 def _pg_type_name(conn: Any, oid: int) -> str:

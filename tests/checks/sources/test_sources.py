@@ -56,6 +56,9 @@ def duck_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with duckdb.connect(str(path)) as conn:
         for statement in SETUP:
             conn.execute(statement)
+        conn.execute("CREATE SCHEMA other")
+        conn.execute("CREATE MACRO other.get_secret() AS 'topsecret'")
+        conn.execute("CREATE MACRO main.twice(x) AS x * 2")
     return path
 
 
@@ -66,6 +69,20 @@ def shop_pg_url(pg_url: str) -> str:
             conn.execute(statement)
         conn.execute("CREATE SCHEMA other")
         conn.execute("CREATE TABLE other.orders (a INTEGER)")
+        conn.execute(
+            "CREATE FUNCTION other.get_secret() RETURNS text LANGUAGE sql STABLE"
+            " AS $$ SELECT 'topsecret' $$"
+        )
+        conn.execute(
+            "CREATE FUNCTION public.twice(x numeric) RETURNS numeric LANGUAGE sql IMMUTABLE"
+            " AS $$ SELECT x * 2 $$"
+        )
+        # A helper that reads any table named in its argument, marked STABLE.
+        conn.execute(
+            "CREATE FUNCTION public.rows_of(name text) RETURNS bigint LANGUAGE plpgsql STABLE"
+            " AS $$ DECLARE n bigint; BEGIN EXECUTE format('SELECT count(*) FROM %s', name)"
+            " INTO n; RETURN n; END $$"
+        )
     return pg_url
 
 
@@ -232,6 +249,27 @@ BATTERY = [
     ),
     Case("ilike", "SELECT upper(name) FROM customers WHERE name ILIKE 'a%'", [("ADA",)]),
     Case("comment", "SELECT 1 AS one -- ; DROP TABLE orders", [(1,)]),
+    Case("own-schema-function", "SELECT twice(amount) FROM orders WHERE id = 1", [(D("20.00"),)]),
+    Case("volatile-but-harmless", "SELECT count(*) FROM orders WHERE random() < 2", [(6,)]),
+    Case(
+        "casts-to-built-in-types",
+        "SELECT CAST(id AS VARCHAR), amount::DOUBLE, created::TIMESTAMP FROM orders WHERE id = 1",
+        [("1", 10.0, dt.datetime(2024, 1, 1))],
+        pg_sql="SELECT CAST(id AS TEXT), amount::float8, created::timestamp FROM orders"
+        " WHERE id = 1",
+    ),
+    Case(
+        "method-call",
+        "SELECT name.upper() FROM customers WHERE id = 1",
+        [("ADA",)],
+        pg_sql="SELECT upper(name) FROM customers WHERE id = 1",
+    ),
+    Case(
+        "row-type-of-a-data-set",
+        "SELECT 7 AS id",  # DuckDB has no row types
+        [(7,)],
+        pg_sql="""SELECT (json_populate_record(NULL::orders, '{"id": 7}')).id + 0 AS id""",
+    ),
     # Escape attempts.
     Case("multi-statement", "SELECT 1; DROP TABLE orders", rule="multiple-statements"),
     Case("drop", "DROP TABLE orders", rule="ddl"),
@@ -282,6 +320,31 @@ BATTERY = [
     Case("system-catalog", "SELECT * FROM information_schema.tables", rule="system-catalog"),
     Case("pg-catalog", "SELECT * FROM pg_catalog.pg_user", rule="system-catalog"),
     Case("duckdb-functions", "SELECT * FROM duckdb_tables()", rule="function"),
+    # Only what the database itself marks as safe, and only of the source's schema.
+    Case("other-schema-function", "SELECT other.get_secret()", rule="schema"),
+    Case("procedural-helper", "SELECT rows_of('other.orders')", rule="function"),
+    Case("volatile-built-in", "SELECT brin_summarize_new_values(1)", rule="function"),
+    Case("brin-desummarize", "SELECT brin_desummarize_range(1, 0)", rule="function"),
+    Case("gin-clean", "SELECT gin_clean_pending_list(1)", rule="function"),
+    Case("currtid2", "SELECT currtid2('orders', '(0,1)')", rule="function"),
+    Case("current-query", "SELECT current_query()", rule="function"),
+    Case(
+        "regclass",
+        "SELECT i::oid::regclass::text FROM generate_series(1, 3) AS g(i)",
+        rule="system-catalog",
+    ),
+    Case("regnamespace", "SELECT 2200::regnamespace::text", rule="system-catalog"),
+    Case("regrole", "SELECT 10::regrole::text", rule="system-catalog"),
+    Case("obj-description", "SELECT obj_description(1)", rule="function"),
+    Case(
+        "other-schema-row-type",
+        "SELECT NULL::other.orders",
+        rule="schema",
+        pg_sql="SELECT json_populate_record(NULL::other.orders, '{}')",
+    ),
+    Case("unlisted-row-type", "SELECT NULL::secret", rule="type"),
+    Case("version", "SELECT version()", rule="function"),
+    Case("inet-server-addr", "SELECT inet_server_addr()", rule="function"),
 ]
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from checks.errors import QueryRejected
+from checks.sql.facts import SourceFacts
 from checks.sql.guard import guard
 
 TABLES = ("orders", "customers")
@@ -311,3 +312,47 @@ def test_reason_names_the_culprit() -> None:
         guard("WITH d AS (DELETE FROM orders RETURNING *) SELECT * FROM d", dialect="postgres",
               allowed_tables=TABLES)  # fmt: skip
     assert "DELETE inside a WITH clause" in caught.value.reason
+
+
+# Given the database's facts: only what it marks as safe, of the source's schema.
+
+FACTS = SourceFacts(
+    functions=frozenset({"upper", "twice", "json_populate_record"}),
+    types=frozenset({"int4", "mood"}),
+    schemas=frozenset({"main", "public", "hidden"}),
+)
+
+
+@pytest.mark.parametrize(
+    ("dialect", "sql", "rule"),
+    [
+        ("postgres", "SELECT brin_summarize_new_values(1)", "function"),
+        ("postgres", "SELECT hidden.get_secret()", "schema"),
+        ("postgres", "SELECT a.b.c()", "schema"),
+        ("duckdb", "SELECT hidden.leak()", "schema"),
+        ("postgres", "SELECT NULL::hidden.secret", "schema"),
+        ("postgres", "SELECT NULL::secret", "type"),
+        ("postgres", "SELECT 1::regclass", "system-catalog"),
+        ("duckdb", "SELECT 1::regtype", "system-catalog"),
+        ("postgres", "SELECT current_user", "function"),
+        ("postgres", "SELECT has_table_privilege('secret', 'select')", "function"),
+        ("postgres", "SELECT to_regclass('secret')", "function"),
+    ],
+)
+def test_guard_allows_only_what_the_facts_allow(dialect: str, sql: str, rule: str) -> None:
+    with pytest.raises(QueryRejected) as caught:
+        guard(sql, dialect=dialect, allowed_tables=TABLES, schema=SCHEMA[dialect], facts=FACTS)
+    assert caught.value.rule == rule, caught.value.reason
+
+
+@pytest.mark.parametrize(
+    ("dialect", "sql"),
+    [
+        ("postgres", "SELECT twice(amount), upper(status), NULL::mood FROM orders"),
+        ("postgres", "SELECT public.twice(amount), 1::oid, amount::int4 FROM orders"),
+        ("postgres", "SELECT json_populate_record(NULL::orders, '{}')"),
+        ("duckdb", "SELECT status.upper(), sum(amount), count(*) FROM orders GROUP BY status"),
+    ],
+)
+def test_guard_keeps_what_the_facts_allow(dialect: str, sql: str) -> None:
+    guard(sql, dialect=dialect, allowed_tables=TABLES, schema=SCHEMA[dialect], facts=FACTS)
