@@ -16,6 +16,8 @@ import datetime as dt
 import time
 from collections.abc import Callable
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from checks.agent.loop import run_agent
 from checks.agent.prompt import AgentTask
 from checks.agent.trace import MemoryTrace, TraceSink, TraceWriter
@@ -27,10 +29,10 @@ from checks.errors import SourceError, StoreError
 from checks.opinion.decision_model import make_decision_model
 from checks.opinion.second_opinion import second_opinion
 from checks.report import FindingSource, RunReport, Status
-from checks.settings.config import Settings
+from checks.settings.config import Settings, redact
 from checks.sources import Source, open_source
 from checks.store.review_reads import current_recalibrations, verdicts_for_next_run
-from checks.store.store import Store, utcnow
+from checks.store.store import Store, first_line, utcnow
 
 NEEDS_LLM = (
     "needs an LLM: set LOOKOUT_LLM_BASE_URL and LOOKOUT_LLM_MODEL (or llm: in the config) "
@@ -164,6 +166,7 @@ def _decide(
     try:
         say(f"{automation.name}: opening source {automation.source}")
         source = sources.get(automation.source)
+        source.catalog()  # read now: a catalog that cannot be read ends the run here
     except SourceError as exc:
         return _end(report, Status.ERROR, error=str(exc), summary=f"**Error** — {exc}")
     say(f"{automation.name}: running {len(automation.checks or [])} checks")
@@ -221,32 +224,54 @@ def run_and_store(
     """Run one automation in-process and store it: create → claim → run (traced) → finish.
 
     The run row exists before anything runs, so the agent's trace is written
-    under its id as it happens and survives a crash halfway.
+    under its id as it happens and survives a crash halfway. Once claimed, the
+    run always ends: an unexpected error is stored as the run's ``error`` (with
+    its type and message, secrets redacted) before it propagates, and the store
+    writes are retried while the store is briefly unavailable
+    (``checks.store.store.retry_writes``).
 
     Raises:
-        StoreError: the slot already has a run, or the run could not be claimed.
+        StoreError: the slot already has a run, the run could not be claimed,
+            or the store stayed unavailable past its retries.
     """
     slot = scheduled_for or utcnow()
-    run_id = store.create_run(
-        automation.name, slot, trigger=trigger, definition=automation.definition()
-    )
+    try:
+        run_id = store.create_run(
+            automation.name, slot, trigger=trigger, definition=automation.definition()
+        )
+        lease_s = automation.timeout_s + 60
+        attempt = None if run_id is None else store.claim_run(run_id, lease_s=lease_s)
+    except SQLAlchemyError as exc:
+        raise StoreError(f"cannot store a run of {automation.name}: {first_line(exc)}") from None
     if run_id is None:
         raise StoreError(f"{automation.name} already has a run for {slot.isoformat()}")
-    attempt = store.claim_run(run_id, lease_s=automation.timeout_s + 60)
     if attempt is None:
         raise StoreError(f"run {run_id} could not be claimed")
-    trace = TraceWriter(store, run_id, secrets=settings.secrets())
-    report = run_automation(
-        automation,
-        settings,
-        sources,
-        scheduled_for=slot,
-        trigger=trigger,
-        progress=progress,
-        trace=trace,
-        store=store,
-    )
-    report.run_id = run_id
-    report.attempt = attempt
-    store.finish_run(run_id, attempt, report)
+    trace = TraceWriter(store, run_id, secrets=settings.secrets(), attempt=attempt)
+    try:
+        report = run_automation(
+            automation,
+            settings,
+            sources,
+            scheduled_for=slot,
+            trigger=trigger,
+            progress=progress,
+            trace=trace,
+            store=store,
+        )
+        report.run_id = run_id
+        report.attempt = attempt
+        store.finish_run(run_id, attempt, report)
+    except Exception as exc:
+        reason = redact(f"internal error: {type(exc).__name__}: {exc}", settings.secrets())
+        try:
+            store.fail_run(run_id, attempt, reason)
+        except SQLAlchemyError as again:
+            raise StoreError(
+                f"run {run_id} of {automation.name} failed ({reason}) and the store could not"
+                f" record it: {redact(first_line(again), settings.secrets())}"
+            ) from None
+        if isinstance(exc, SQLAlchemyError):  # the store failed mid-run, then came back
+            raise StoreError(f"run {run_id} ended in error: {reason}") from None
+        raise
     return report

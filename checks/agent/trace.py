@@ -33,23 +33,28 @@ from typing import Any, Protocol
 
 from sqlalchemy import func, select
 
+from checks.report import Status
 from checks.settings.config import redact
-from checks.store.run_tables import TraceEventRow
-from checks.store.store import Store, utcnow
+from checks.store.run_tables import RunRow, TraceEventRow
+from checks.store.store import Store, retry_writes, utcnow
 
 
 @dataclass(frozen=True)
 class TraceEvent:
-    """One stored event. ``seq`` counts from 1 within the run."""
+    """One stored event. ``seq`` counts from 1 within the run; ``attempt`` is its writer's claim."""
 
     seq: int
     at: dt.datetime
     kind: str
     payload: dict[str, Any]
+    attempt: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the event as one JSONL record."""
-        return {"seq": self.seq, "at": self.at.isoformat(), "kind": self.kind, **self.payload}
+        """Return the event as one JSONL record (``attempt`` when it was written under one)."""
+        record: dict[str, Any] = {"seq": self.seq, "at": self.at.isoformat(), "kind": self.kind}
+        if self.attempt is not None:
+            record["attempt"] = self.attempt
+        return {**record, **self.payload}
 
 
 class TraceSink(Protocol):
@@ -87,52 +92,73 @@ class MemoryTrace:
 
 
 class TraceWriter:
-    """Appends one run's events to the store's ``trace_events`` table.
+    """Appends one run's events to the store's ``trace_events`` table, fenced on the attempt.
 
     Args:
         store: the report store; the run row must exist (foreign key).
         run_id: the run the events belong to. A re-claimed run continues the
             numbering after the events already stored.
         secrets: values to redact (``Settings.secrets()``).
+        attempt: the claim this writer works for. When set, an event is written
+            only while the run is still running under that attempt (as
+            ``Store.finish_run`` is fenced), and records it; a superseded
+            attempt's events are dropped and ``superseded`` turns True.
     """
 
-    def __init__(self, store: Store, run_id: int, *, secrets: Sequence[str] = ()) -> None:
+    def __init__(
+        self, store: Store, run_id: int, *, secrets: Sequence[str] = (), attempt: int | None = None
+    ) -> None:
         self.store = store
         self.run_id = run_id
         self.secrets = list(secrets)
+        self.attempt = attempt
+        self.superseded = False
         self._lock = threading.Lock()
-        with store.session() as session:
-            last = session.scalar(
-                select(func.max(TraceEventRow.seq)).where(TraceEventRow.run_id == run_id)
-            )
-        self._seq = int(last or 0)
 
     def append(self, kind: str, payload: dict[str, Any]) -> None:
         """Insert one event in its own transaction and commit it before returning.
 
-        A failure of the store propagates (SQLAlchemy's error): a run that
-        cannot keep its trace should not go on as if it did.
+        The next ``seq`` is read under a lock on the run's row, so two writers
+        of one run never take the same number. A store failure that outlasts
+        the retries propagates (SQLAlchemy's error): a run that cannot keep its
+        trace should not go on as if it did.
         """
         row_payload = redacted(payload, self.secrets)
         with self._lock:
-            self._seq += 1
-            with self.store.session() as session:
-                session.add(
-                    TraceEventRow(
-                        run_id=self.run_id,
-                        seq=self._seq,
-                        at=utcnow(),
-                        kind=kind,
-                        payload=row_payload,
-                    )
+            if not self._write(kind, row_payload):
+                self.superseded = True
+
+    @retry_writes
+    def _write(self, kind: str, payload: dict[str, Any]) -> bool:
+        with self.store.session() as session:
+            run = session.get(RunRow, self.run_id, with_for_update=True)
+            if self.attempt is not None and (
+                run is None or run.attempt != self.attempt or run.status != Status.RUNNING
+            ):
+                return False
+            last = session.scalar(
+                select(func.max(TraceEventRow.seq)).where(TraceEventRow.run_id == self.run_id)
+            )
+            session.add(
+                TraceEventRow(
+                    run_id=self.run_id,
+                    seq=int(last or 0) + 1,
+                    at=utcnow(),
+                    kind=kind,
+                    payload=payload,
+                    attempt=self.attempt,
                 )
+            )
+            return True
 
 
 def read_trace(store: Store, run_id: int) -> list[TraceEvent]:
     """Return a run's events in order (empty when it has none)."""
     query = select(TraceEventRow).where(TraceEventRow.run_id == run_id).order_by(TraceEventRow.seq)
     with store.session() as session:
-        return [TraceEvent(r.seq, r.at, r.kind, r.payload) for r in session.scalars(query)]
+        return [
+            TraceEvent(r.seq, r.at, r.kind, r.payload, r.attempt) for r in session.scalars(query)
+        ]
 
 
 def to_jsonl(events: Sequence[TraceEvent]) -> str:

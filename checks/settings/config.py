@@ -83,15 +83,45 @@ class Settings(Strict):
         for channel in self.channels.values():
             found.extend(channel.secrets())
         found.extend(self.review.secrets())
+        for url in (self.store_url, self.redis_url, *self._source_urls()):
+            password = _url_password(url)
+            if password:
+                found.append(password)
         return found
+
+    def _source_urls(self) -> list[str]:
+        return [str(url) for config in self.sources.values() if (url := getattr(config, "url", ""))]
+
+
+def _url_password(url: str) -> str | None:
+    """The password in a URL's user-info or in a ``password=`` query value, if any."""
+    match = _URL_USERINFO.search(url)
+    if match and match.group(2):
+        return match.group(2)
+    query = re.search(r"(?i)[?&](?:password|passwd|pwd)=([^&]+)", url)
+    return query.group(1) if query else None
+
+
+_SECRET_QUERY = re.compile(
+    r"(?i)\b(sig|key|token|api_key|apikey|access_token|password|passwd|pwd|secret|client_secret)"
+    r"=[^&\s\"']+"
+)
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]*):([^@\s/]*)@")
 
 
 def redact(text: str, secrets: list[str]) -> str:
-    """Replace every secret (and any ``sig=``/``key=``/``token=`` query value) with ``***``."""
+    """Replace every secret with ``***``, and whatever looks like one even when unknown.
+
+    Besides the ``secrets`` given (at least 4 characters long), a URL's password
+    (``scheme://user:***@host``) and the value of a query parameter named like a
+    credential (``sig``, ``key``, ``token``, ``api_key``, ``password``, ``pwd``,
+    ``secret``, …) are replaced.
+    """
     for secret in sorted(secrets, key=len, reverse=True):
         if len(secret) >= 4:
             text = text.replace(secret, "***")
-    return re.sub(r"(?i)\b(sig|key|token|api_key)=[^&\s\"']+", r"\1=***", text)
+    text = _URL_USERINFO.sub(r"\1:***@", text)
+    return _SECRET_QUERY.sub(r"\1=***", text)
 
 
 def _expand(value: Any, path: str, env: dict[str, str]) -> Any:

@@ -60,7 +60,9 @@ class RunRow(Base):
     ``LIKE '%,flag,%'`` filter works on every database.
     ``source`` and ``enqueued_at`` are kept by the service (``worker.service.run_queue``):
     the source whose queue and concurrency bound the run uses, and when its
-    Celery message was last sent (None: not sent yet).
+    Celery message was last sent (None: not sent yet). A run with no ``source``
+    was made in-process (``lookout run``): only its own process runs it, and
+    the reaper ends it in error rather than queueing it.
     """
 
     __tablename__ = "runs"
@@ -137,7 +139,8 @@ class EvidenceRow(Base):
 class TraceEventRow(Base):
     """One event of a run's agent trace: a model request or response, a tool call or result.
 
-    ``seq`` counts from 1 within a run; ``payload`` is JSON with secrets redacted.
+    ``seq`` counts from 1 within a run; ``payload`` is JSON with secrets redacted;
+    ``attempt`` is the claim that wrote it (None for runs traced without one).
     """
 
     __tablename__ = "trace_events"
@@ -149,6 +152,7 @@ class TraceEventRow(Base):
     at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
     kind: Mapped[str] = mapped_column(String(32))
     payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    attempt: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class ScheduleCursorRow(Base):

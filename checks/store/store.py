@@ -6,23 +6,38 @@ method opens and commits its own transaction.
 
 A run's life: ``create_run`` (queued; returns None when that slot exists) →
 ``claim_run`` (running, attempt + 1, lease) → ``finish_run`` (fenced on the
-attempt: a stale worker cannot overwrite a newer one's result).
+attempt: a stale worker cannot overwrite a newer one's result), or
+``fail_run`` (error with the reason, fenced the same way).
+
+Writes that a run's outcome depends on (``create_run``, ``claim_run``,
+``finish_run``, ``fail_run``, trace events) are retried with backoff while the
+store is only briefly unavailable: a SQLite file locked by another writer, a
+PostgreSQL server restarting (``retry_writes``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
+import tenacity
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, select, update
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.exc import (
+    ArgumentError,
+    DBAPIError,
+    IntegrityError,
+    NoSuchModuleError,
+    OperationalError,
+    SQLAlchemyError,
+)
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from checks.errors import StoreError
@@ -35,7 +50,57 @@ from checks.report import (
     Status,
     json_value,
 )
+from checks.settings.config import redact
 from checks.store.run_tables import CheckRow, EvidenceRow, RunRow
+
+log = logging.getLogger("lookout.store")
+
+STORE_RETRY_S = 60.0
+"""How long a write is retried while the store is unavailable, in seconds (then it raises)."""
+
+MIGRATION_LOCK = 0x4C4F4F4B  # "LOOK": the PostgreSQL advisory lock key migrations hold
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def transient(error: BaseException) -> bool:
+    """Whether ``error`` says the store is briefly unavailable, so the write may be retried.
+
+    SQLite's "database is locked" / "busy" and PostgreSQL's lost or refused
+    connections (a restart, a failover) are ``OperationalError`` or an
+    invalidated connection; a constraint or a bad statement is not.
+    """
+    if isinstance(error, OperationalError):
+        return True
+    return isinstance(error, DBAPIError) and bool(error.connection_invalidated)
+
+
+def retry_writes(call: Callable[P, R]) -> Callable[P, R]:
+    """Retry ``call`` with exponential backoff (0.1 s to 5 s) on ``transient`` errors.
+
+    Gives up after ``STORE_RETRY_S`` seconds and raises the last error (tenacity).
+    """
+
+    def warn(state: tenacity.RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome else None
+        log.warning("store unavailable (%s); retrying %s", first_line(error), call.__name__)
+
+    retrying = tenacity.retry(
+        retry=tenacity.retry_if_exception(transient),
+        wait=tenacity.wait_exponential(multiplier=0.1, max=5),
+        stop=tenacity.stop_after_delay(STORE_RETRY_S),
+        before_sleep=warn,
+        reraise=True,
+    )
+    return retrying(call)
+
+
+def first_line(error: BaseException | None) -> str:
+    """The first line of an error's message, from the driver's error when it has one."""
+    cause = getattr(error, "orig", None) or error
+    text = str(cause).strip()
+    return text.splitlines()[0] if text else type(cause).__name__
 
 
 def utcnow() -> dt.datetime:
@@ -43,11 +108,15 @@ def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+"""How long one SQLite statement waits on another writer's lock before it fails (then retried)."""
+
+
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cursor = dbapi_conn.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT_MS)}")
     cursor.close()
 
 
@@ -60,11 +129,11 @@ def make_engine(url: str) -> Engine:
     try:
         parsed = make_url(url)
     except Exception as exc:
-        raise StoreError(f"store URL is not a database URL: {exc}") from None
+        raise StoreError(f"store URL is not a database URL: {redact(str(exc), [url])}") from None
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(parsed, connect_args={"timeout": 30})
+        engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     if parsed.drivername == "postgresql":
@@ -72,15 +141,26 @@ def make_engine(url: str) -> Engine:
     try:
         return create_engine(parsed, pool_pre_ping=True)
     except (ArgumentError, NoSuchModuleError, ImportError) as exc:
-        shown = parsed.render_as_string(hide_password=True)
-        raise StoreError(f"store URL {shown} is not a database SQLAlchemy can use: {exc}") from None
+        shown = redact(parsed.render_as_string(hide_password=True), [])
+        raise StoreError(
+            f"store URL {shown} is not a database SQLAlchemy can use: {redact(str(exc), [])}"
+        ) from None
 
 
 def migrate(engine: Engine) -> None:
-    """Apply every Alembic migration to ``engine`` (idempotent)."""
+    """Apply every Alembic migration to ``engine`` (idempotent), one process at a time.
+
+    On PostgreSQL the migrating transaction first takes an advisory lock
+    (``pg_advisory_xact_lock``, released at commit), so two processes opening
+    a fresh store at once both succeed: the second waits, then finds it up to
+    date. SQLite takes its write lock at the first statement (``BEGIN
+    IMMEDIATE``), to the same effect.
+    """
     cfg = Config()
     cfg.set_main_option("script_location", str(files("checks.store") / "migrations"))
     with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")  # one line of migrations: a branch fails loudly
 
@@ -105,9 +185,11 @@ class Store:
             try:
                 migrate(self.engine)
             except SQLAlchemyError as exc:
-                shown = make_url(url).render_as_string(hide_password=True)
+                shown = redact(make_url(url).render_as_string(hide_password=True), [])
                 cause = getattr(exc, "orig", None) or exc  # DBAPI errors carry the driver's message
-                raise StoreError(f"cannot open the store at {shown}: {cause}") from None
+                raise StoreError(
+                    f"cannot open the store at {shown}: {redact(str(cause), [])}"
+                ) from None
 
     @contextmanager
     def session(self) -> Iterator[Session]:
@@ -121,6 +203,7 @@ class Store:
 
     # -- writing -----------------------------------------------------------
 
+    @retry_writes
     def create_run(
         self,
         automation: str,
@@ -157,6 +240,7 @@ class Store:
         except IntegrityError:
             return None
 
+    @retry_writes
     def claim_run(self, run_id: int, *, lease_s: float) -> int | None:
         """Mark a queued run (or one whose lease expired) running; return the new attempt.
 
@@ -183,6 +267,34 @@ class Store:
             )
             return attempt if getattr(result, "rowcount", 0) == 1 else None  # CursorResult
 
+    @retry_writes
+    def fail_run(self, run_id: int, attempt: int, reason: str) -> bool:
+        """End a running run in error with ``reason``, if ``attempt`` is still current.
+
+        Returns whether it was written. Used when the run cannot produce a
+        report at all (an internal error after the claim).
+        """
+        now = utcnow()
+        with self.session() as session:
+            done = session.execute(
+                update(RunRow)
+                .where(
+                    RunRow.id == run_id,
+                    RunRow.attempt == attempt,
+                    RunRow.status == str(Status.RUNNING),
+                )
+                .values(
+                    status=str(Status.ERROR),
+                    error=reason,
+                    summary=f"**Error** — {reason}",
+                    finished_at=now,
+                    lease_expires_at=None,
+                )
+                .execution_options(synchronize_session=False)
+            )
+            return getattr(done, "rowcount", 0) == 1
+
+    @retry_writes
     def finish_run(self, run_id: int, attempt: int, report: RunReport) -> bool:
         """Write a run's result if ``attempt`` is still the current one; return whether it was.
 

@@ -161,7 +161,12 @@ def run_now(
     settings = _settings(ctx)
     automation = _pick(_load(settings, [name]), [name])[0]
     from worker.service.celery_app import source_queue
+    from worker.service.dispatch import visibility_problem
     from worker.service.tasks import send_run
+
+    problem = visibility_problem(automation, settings.service)
+    if problem is not None:  # the rule dispatch applies to every scheduled run
+        raise ConfigError(f"{automation.name} cannot be sent to the workers: {problem}")
 
     queue = RunQueue(Store(settings.store_url))
     run = queue.add_manual(

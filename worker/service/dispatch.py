@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 
 from checks.automation.model import Automation
 from checks.settings.config import Settings
+from checks.settings.service import ServiceSettings
 from worker.service.catalog import AutomationCatalog
 from worker.service.queue_records import ActiveRun, Cursor, NewRun, QueuedRun
 from worker.service.run_queue import RunQueue
@@ -115,6 +116,22 @@ def apply_overlap(
         d if not d.run or d.scheduled_for == keep else SlotDecision(d.scheduled_for, False, reason)
         for d in decisions
     ]
+
+
+def visibility_problem(automation: Automation, service: ServiceSettings) -> str | None:
+    """Why ``automation`` may not be sent to the workers, or None when it may.
+
+    Its hard limit must stay under half of ``service.visibility_timeout_s``:
+    Redis hands an unacknowledged message to another worker after that long
+    (``worker.service.celery_app``), so a longer run would start twice.
+    """
+    hard_s = service.hard_limit_s(automation.timeout_s)
+    if hard_s <= service.visibility_timeout_s / 2:
+        return None
+    return (
+        f"timeout_s {automation.timeout_s:g} s: its hard limit ({hard_s:g} s) must stay under "
+        f"half of service.visibility_timeout_s ({service.visibility_timeout_s:g} s)"
+    )
 
 
 class Dispatcher:
@@ -212,13 +229,9 @@ class Dispatcher:
             )
             slots = slots[1:]
         decisions = plan_due(automation, slots, now, misfire_grace_s=service.misfire_grace_s)
-        hard_s = service.hard_limit_s(automation.timeout_s)
-        if hard_s <= service.visibility_timeout_s / 2:
+        reason = visibility_problem(automation, service)
+        if reason is None:
             return decisions
-        reason = (
-            f"timeout_s {automation.timeout_s:g} s: its hard limit ({hard_s:g} s) must stay under "
-            f"half of service.visibility_timeout_s ({service.visibility_timeout_s:g} s)"
-        )
         return [SlotDecision(d.scheduled_for, False, reason) for d in decisions]
 
     def _send_all(self, runs: Iterable[QueuedRun], now: dt.datetime) -> list[int]:
@@ -239,7 +252,7 @@ class Dispatcher:
         service = self.settings.service
         reaped = self.queue.reap(now, max_attempts=service.max_attempts)
         for run_id in reaped.gave_up:
-            log.error("run %d: gave up after %d attempts", run_id, service.max_attempts)
+            log.error("run %d: its lease ran out; ended in error", run_id)
         result.gave_up = reaped.gave_up
         result.requeued = self._send_all(reaped.requeued, now)
         stale = self.queue.to_resend(

@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session, aliased
 
 from checks.report import Status
 from checks.store.run_tables import RunRow, ScheduleCursorRow
-from checks.store.store import Store, utcnow
+from checks.store.store import Store, retry_writes, utcnow
 from worker.service.queue_records import (
     ActiveRun,
     Cursor,
@@ -290,6 +290,7 @@ class RunQueue:
             )
             return result.first() is not None
 
+    @retry_writes
     def fail(self, run_id: int, reason: str, *, attempt: int | None = None) -> bool:
         """End a running run in ``error`` with ``reason``; fenced on ``attempt`` when given.
 
@@ -321,6 +322,9 @@ class RunQueue:
     def reap(self, now: dt.datetime, *, max_attempts: int) -> Reaped:
         """Requeue running runs whose lease ran out; give up on those out of attempts.
 
+        A run made in-process (``lookout run``, no ``source``) is never queued:
+        its lease running out means its process is gone, so it ends in error.
+
         A requeued run goes back to ``queued`` (attempt kept; the next claim
         counts the next attempt) with ``enqueued_at`` cleared: send it and
         call ``mark_sent``. Each change is fenced on the attempt seen, so a
@@ -338,9 +342,13 @@ class RunQueue:
                     RunRow.status == str(Status.RUNNING),
                     RunRow.lease_expires_at < now,
                 )
-                if row.attempt >= max_attempts:
+                in_process = row.source is None  # lookout run: no worker may take it over
+                if in_process or row.attempt >= max_attempts:
                     reason = (
-                        f"gave up after {row.attempt} attempts: each attempt's lease ran out "
+                        "the process running it in-process (lookout run) stopped or lost"
+                        " the store before the run ended; such runs are never queued"
+                        if in_process
+                        else f"gave up after {row.attempt} attempts: each attempt's lease ran out "
                         "(the worker was killed, lost or stuck)"
                     )
                     values: dict[str, Any] = {
@@ -360,7 +368,7 @@ class RunQueue:
                 )
                 if done.first() is None:
                     continue
-                if row.attempt >= max_attempts:
+                if in_process or row.attempt >= max_attempts:
                     reaped.gave_up.append(row.id)
                 else:
                     reaped.requeued.append(queued_run(row))

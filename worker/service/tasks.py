@@ -111,10 +111,12 @@ def dispatch_due() -> dict[str, object]:
         if state.dispatcher is None:
             catalog = _preloaded.get("catalog")
             state.dispatcher = Dispatcher(state.settings, state.queue, send_run, catalog)
-        result = state.dispatcher.dispatch_due(utcnow()).to_dict()
+        result = state.dispatcher.dispatch_due(utcnow())
+    for run_id in result.gave_up:  # ended in error by the reaper: announced like any other
+        announce(run_id)
     # Alerts held by quiet hours: checked on the same beat, so beat keeps one entry.
     deliver_due_task.apply_async(queue=DEFAULT_QUEUE)
-    return result
+    return result.to_dict()
 
 
 def announce(run_id: int) -> None:
@@ -192,36 +194,68 @@ def run_automation_task(self: RunTask, run_id: int) -> str:
 
 
 def _run(state: _Process, run: RunInfo, automation: Automation, attempt: int) -> None:
+    """Run one claimed attempt to its end: stored, or failed with the reason, and announced.
+
+    In the prefork (and solo) pool the task runs on its process's main thread,
+    where Celery's soft limit raises and its hard limit kills. In the threads
+    pool nothing interrupts a thread, so the run goes on a daemon thread of its
+    own and the pool's thread waits at most the hard limit for it: past it the
+    run ends in error, is announced, and the pool thread is free for other runs
+    and for shutdown. The abandoned thread's late writes are refused (every
+    write is fenced on the attempt, and the run is no longer running).
+    """
     service = state.settings.service
     hard_s = service.hard_limit_s(automation.timeout_s)
     with Heartbeat(state.queue, run.id, attempt, lease_s=service.lease_s, hard_limit_s=hard_s):
-        try:
-            # open the source once per process, even with the threads pool; a source
-            # that cannot open is reported by run_automation, in the run
-            with state.lock, contextlib.suppress(LookoutError):
-                state.sources.get(automation.source)
-            report = run_automation(
-                automation,
-                state.settings,
-                state.sources,
-                scheduled_for=run.scheduled_for,
-                trigger=run.trigger,
-                trace=TraceWriter(state.store, run.id, secrets=state.settings.secrets()),
-                store=state.store,
-            )
-            report.run_id, report.attempt = run.id, attempt
-            if state.store.finish_run(run.id, attempt, report):
-                announce(run.id)
-            else:
-                log.warning(
-                    "run %d attempt %d: result refused (no longer current)", run.id, attempt
-                )
-        except SoftTimeLimitExceeded:
-            state.queue.fail(run.id, soft_limit_reason(automation.timeout_s), attempt=attempt)
+        if threading.current_thread() is threading.main_thread():
+            _attempt(state, run, automation, attempt)
+            return
+        failure: list[BaseException] = []
+
+        def body() -> None:
+            try:
+                _attempt(state, run, automation, attempt)
+            except BaseException as exc:  # handed to the pool's thread below
+                failure.append(exc)
+
+        thread = threading.Thread(target=body, name=f"run-{run.id}-{attempt}", daemon=True)
+        thread.start()
+        thread.join(hard_s + 1.0)
+        if thread.is_alive():
+            log.error("run %d attempt %d: past its hard limit of %g s", run.id, attempt, hard_s)
+            state.queue.fail(run.id, hard_limit_reason(hard_s), attempt=attempt)
             announce(run.id)
-        except Exception as exc:
-            reason = redact(
-                f"internal error: {type(exc).__name__}: {exc}", state.settings.secrets()
-            )
-            state.queue.fail(run.id, reason, attempt=attempt)
-            raise
+            return
+        if failure:
+            raise failure[0]
+
+
+def _attempt(state: _Process, run: RunInfo, automation: Automation, attempt: int) -> None:
+    try:
+        # open the source once per process, even with the threads pool; a source
+        # that cannot open is reported by run_automation, in the run
+        with state.lock, contextlib.suppress(LookoutError):
+            state.sources.get(automation.source)
+        trace = TraceWriter(state.store, run.id, secrets=state.settings.secrets(), attempt=attempt)
+        report = run_automation(
+            automation,
+            state.settings,
+            state.sources,
+            scheduled_for=run.scheduled_for,
+            trigger=run.trigger,
+            trace=trace,
+            store=state.store,
+        )
+        report.run_id, report.attempt = run.id, attempt
+        if state.store.finish_run(run.id, attempt, report):
+            announce(run.id)
+        else:
+            log.warning("run %d attempt %d: result refused (no longer current)", run.id, attempt)
+    except SoftTimeLimitExceeded:
+        if state.queue.fail(run.id, soft_limit_reason(automation.timeout_s), attempt=attempt):
+            announce(run.id)
+    except Exception as exc:
+        reason = redact(f"internal error: {type(exc).__name__}: {exc}", state.settings.secrets())
+        if state.queue.fail(run.id, reason, attempt=attempt):
+            announce(run.id)
+        raise

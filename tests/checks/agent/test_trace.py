@@ -95,3 +95,26 @@ def test_memory_trace() -> None:
     assert [(e.seq, e.kind, e.payload) for e in trace.events] == [
         (1, "model_error", {"error": "***"})
     ]
+
+
+def test_a_superseded_attempt_cannot_append_and_numbers_never_clash(store: Store) -> None:
+    run_id = new_run(store)  # attempt 1
+    old = TraceWriter(store, run_id, attempt=1)
+    old.append("agent_start", {"who": "old"})
+    with store.engine.begin() as conn:  # attempt 1's lease runs out; the reaper requeues it
+        conn.exec_driver_sql("UPDATE runs SET status = 'queued', lease_expires_at = NULL")
+    assert store.claim_run(run_id, lease_s=60) == 2
+    new = TraceWriter(store, run_id, attempt=2)
+    new.append("agent_start", {"who": "new"})
+    old.append("model_request", {"who": "old"})  # the paused old attempt resumes
+    new.append("model_request", {"who": "new"})
+    events = read_trace(store, run_id)
+    assert [(e.seq, e.attempt, e.kind, e.payload["who"]) for e in events] == [
+        (1, 1, "agent_start", "old"),
+        (2, 2, "agent_start", "new"),
+        (3, 2, "model_request", "new"),
+    ]
+    assert old.superseded and not new.superseded
+    assert json.loads(to_jsonl(events).splitlines()[1])["attempt"] == 2
+    report = store.get_run(run_id)
+    assert report is not None and report.status == "running" and report.attempt == 2

@@ -127,3 +127,90 @@ def test_bad_url_says_which_store_without_password() -> None:
         Store("postgresql+psycopg://u:hunter2@127.0.0.1:1/nope")
     assert "hunter2" not in str(info.value)
     assert "cannot open the store at postgresql+psycopg://u:***@127.0.0.1:1/nope" in str(info.value)
+
+
+def test_two_processes_opening_a_fresh_postgres_store_at_once_both_succeed() -> None:
+    import subprocess
+    import sys
+
+    name = f"lookout_fresh_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    base = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://")
+    opener = "import sys; from checks.store.store import Store; Store(sys.argv[1]).close()"
+    try:
+        for _ in range(2):  # each round on a fresh database: the race is on the first migration
+            with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                conn.execute(f'CREATE DATABASE "{name}"')
+            procs = [
+                subprocess.Popen(
+                    [sys.executable, "-c", opener, f"{base}/{name}"],
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+                for _ in range(2)
+            ]
+            errors = [p.communicate(timeout=120)[1] for p in procs]
+            assert [p.returncode for p in procs] == [0, 0], errors
+    finally:
+        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_a_store_restarted_mid_run_is_written_after_it_comes_back(pg_url: str) -> None:
+    store = Store(pg_url)
+    try:
+        run_id = store.create_run("restarted", SLOT + dt.timedelta(days=3))
+        assert run_id is not None
+        attempt = store.claim_run(run_id, lease_s=60)
+        assert attempt == 1
+        database = pg_url.rsplit("/", 1)[1]
+        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:  # what a restart does to them
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = %s AND pid <> pg_backend_pid()",
+                [database],
+            )
+        report = make_report("restarted")
+        assert store.finish_run(run_id, attempt, report) is True
+        stored = store.get_run(run_id)
+        assert stored is not None and stored.status == Status.COMPLETED
+    finally:
+        store.close()
+
+
+def test_a_sqlite_store_locked_by_another_writer_is_retried(
+    tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+    import threading
+
+    from checks.store import store as store_module
+
+    monkeypatch.setattr(store_module, "SQLITE_BUSY_TIMEOUT_MS", 100)  # the lock outlasts it
+    path = f"{tmp_path}/locked.db"
+    store = Store(f"sqlite:///{path}")
+    try:
+        run_id = store.create_run("locked", SLOT)
+        assert run_id is not None and store.claim_run(run_id, lease_s=60) == 1
+        other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        other.execute("BEGIN EXCLUSIVE")
+        release = threading.Timer(1.5, lambda: other.execute("COMMIT"))
+        release.start()
+        assert store.finish_run(run_id, 1, make_report("locked")) is True
+        release.join()
+        other.close()
+        stored = store.get_run(run_id)
+        assert stored is not None and stored.status == Status.COMPLETED
+    finally:
+        store.close()
+
+
+def test_store_errors_hide_passwords_in_the_url() -> None:
+    with pytest.raises(StoreError) as caught:
+        Store("postgresql+psycopg://reader@127.0.0.1:1/x?password=hunter22secret")
+    assert "hunter22secret" not in str(caught.value) and "password=***" in str(caught.value)
+    with pytest.raises(StoreError) as caught:
+        Store("nope://reader:hunter22secret@host/x")
+    assert "hunter22secret" not in str(caught.value)

@@ -377,3 +377,24 @@ def test_a_run_that_needs_attention_alerts_its_channel_once(env: Env) -> None:
         assert "Needs attention: alerting" in str(fake.requests[0].json)
     records = deliveries_by_run(env.store.engine, [run.run_id or 0])[run.run_id or 0]
     assert [(r.event, r.channel, r.status) for r in records] == [("needs_attention", "ops", "sent")]
+
+
+def test_a_stuck_run_in_the_threads_pool_frees_the_worker_at_its_hard_limit(
+    env: Env, locked: sqlite3.Connection
+) -> None:
+    env.due_now("stuck", source="slow", checks=SLOW_CHECK, timeout_s=1)
+    env.due_now("due")
+    worker = env.procs.worker("worker", "--pool=threads", "--concurrency=1")
+    env.procs.beat()
+    # The stuck run waits on the lock for up to 60 s; the other run needs the only thread.
+    [stuck] = wait_for(lambda: env.finished("stuck"), 60, "the stuck run to be stopped")
+    [due] = wait_for(lambda: env.finished("due"), 30, "the other run, while the lock is held")
+    assert (stuck.status, stuck.error) == (
+        Status.ERROR,
+        "hard time limit of 3 s exceeded; the run was stopped",
+    )
+    assert (due.status, due.finding) == (Status.COMPLETED, "clear")
+    started = time.monotonic()
+    env.procs.kill(worker, signal.SIGTERM)  # a warm shutdown, the stuck thread still waiting
+    assert time.monotonic() - started < 20
+    assert worker.returncode == 0
