@@ -36,6 +36,7 @@ from worker.review.vocabulary import (
     NotFound,
     ResolveReason,
 )
+from worker.service.dispatch import visibility_problem
 from worker.service.queue_records import QueuedRun
 from worker.service.run_queue import RunQueue
 
@@ -207,7 +208,8 @@ def run_now(
     Raises:
         NotFound: no run has this id, or its automation is no longer in the
             automations folder (or is invalid there).
-        InvalidAction: this instant already has a run of the automation.
+        InvalidAction: this instant already has a run of the automation, or
+            its hard limit breaks the dispatch rule (``visibility_problem``).
     """
     with store.session() as session:
         run = session.get(RunRow, run_id)
@@ -219,6 +221,9 @@ def run_now(
         automation = loaded.by_name(name)
     except KeyError:
         raise NotFound(f"no valid automation named '{name}' in the automations folder") from None
+    problem = visibility_problem(automation, settings.service)
+    if problem is not None:  # the rule dispatch applies to every scheduled run
+        raise InvalidAction(f"{name} cannot be sent to the workers: {problem}")
     queue = RunQueue(store)
     queued = queue.add_manual(name, automation.source, automation.definition(), now=now)
     if queued is None:

@@ -114,3 +114,41 @@ def test_trace_of_a_run_without_agent_says_why_it_is_empty(
     assert proc.returncode == 0
     assert proc.stdout == ""
     assert "run 1 has no trace: no agent ran (the declared checks decided)" in proc.stderr
+
+
+def test_run_now_refuses_a_hard_limit_over_half_the_visibility_timeout(
+    tmp_path: Path, flights_settings: Settings
+) -> None:
+    (tmp_path / "long.yaml").write_text(
+        "name: long-run\nsource: flights\ngoal: g\ntimeout_s: 600\nchecks:\n"
+        "  - {name: n, sql: 'SELECT 1', expect: '== 1'}\n",
+        encoding="utf-8",
+    )
+    import yaml
+
+    from checks.settings.config import default_config_data
+
+    config = tmp_path / "lookout.yaml"
+    data = {**default_config_data(), "service": {"visibility_timeout_s": 900}}
+    config.write_text(yaml.safe_dump(data), encoding="utf-8")
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "LOOKOUT_CONFIG": str(config),
+        "LOOKOUT_STORE_URL": f"sqlite:///{tmp_path}/lookout.db",
+        "LOOKOUT_CACHE_DIR": flights_settings.cache_dir,
+        "LOOKOUT_AUTOMATIONS_DIR": str(tmp_path),
+        "LOOKOUT_REDIS_URL": "redis://127.0.0.1:9/0",  # never reached: refused before sending
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", "from worker.cli.app import main; main()", "run-now", "long-run"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert (
+        "long-run cannot be sent to the workers: timeout_s 600 s: its hard limit (630 s) must"
+        " stay under half of service.visibility_timeout_s (900 s)"
+    ) in proc.stderr
