@@ -57,6 +57,16 @@ class ReviewSettings(BaseModel):
         host: the address ``lookout serve`` listens on (default 127.0.0.1).
         port: the TCP port ``lookout serve`` listens on (default 8000).
         page_size: rows per page of the list (default 50).
+        allowed_hosts: names the ``Host`` header may carry besides the
+            loopback names, ``host`` and the host of ``review_base_url``
+            (``*.example.com`` allowed); any other gets 400.
+        trusted_proxies: addresses of the reverse proxies whose
+            ``X-Forwarded-Proto`` and ``X-Forwarded-For`` are believed (empty:
+            none); then a request that reached the proxy over HTTPS gets a
+            ``Secure`` cookie and ``Strict-Transport-Security``.
+        login_attempts: failed logins in a row, per client address and per
+            user name, before each further one waits (1 s, doubling).
+        login_backoff_max_s: the longest such wait, in seconds.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -69,6 +79,10 @@ class ReviewSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65_535)
     page_size: int = Field(default=50, ge=1, le=500)
+    allowed_hosts: list[str] = Field(default_factory=list)
+    trusted_proxies: list[str] = Field(default_factory=list)
+    login_attempts: int = Field(default=5, ge=1)
+    login_backoff_max_s: float = Field(default=900.0, gt=0)
 
     @field_validator("users", mode="before")
     @classmethod

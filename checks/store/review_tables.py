@@ -19,6 +19,9 @@ in the database and aware UTC in Python (``UTCDateTime``).
   fits on those labels, one row per fit of one question of one decision model
   (``checks.opinion.calibration``); the newest row of each (backend, model,
   question) is the one applied. Rows are never updated: older fits stay as history.
+- ``web_sessions``: the review page's logged-in sessions (migration ``0009``),
+  by the SHA-256 of their id, so that logging out ends a session on the
+  server: a copied cookie no longer works.
 """
 
 from __future__ import annotations
@@ -101,3 +104,18 @@ class CalibrationRow(Base):
     points: Mapped[dict[str, Any]] = mapped_column(JSON)
     scores: Mapped[dict[str, Any]] = mapped_column(JSON)
     fitted_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+
+
+class WebSessionRow(Base):
+    """One logged-in session of the review page; deleted at logout, refused after ``expires_at``.
+
+    ``id`` is the SHA-256 hex of the session id the cookie carries (the store
+    never holds a usable session id).
+    """
+
+    __tablename__ = "web_sessions"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user: Mapped[str] = mapped_column(String(100), index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    expires_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), index=True)

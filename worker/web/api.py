@@ -37,7 +37,7 @@ from worker.review import (
 )
 from worker.review.actions import MAX_COMMENT_CHARS, MAX_NAME_CHARS
 from worker.web.auth import Identity, api_identity, require_csrf
-from worker.web.context import web_of
+from worker.web.context import RunId, web_of
 from worker.web.markdown import render_summary
 
 router = APIRouter(prefix="/api", tags=["review"])
@@ -94,7 +94,7 @@ def get_board(
 
 
 @router.get("/runs/{run_id}", summary="One report: everything its page shows but the trace")
-def get_report(request: Request, run_id: int, _: Who) -> ReportDocument:
+def get_report(request: Request, run_id: RunId, _: Who) -> ReportDocument:
     """Return the report of one run, with its summary as sanitised HTML."""
     web = web_of(request)
     view = report_view(web.store, run_id, secrets=web.settings.secrets(), now=web.clock())
@@ -102,14 +102,14 @@ def get_report(request: Request, run_id: int, _: Who) -> ReportDocument:
 
 
 @router.get("/runs/{run_id}/trace", summary="The agent's trace of one run")
-def get_trace(request: Request, run_id: int, _: Who) -> list[TraceEventView]:
+def get_trace(request: Request, run_id: RunId, _: Who) -> list[TraceEventView]:
     """Return every event of the run's agent trace, in order (empty when no agent ran)."""
     web = web_of(request)
     return trace_of(web.store, run_id, secrets=web.settings.secrets())
 
 
 @router.post("/runs/{run_id}/actions", status_code=201, summary="Record an action on a run")
-def post_action(request: Request, run_id: int, body: ActionBody, who: Who) -> Action:
+def post_action(request: Request, run_id: RunId, body: ActionBody, who: Who) -> Action:
     """Acknowledge, assign, snooze, comment or resolve; recorded with who and when."""
     require_csrf(request, who, None)
     web = web_of(request)
@@ -120,7 +120,7 @@ def post_action(request: Request, run_id: int, body: ActionBody, who: Who) -> Ac
 
 
 @router.post("/runs/{run_id}/run-now", status_code=202, summary="Queue a run of its automation now")
-def post_run_now(request: Request, run_id: int, who: Who) -> RunNowResult:
+def post_run_now(request: Request, run_id: RunId, who: Who) -> RunNowResult:
     """Queue a run of the run's automation for the workers, as ``lookout run-now`` does."""
     require_csrf(request, who, None)
     web = web_of(request)

@@ -11,7 +11,14 @@ result as a page, JSON or Prometheus text. Modules:
 - ``worker.web.auth``, ``worker.web.session``: access, the signed cookie and CSRF;
 - ``worker.web.markdown``: the summary as sanitised HTML.
 
-Errors map to statuses: ``NotFound`` 404, ``InvalidAction`` 422,
+Around them: the ``Host`` check and the cross-site check of state-changing
+requests (``worker.web.origin``), the session (``worker.web.session``), and,
+when ``review.trusted_proxies`` is set, uvicorn's ``ProxyHeadersMiddleware``
+so that the scheme and the client address come from those proxies'
+``X-Forwarded-*`` headers.
+
+Errors map to statuses: ``NotFound`` 404 (a run id that is not a number, or
+too large to be one, too), ``InvalidAction`` 422,
 ``StoreError`` and a store that cannot be reached (SQLAlchemy's
 ``OperationalError``) 503; a page asked for without login redirects to ``/login``.
 """
@@ -25,11 +32,16 @@ from collections.abc import Callable
 from importlib.resources import files
 
 from fastapi import FastAPI, Request
-from fastapi.exception_handlers import http_exception_handler
+from fastapi.exception_handlers import (
+    http_exception_handler,
+    request_validation_exception_handler,
+)
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from checks.errors import StoreError
 from checks.settings.config import Settings
@@ -39,8 +51,10 @@ from worker.review.actions import Send
 from worker.web import api, ops, pages
 from worker.web.auth import Access, LoginRequired, login_url
 from worker.web.context import Web, celery_send
+from worker.web.login_limits import LoginLimits
 from worker.web.metrics import make_registry
-from worker.web.session import SessionCodec, SessionMiddleware
+from worker.web.origin import HostCheck, SameOrigin, allowed_hosts
+from worker.web.session import SessionCodec, SessionMiddleware, SessionRegistry
 from worker.web.templating import make_templates
 
 log = logging.getLogger("lookout.web")
@@ -63,6 +77,15 @@ def _handlers(app: FastAPI) -> None:
         if _is_api(request) or exc.status_code == 405:
             return await http_exception_handler(request, exc)
         return pages.error_page(request, exc.status_code, str(exc.detail))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+        if any(tuple(e.get("loc", ()))[:2] == ("path", "run_id") for e in exc.errors()):
+            message = f"no run with id {request.path_params.get('run_id', '')}"[:100]
+            if _is_api(request):
+                return JSONResponse({"detail": message}, status_code=404)
+            return pages.error_page(request, 404, message)
+        return await request_validation_exception_handler(request, exc)
 
     @app.exception_handler(ReviewError)
     def _review(request: Request, exc: ReviewError) -> Response:
@@ -111,12 +134,16 @@ def create_app(
     if not key:
         key = secrets.token_urlsafe(32)
         log.warning("review.secret_key is not set: sessions end when this process stops")
+    opened = store or Store(settings.store_url)
+    sessions = SessionRegistry(opened, review.session_max_age_s)
     web = Web(
         settings=settings,
-        store=store or Store(settings.store_url),
-        access=Access(review, local=review.local if local is None else local),
+        store=opened,
+        access=Access(review, local=review.local if local is None else local, sessions=sessions),
         templates=make_templates(),
         send=send or celery_send,
+        sessions=sessions,
+        login_limits=LoginLimits(free=review.login_attempts, max_s=review.login_backoff_max_s),
         clock=clock or utcnow,
     )
     app = FastAPI(
@@ -129,7 +156,13 @@ def create_app(
     )
     app.state.web = web
     app.state.metrics = make_registry(web.store, web.clock)
+    hosts = allowed_hosts(settings)
+    # Added last runs first: proxy headers, then Host, then Origin, then the session.
     app.add_middleware(SessionMiddleware, codec=SessionCodec(key, review.session_max_age_s))
+    app.add_middleware(SameOrigin, hosts=hosts)
+    app.add_middleware(HostCheck, hosts=hosts)
+    if review.trusted_proxies:
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=review.trusted_proxies)
     app.mount("/static", StaticFiles(directory=str(files("worker.web") / "static")), name="static")
     app.include_router(pages.router)
     app.include_router(api.router)

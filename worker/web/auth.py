@@ -1,6 +1,7 @@
 """Who is asking: a logged-in user, an API token, or the local mode; and CSRF on form posts.
 
-- A session (``worker.web.session``) names a user still in ``review.users``.
+- A session (``worker.web.session``) names a user still in ``review.users``,
+  and its id is still registered (not logged out, not expired).
 - ``Authorization: Bearer TOKEN`` names a token of ``review.tokens``; it acts
   as ``token:NAME``. A bearer header that matches nothing is refused even
   when a session is present.
@@ -31,7 +32,7 @@ from fastapi import HTTPException, Request
 
 from checks.settings.review import ReviewSettings
 from worker.web.passwords import hash_password, token_owner, verify_password
-from worker.web.session import Session
+from worker.web.session import Session, SessionRegistry
 
 Via = Literal["session", "token", "local"]
 
@@ -76,11 +77,16 @@ class Access:
     Args:
         review: the ``review:`` settings (hashes only).
         local: the local mode is on (no login from loopback addresses).
+        sessions: where logged-in sessions are registered (None: the cookie
+            alone decides, for tests of the cookie itself).
     """
 
-    def __init__(self, review: ReviewSettings, *, local: bool) -> None:
+    def __init__(
+        self, review: ReviewSettings, *, local: bool, sessions: SessionRegistry | None = None
+    ) -> None:
         self.review = review
         self.local = local
+        self.sessions = sessions
 
     def login(self, user: str, password: str) -> bool:
         """Whether the password is the user's; an unknown user costs the same time."""
@@ -98,7 +104,12 @@ class Access:
             name = token_owner(token.strip(), self.review.tokens)
             return Identity(f"token:{name}", "token") if name else None
         session: Session | None = getattr(request.state, "session", None)
-        if session is not None and session.user and session.user in self.review.users:
+        if (
+            session is not None
+            and session.user
+            and session.user in self.review.users
+            and (self.sessions is None or self.sessions.valid(session.sid, session.user))
+        ):
             return Identity(session.user, "session")
         client = request.client.host if request.client else None
         if self.local and is_loopback(client):

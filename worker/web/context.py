@@ -5,8 +5,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Annotated
 
-from fastapi import Request
+from fastapi import Path, Request
 from starlette.templating import Jinja2Templates
 
 from checks.settings.config import Settings
@@ -14,6 +15,12 @@ from checks.store.store import Store, utcnow
 from worker.review.actions import Send
 from worker.service.queue_records import QueuedRun
 from worker.web.auth import Access
+from worker.web.login_limits import LoginLimits
+from worker.web.session import SessionRegistry
+
+MAX_RUN_ID = 2**63 - 1
+RunId = Annotated[int, Path(ge=1, le=MAX_RUN_ID)]
+"""A run id in a path: beyond what the store can hold, or not a number, it is a 404."""
 
 
 def celery_send(run: QueuedRun) -> None:
@@ -33,6 +40,8 @@ class Web:
         access: users, tokens and the local mode.
         templates: the pages' templates.
         send: sends a queued run to the broker ("run now").
+        sessions: the logged-in sessions in the store (revoked at logout).
+        login_limits: failed logins per client and user, and the backoff.
         clock: the current time (aware); replaceable in tests.
     """
 
@@ -41,6 +50,8 @@ class Web:
     access: Access
     templates: Jinja2Templates
     send: Send
+    sessions: SessionRegistry
+    login_limits: LoginLimits = field(default_factory=LoginLimits)
     clock: Callable[[], dt.datetime] = field(default=utcnow)
 
 

@@ -10,6 +10,7 @@ twice.
 from __future__ import annotations
 
 import datetime as dt
+from math import ceil
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Request
@@ -30,7 +31,7 @@ from worker.review import (
     trace_of,
 )
 from worker.web.auth import Identity, csrf_matches, page_identity, require_csrf, safe_next
-from worker.web.context import web_of
+from worker.web.context import RunId, web_of
 from worker.web.markdown import render_summary
 from worker.web.session import Session
 from worker.web.templating import query
@@ -124,7 +125,7 @@ def _report(
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-def report_page(request: Request, run_id: int, who: Who) -> HTMLResponse:
+def report_page(request: Request, run_id: RunId, who: Who) -> HTMLResponse:
     """One report: finding, second opinion, summary, checks, evidence, diff, timeline, trace."""
     return _report(request, run_id, who)
 
@@ -154,7 +155,7 @@ def _action_request(
 @router.post("/runs/{run_id}/actions", response_class=HTMLResponse)
 def act(
     request: Request,
-    run_id: int,
+    run_id: RunId,
     who: Who,
     kind: Annotated[str, Form()],
     csrf_token: Annotated[str | None, Form()] = None,
@@ -199,21 +200,47 @@ def login(
     csrf_token: Annotated[str | None, Form()] = None,
     next: Annotated[str | None, Form()] = None,
 ) -> Response:
-    """Check the credentials; on success start a new session (new CSRF token) and go to ``next``."""
+    """Check the credentials; on success start a new session (new CSRF token) and go to ``next``.
+
+    Failed logins back off per client address and per user name, and only a
+    few passwords are checked at once (``worker.web.login_limits``): past
+    either, the answer is 429 with ``Retry-After``, before any password is checked.
+    """
     target = safe_next(next)
+    web = web_of(request)
     if not csrf_matches(request, csrf_token):
         context = {"next": target, "message": "The form expired; please try again."}
         return _render(request, "login.html", context, 403)
-    if not web_of(request).access.login(username, password):
+    client = request.client.host if request.client else "unknown"
+    wait = web.login_limits.wait_s(client, username)
+    if wait > 0:
+        return _too_many(
+            request, target, f"Too many failed logins; try again in {ceil(wait)} s.", wait
+        )
+    with web.login_limits.checking() as free:
+        if not free:
+            return _too_many(request, target, "Too many logins at once; try again in a moment.", 1)
+        ok = web.access.login(username, password)
+    if not ok:
+        web.login_limits.failed(client, username)
         context = {"next": target, "message": "Wrong user name or password."}
         return _render(request, "login.html", context, 401)
-    request.state.session = Session.new(username)
+    web.login_limits.succeeded(client, username)
+    request.state.session = Session.new(username, web.sessions.start(username))
     return RedirectResponse(target, status_code=303)
+
+
+def _too_many(request: Request, target: str, message: str, wait_s: float) -> HTMLResponse:
+    response = _render(request, "login.html", {"next": target, "message": message}, 429)
+    response.headers["Retry-After"] = str(max(1, ceil(wait_s)))
+    return response
 
 
 @router.post("/logout")
 def logout(request: Request, csrf_token: Annotated[str | None, Form()] = None) -> Response:
-    """End the session (a new anonymous one replaces it) and go to the login page."""
+    """End the session, in the store too (a copy of the cookie no longer works), then log in."""
     if csrf_matches(request, csrf_token):
+        session: Session = request.state.session
+        web_of(request).sessions.end(session.sid)
         request.state.session = Session.new()
     return RedirectResponse("/login", status_code=303)

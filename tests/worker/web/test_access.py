@@ -25,7 +25,7 @@ from tests.worker.web.web_support import (
 from worker.cli.app import main_options
 from worker.cli.serve import check_bind, register
 from worker.web.passwords import hash_password, hash_token, token_owner, verify_password
-from worker.web.session import COOKIE, Session, SessionCodec
+from worker.web.session import COOKIE, Session, SessionCodec, SessionRegistry
 
 PROTECTED_API = ["/api/board", "/api/runs/1", "/api/runs/1/trace", "/api/outcomes", "/api/me"]
 
@@ -129,7 +129,12 @@ def test_the_session_cookie_is_signed_and_expires(web_world: World) -> None:
     client.cookies.set(COOKIE, codec.dumps(Session("tok", "mallory", int(time.time()))))
     assert client.get("/api/me").status_code == 401  # signed, but not a configured user
     client.cookies.set(COOKIE, codec.dumps(Session("tok", "alice", int(time.time()))))
+    assert client.get("/api/me").status_code == 401  # signed, but no session of the store
+    sid = SessionRegistry(web_world.store, 60).start("alice")
+    client.cookies.set(COOKIE, codec.dumps(Session("tok", "alice", int(time.time()), sid)))
     assert client.get("/api/me").json()["name"] == "alice"
+    client.cookies.set(COOKIE, codec.dumps(Session("tok", "bob", int(time.time()), sid)))
+    assert client.get("/api/me").status_code == 401  # alice's session id is not bob's
     fresh = TestClient(app_for(web_world)).get("/login").headers["set-cookie"].lower()
     assert fresh.startswith(COOKIE) and "httponly" in fresh and "samesite=lax" in fresh
 

@@ -136,6 +136,7 @@ def review_settings() -> dict[str, Any]:
         "users": {"alice": _hashed_password(), "bob": _hashed_password()},
         "tokens": {"ci": hash_token(TOKEN)},
         "secret_key": SECRET_KEY,
+        "allowed_hosts": ["testserver"],  # the name TestClient sends as Host
     }
 
 
