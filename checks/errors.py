@@ -27,8 +27,11 @@ Every message is safe to show: secrets are redacted before an error is raised.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import PurePath
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # written as escapes in one-line messages
 
 
 class LookoutError(Exception):
@@ -63,10 +66,14 @@ class ConfigError(LookoutError):
         super().__init__(self.location_message())
 
     def location_message(self) -> str:
-        """Return ``path:line:column: field: message``, leaving out the parts not known."""
+        """Return ``path:line:column: field: message``, leaving out the parts not known.
+
+        Control characters in the path (a file name may hold a newline) are
+        written as escapes (a backslash and n), so the message stays one line.
+        """
         where = ""
         if self.path:
-            where = self.path
+            where = _CONTROL.sub(lambda m: repr(m.group())[1:-1], self.path)
             if self.line is not None:
                 where += f":{self.line}"
                 if self.column is not None:

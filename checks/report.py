@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
@@ -130,6 +131,20 @@ class RunReport:
     definition: dict[str, Any] = field(default_factory=dict)
     attempt: int = 0
 
+    def clean_text(self, clean: Callable[[str], str]) -> None:
+        """Pass every text a person or a model wrote through ``clean``, in place.
+
+        That is the summary, the errors (the run's and each check's), and every
+        string inside ``agent`` and ``second_opinion``; used to redact secrets
+        once, before a report is stored or shown (``checks.settings.config.redact``).
+        Evidence rows are data, kept as the query returned them.
+        """
+        self.summary = clean(self.summary)
+        self.error = clean(self.error) if self.error else self.error
+        self.checks = [replace(c, error=clean(c.error)) if c.error else c for c in self.checks]
+        self.agent = _clean_tree(self.agent, clean)
+        self.second_opinion = _clean_tree(self.second_opinion, clean)
+
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON document ``lookout run --json`` and ``show --json`` print."""
         return {
@@ -162,3 +177,14 @@ class RunReport:
             "started_at": self.started_at.isoformat() if self.started_at else None,
             "finished_at": self.finished_at.isoformat() if self.finished_at else None,
         }
+
+
+def _clean_tree(value: Any, clean: Callable[[str], str]) -> Any:
+    """``value`` with every string in it (dict values, list items) passed through ``clean``."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {k: _clean_tree(v, clean) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean_tree(v, clean) for v in value]
+    return value

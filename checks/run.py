@@ -111,6 +111,9 @@ def run_automation(
             as they happen (default: kept in memory and dropped).
         store: where the previous completed run is looked up for the second
             opinion; without it every run counts as a first run.
+
+    Every text of the report (summary, errors, the agent's and the second
+    opinion's) comes back with the settings' secrets redacted.
     """
     report = _decide(automation, settings, sources, scheduled_for, trigger, progress, trace, store)
     if report.status != Status.SKIPPED:
@@ -132,6 +135,8 @@ def run_automation(
                 recalibrations=recalibrations,
             )
         report.second_opinion = opinion.to_dict()
+    secrets = settings.secrets()
+    report.clean_text(lambda text: redact(text, secrets))  # once, before it is shown or stored
     return report
 
 

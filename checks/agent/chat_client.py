@@ -45,7 +45,9 @@ class ToolCall:
     Attributes:
         id: the call id the tool result must echo as ``tool_call_id``.
         name: the tool's name, as the model wrote it (maybe not a real tool).
-        arguments: the arguments as raw JSON text, exactly as received (maybe not JSON).
+        arguments: the arguments as raw JSON text, exactly as received (maybe not
+            JSON); a server that sends them as a JSON object (Ollama does) has
+            them turned into JSON text, so they go back as JSON too.
     """
 
     id: str
@@ -122,6 +124,15 @@ class RetryNote:
     status: int | None
     wait_s: float
     reason: str
+
+
+def _arguments_text(raw: Any) -> str:
+    """A tool call's ``arguments`` as JSON text: a string as is, an object or list as JSON."""
+    if raw is None:
+        return ""
+    if isinstance(raw, (dict, list)):
+        return json.dumps(raw, ensure_ascii=False)
+    return str(raw)
 
 
 @dataclass
@@ -253,7 +264,8 @@ class ChatClient:
                 f"cannot reach the LLM endpoint {self.settings.base_url}: {reason}"
             ) from None
         elapsed_ms = int((time.monotonic() - started) * 1000)
-        return self._reply(completion.model_dump(), tools, elapsed_ms)
+        # warnings=False: a server may send arguments as an object, not the string the SDK types
+        return self._reply(completion.model_dump(warnings=False), tools, elapsed_ms)
 
     def _reply(
         self, data: dict[str, Any], tools: Sequence[dict[str, Any]], elapsed_ms: int
@@ -266,7 +278,7 @@ class ChatClient:
             ToolCall(
                 id=str(c.get("id") or f"call_{i}"),
                 name=str((c.get("function") or {}).get("name") or ""),
-                arguments=str((c.get("function") or {}).get("arguments") or ""),
+                arguments=_arguments_text((c.get("function") or {}).get("arguments")),
             )
             for i, c in enumerate(message.get("tool_calls") or [], start=1)
         ]

@@ -3,6 +3,8 @@
 Some providers and chat templates (design notes §2) return a tool call as
 text. ``tool_calls_in_content`` recognises exactly the formats listed in its
 docstring and nothing else: anything else stays text. No guessing.
+``text_call_format`` only names the format of a call written as text that was
+not recognised, so the run can say so instead of "did not call submit_report".
 """
 
 from __future__ import annotations
@@ -75,3 +77,36 @@ def _content_call(obj: Any, offered: set[str]) -> tuple[str, str] | None:
     if not isinstance(args, dict):
         return None
     return name, json.dumps(args)
+
+
+# Markers of tool calls written as text, by the chat template that writes them.
+_TEXT_CALL_FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("<tool_call> tags (Hermes, Qwen)", re.compile(r"<tool_call>|</tool_call>")),
+    ("[TOOL_CALLS] (Mistral)", re.compile(r"\[TOOL_CALLS\]")),
+    ("<|python_tag|> (Llama 3)", re.compile(r"<\|python_tag\|>")),
+    ("<function=…> (Llama 3.1)", re.compile(r"<function=[\w.-]+>")),
+    ("<｜tool▁calls▁begin｜> (DeepSeek)", re.compile(r"<｜tool▁call")),
+    ("<|tool_call|> (Phi, Granite)", re.compile(r"<\|tool_calls?\|>")),
+    ("```tool_code (Gemma)", re.compile(r"```tool_code")),
+    ("functools[…] (Firefunction)", re.compile(r"functools\[")),
+    (
+        'a JSON {"name": …, "arguments": …} object',
+        re.compile(r'\{\s*"(?:name|function)"\s*:\s*"[^"]+"\s*,\s*"(?:arguments|parameters)"'),
+    ),
+)
+
+
+def text_call_format(content: str | None) -> str | None:
+    """Return the format of a tool call written into ``content`` as text, or None.
+
+    Only for content ``tool_calls_in_content`` did not take: it says which
+    chat template's markers the text holds (``<tool_call>`` tags with broken
+    JSON, Mistral's ``[TOOL_CALLS]``, Llama's ``<|python_tag|>``, a JSON call of
+    a tool not offered, …), so the error can say what the model did.
+    """
+    if not content:
+        return None
+    for label, pattern in _TEXT_CALL_FORMATS:
+        if pattern.search(content):
+            return label
+    return None

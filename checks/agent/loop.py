@@ -41,6 +41,7 @@ from checks.agent.contract import (
     repair_request,
     verify,
 )
+from checks.agent.inline_calls import text_call_format
 from checks.agent.prompt import (
     FINAL_CALL,
     NO_TOOL_CALL,
@@ -93,6 +94,7 @@ class AgentLoop:
     ) -> None:
         self.task, self.settings, self.llm = task, settings, settings.llm
         self.checks = list(checks)
+        self.written_call: str | None = None  # a tool call the model wrote as text, unread
         self.check_ids = {e.id for e in check_evidence}
         self.trace = trace
         self.deadline = deadline
@@ -175,6 +177,8 @@ class AgentLoop:
                 self.stats.stopped_by = "token_budget"
                 break
             reply = self._ask(TOOL_SCHEMAS, "auto")
+            if not reply.tool_calls:
+                self.written_call = text_call_format(reply.content) or self.written_call
             if reply.input_tokens >= self.llm.max_prompt_tokens:
                 self.stats.stopped_by = "token_budget"
             turn = self._answer(reply)
@@ -198,6 +202,14 @@ class AgentLoop:
         turn = self._answer(reply, reads_allowed=False)
         submits = [c for c in reply.tool_calls if c.name == SUBMIT_REPORT]
         if not submits:
+            written = text_call_format(reply.content) or self.written_call
+            if written is not None:
+                raise _Failed(
+                    "no_report",
+                    f"the model wrote a tool call as text, as {written}, which is not a format"
+                    " Lookout reads, instead of calling submit_report"
+                    f" ({self.stats.stopped_by}, {self.stats.steps} model calls)",
+                )
             raise _Failed(
                 "no_report",
                 f"the agent did not call submit_report ({self.stats.stopped_by}, "

@@ -15,7 +15,9 @@ a mapping):
 
 - ``{"tool_calls": [{"name": N, "arguments": {...} | "raw text", "id"?: ID}]}``:
   an assistant message with tool calls (``finish_reason`` ``tool_calls``). A
-  string ``arguments`` is sent unchanged, so malformed JSON can be scripted.
+  string ``arguments`` is sent unchanged, so malformed JSON can be scripted;
+  with ``"as_object": true`` an object is sent as a JSON object, not as text
+  (as Ollama's OpenAI-compatible endpoint does).
 - ``{"content": "text"}``: a plain assistant message (``finish_reason`` ``stop``).
   Both keys may be given together.
 - ``{"error": {"status": 429, "headers": {"Retry-After": "1"}, "body": {...}}}``:
@@ -103,7 +105,9 @@ def completion(step: Mapping[str, Any], body: Mapping[str, Any], serial: int) ->
                 "type": "function",
                 "function": {
                     "name": call["name"],
-                    "arguments": args if isinstance(args, str) else json.dumps(args),
+                    "arguments": args
+                    if isinstance(args, str) or call.get("as_object")
+                    else json.dumps(args),
                 },
             }
         )

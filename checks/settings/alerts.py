@@ -32,10 +32,11 @@ mentions back into live ones: use the native types); quiet hours are
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 from enum import StrEnum
 from typing import Annotated, Literal
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator, model_validator
@@ -301,16 +302,21 @@ def check_channel_names(alerts: AlertSettings, channels: dict[str, object]) -> N
 def url_secrets(url: str) -> list[str]:
     """Return ``url`` and the parts of it that work as credentials.
 
-    Query values (``key=``, ``token=``, ``sig=``…) and long path segments (the
-    tokens inside Slack and Discord webhook paths) are returned too, so that a
-    URL shown re-encoded or in pieces is still hidden by ``redact``.
+    Query values (``key=``, ``token=``, ``sig=``…), long path segments (the
+    tokens inside Slack and Discord webhook paths) and the user-info (user,
+    password, both decoded, and their HTTP Basic form) are returned too, so
+    that a URL shown re-encoded or in pieces is still hidden by ``redact``.
     """
     parts = urlsplit(url)
     found = [url]
     found += [v for _, v in parse_qsl(parts.query) if len(v) >= 8]
     found += [seg for seg in parts.path.split("/") if len(seg) >= 16]
     if parts.password:
-        found.append(parts.password)
+        found += [parts.password, unquote(parts.password)]
+    if parts.username:  # user-info is a credential as a whole (``token@host``)
+        found += [parts.username, unquote(parts.username)]
+        pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+        found.append(base64.b64encode(pair.encode()).decode())  # as HTTP Basic sends it
     return found
 
 

@@ -102,15 +102,18 @@ def send_claimed(ctx: Context, row_id: int) -> DeliveryRecord:
             return record_of(row)
     sender = sender_for(channel, ctx.settings.channels[channel], ctx.client)
     outcome = _with_retries(ctx, row_id, sender, alert)
-    values: dict[str, Any] = {"finished_at": utcnow(), "http_status": outcome.http_status}
+    values: dict[str, Any] = {"http_status": outcome.http_status}
     if outcome.ok:
         values.update(status="sent", error=None)
     else:
         values.update(status="failed", error=_explain(ctx, outcome))
         if outcome.kind == "permanent" and outcome.http_status is not None:
             fallback = sender.fallback_payload(alert)
-            if _attempt(ctx, row_id, sender, alert, fallback, "fallback").ok:
+            second = _attempt(ctx, row_id, sender, alert, fallback, "fallback")
+            values["http_status"] = second.http_status  # the last answer, as on the attempts
+            if second.ok:
                 values["status"] = "fallback_sent"
+    values["finished_at"] = utcnow()  # after the fallback too
     update_delivery(ctx.engine, row_id, values)
     record = get_delivery(ctx.engine, row_id)
     assert record is not None

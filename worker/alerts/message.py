@@ -206,6 +206,9 @@ def escape_slack(text: str) -> str:
 # -- truncation -------------------------------------------------------------
 
 
+_OPEN_ENTITY = re.compile(r"&#?[A-Za-z0-9]{0,10}$")
+
+
 def _safe_prefix(text: str) -> str:
     """Back ``text`` (a prefix of a longer text) up until it ends outside any construct."""
     while True:
@@ -223,9 +226,9 @@ def _safe_prefix(text: str) -> str:
         link = text.rfind("](")
         if link != -1 and text.rfind(")") < link:  # inside a [label](url)
             cut = min(cut, max(text.rfind("[", 0, link), 0))
-        amp = text.rfind("&")
-        if amp != -1 and amp > len(text) - 10 and ";" not in text[amp:]:  # inside &entity;
-            cut = min(cut, amp)
+        entity = _OPEN_ENTITY.search(text)
+        if entity:  # inside an &entity; (``AT&T`` followed by more text is none)
+            cut = min(cut, entity.start())
         if cut >= len(text):
             return text
         text = text[:cut]
@@ -258,19 +261,16 @@ def fit(
 ) -> tuple[str, bool]:
     """Return (escaped ``text``, cut so that ``measure`` of it is at most ``limit``; was it cut).
 
-    Cutting happens on the raw text (at a safe boundary), so an escape sequence
-    is never split; ``measure`` is ``len`` for character limits, UTF-8 byte
-    length for byte limits.
+    The escaped text is what is cut, at a safe boundary (``cut``): an entity
+    the escape made (``&amp;``) is never split, and the cut is measured on
+    what is sent, so text full of ``&`` keeps all it can. ``measure`` is
+    ``len`` for character limits, UTF-8 byte length for byte limits.
     """
     escaped = escape(text)
     if measure(escaped) <= limit:
         return escaped, False
-    budget = min(len(text), limit)
-    while budget > 0:
-        head, _ = cut(text, budget)
-        escaped = escape(head)
-        over = measure(escaped) - limit
-        if over <= 0:
-            return escaped, True
-        budget = min(budget, len(head)) - max(over // 2, 1)
-    return "", True
+    size = min(len(escaped), limit)
+    while size > 0 and measure(escaped[:size]) > limit:
+        size -= max(1, (measure(escaped[:size]) - limit) // 4)
+    head, _ = cut(escaped, max(size, 0))
+    return head, True

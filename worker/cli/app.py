@@ -267,6 +267,8 @@ def show(
             err.print(f"run {run_id} has no trace: no agent ran (the declared checks decided)")
         sys.stdout.write(redact(to_jsonl(events), settings.secrets()))
         return
+    secrets = settings.secrets()
+    report.clean_text(lambda text: redact(text, secrets))  # rows stored before redaction, too
     _print_report(report, as_json, settings, full=True)
 
 

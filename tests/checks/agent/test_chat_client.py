@@ -238,3 +238,21 @@ def test_tool_call_in_content_over_the_wire() -> None:
     assert [c.name for c in reply.tool_calls] == ["execute_query"]
     message = reply.assistant_message()
     assert message["tool_calls"][0]["id"] == "content_call_1"
+
+
+def test_arguments_sent_as_a_json_object_are_read_and_sent_back_as_json() -> None:
+    # Ollama's OpenAI-compatible endpoint sends function.arguments as an object.
+    step = {
+        "tool_calls": [
+            {"name": "execute_query", "arguments": {"sql": "SELECT 'é' AS x"}, "as_object": True}
+        ]
+    }
+    with FakeLLM([step, {"content": "done"}]) as fake, ChatClient(settings(fake.base_url)) as c:
+        reply = c.complete(MESSAGES, TOOL_SCHEMAS)
+        [call] = reply.tool_calls
+        assert json.loads(call.arguments) == {"sql": "SELECT 'é' AS x"}  # before: a Python repr
+        echoed = [*MESSAGES, reply.assistant_message(), {"role": "tool", "tool_call_id": call.id,
+                                               "content": "{}"}]  # fmt: skip
+        c.complete(echoed, TOOL_SCHEMAS)
+    sent = fake.requests[1].body["messages"][1]["tool_calls"][0]["function"]["arguments"]
+    assert isinstance(sent, str) and json.loads(sent) == {"sql": "SELECT 'é' AS x"}

@@ -561,3 +561,24 @@ def test_the_api_key_never_reaches_the_trace(lab: Lab) -> None:
     assert fake.requests[0].headers["authorization"] == f"Bearer {KEY}"
     dumped = json.dumps([e.to_dict() for e in run.trace])
     assert KEY not in dumped and "***" in dumped
+
+
+@pytest.mark.parametrize(
+    ("content", "format_"),
+    [
+        ('[TOOL_CALLS] [{"name": "submit_report", "arguments": {"finding": "clear"}}]',
+         "[TOOL_CALLS] (Mistral)"),
+        ('<tool_call>{"name": "submit_report", "arguments": {bad json}</tool_call>',
+         "<tool_call> tags (Hermes, Qwen)"),
+        ('<|python_tag|>submit_report.call(finding="clear")', "<|python_tag|> (Llama 3)"),
+    ],
+)  # fmt: skip
+def test_a_call_written_as_text_in_an_unread_format_says_so(
+    lab: Lab, content: str, format_: str
+) -> None:
+    with FakeLLM(default={"content": content}) as fake:
+        run = lab.run(fake, max_steps=1, checks=[NO_ORPHAN_CARRIERS])
+    assert run.agent["ended"] == "no_report"
+    assert run.agent["error"].startswith(
+        f"the model wrote a tool call as text, as {format_}, which is not a format Lookout reads"
+    )

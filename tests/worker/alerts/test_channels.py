@@ -30,7 +30,7 @@ from worker.alerts.channels.discord import embed_chars
 from worker.alerts.channels.slack import block_texts
 from worker.alerts.channels.webhook import SIGNATURE_HEADER, TIMESTAMP_HEADER
 from worker.alerts.fake_chat import FakeChat, Reply
-from worker.alerts.message import Alert, cut, defang, escape_slack
+from worker.alerts.message import Alert, cut, defang, escape_slack, fit
 
 ALERT = Alert(
     event="needs_attention",
@@ -531,3 +531,16 @@ def test_slack_turns_markdown_bold_into_mrkdwn_bold(client: httpx.Client) -> Non
         doc: Any = deliver(fake, client, alert)
     quoted = doc["blocks"][2]["text"]["text"]
     assert quoted == "*Needs attention* — 1 of 2 checks failed [C1]."
+
+
+@pytest.mark.parametrize("limit", [3000, 1000, 37])
+def test_fit_keeps_text_full_of_ampersands_and_never_splits_an_entity(limit: int) -> None:
+    text = ("AT&T " * 700)[:2500]
+    slack, was_cut = fit(text, limit, escape=escape_slack)
+    assert was_cut and limit - 12 <= len(slack) <= limit  # before: "AT"
+    assert not slack.endswith(("&", "&a", "&am", "&amp"))
+    assert slack.replace("&amp;", "&") == text[: len(slack.replace("&amp;", "&"))]
+    plain, _ = fit(text, limit)
+    assert min(limit, len(text)) - 6 <= len(plain) <= limit
+    in_bytes, _ = fit("é&é " * 400, 101, escape=escape_slack, measure=lambda s: len(s.encode()))
+    assert 90 <= len(in_bytes.encode()) <= 101 and not in_bytes.endswith("&amp")

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from checks.report import Finding, RunReport, Status
 from checks.settings.config import Settings
 from checks.store.store import Store
-from worker.alerts.delivery import deliver_for_run
+from worker.alerts.delivery import deliver_for_run, send_test
 from worker.alerts.delivery_log import attempts_of, deliveries_by_run, list_deliveries, summarize
 from worker.alerts.fake_chat import FakeChat, Reply
 from worker.alerts.ratelimit import RedisBuckets, bucket_key
@@ -190,6 +190,8 @@ def test_slack_invalid_blocks_sends_the_fallback_once_and_records_the_failure(
         ("message", "permanent", 400),
         ("fallback", "sent", 200),
     ]
+    assert record.http_status == 200  # the answer that ended it: the fallback's
+    assert record.finished_at is not None and record.finished_at >= tries[1].at
 
 
 def test_a_refused_fallback_leaves_the_delivery_failed(store: Store) -> None:
@@ -310,3 +312,18 @@ def test_the_celery_task_body_delivers_a_stored_run_in_process(tmp_path: Path) -
         assert deliver_run_now(999, settings) == []
         assert len(fake.requests) == 1
     assert (sent["status"], sent["event"], sent["channel"]) == ("sent", "needs_attention", "c")
+
+
+def test_user_info_of_a_webhook_url_is_redacted_in_every_form(store: Store) -> None:
+    with FakeChat("webhook") as fake:
+        channel = fake.channel()
+        host = channel["url"].split("://", 1)[1].split("/", 1)[0]
+        channel["url"] = channel["url"].replace("http://", "http://bob:pw%40x@")
+        # what a server may say back: the URL decoded and cut, and the Basic header
+        said = f"denied for http://bob:pw@x@{host}/ (Authorization: Basic Ym9iOnB3QHg=)"
+        fake.script(Reply(401, said))
+        settings = settings_for({"c": channel}, max_attempts=1)
+        record = send_test(store, settings, "c")
+    texts = [record.error or ""] + [a.error or "" for a in attempts_of(store.engine, record.id)]
+    for text in texts:
+        assert "pw" not in text and "Ym9iOnB3QHg=" not in text, text

@@ -139,3 +139,39 @@ def test_a_crash_halfway_keeps_the_trace_written_so_far(
         "tool_result",
         "model_request",
     ]
+
+
+def test_a_summary_echoing_secrets_is_redacted_before_it_is_printed_or_stored(
+    tmp_path: Path, flights_settings: Settings
+) -> None:
+    hook = "https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXXXXXXXXXX"
+    report = {
+        "finding": "clear",
+        "summary": f"2.45% [Q1]. My key is {KEY}; post to {hook}.",
+        "evidence": ["Q1"],
+        "confidence": "high",
+    }
+    script: list[Step] = [
+        {"tool_calls": [{"name": "execute_query", "arguments": {"sql": RATE_SQL}}]},
+        {"tool_calls": [{"name": "submit_report", "arguments": report}]},
+    ]
+    with FakeLLM(script) as fake:
+        config, store_url = setup(tmp_path, flights_settings, fake)
+        data = yaml.safe_load(config.read_text(encoding="utf-8"))
+        data["channels"] = {"ops": {"type": "slack", "url": hook}}
+        config.write_text(yaml.safe_dump(data), encoding="utf-8")
+        ran = subprocess.run(
+            lookout(config, "run", "cancellation-probe"),
+            cwd=ROOT, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    store = Store(store_url)
+    [stored] = store.list_runs()
+    store.close()
+    shown = subprocess.run(
+        lookout(config, "show", str(stored.run_id)),
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    for text in (ran.stdout, shown.stdout, stored.summary):
+        assert KEY not in text and "XXXXXXXXXXXXXXXX" not in text, text
+        assert "My key is ***" in text

@@ -152,3 +152,24 @@ def test_run_now_refuses_a_hard_limit_over_half_the_visibility_timeout(
         "long-run cannot be sent to the workers: timeout_s 600 s: its hard limit (630 s) must"
         " stay under half of service.visibility_timeout_s (900 s)"
     ) in proc.stderr
+
+
+def test_validate_escapes_a_newline_in_a_file_name(
+    tmp_path: Path, flights_settings: Settings
+) -> None:
+    (tmp_path / "evil\nnot-a-line.yaml").write_text("name: x\nsource: nowhere\n", encoding="utf-8")
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "LOOKOUT_STORE_URL": f"sqlite:///{tmp_path}/lookout.db",
+        "LOOKOUT_CACHE_DIR": flights_settings.cache_dir,
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", "from worker.cli.app import main; main()", "validate",
+         str(tmp_path)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    lines = (proc.stdout + proc.stderr).splitlines()
+    errors = [ln for ln in lines if "evil" in ln]
+    assert len(errors) == 2 and all("evil\\nnot-a-line.yaml:" in ln for ln in errors)
+    assert not any(ln.startswith("not-a-line.yaml") for ln in lines)
