@@ -8,6 +8,7 @@ their context (``SourceError``, ``LLMError``, ``RunError``)::
     LookoutError
     ├── ConfigError            file, line, column, field; CLI exit 2
     │   ├── AutomationError    one problem in one automation file
+    │   ├── CheckDefinitionError  a typed check names what its source lacks (field under the check)
     │   └── SuiteError         one problem in an eval suite file (checks.eval.suite)
     ├── ToolArgumentError      bad tool-call arguments; sent back to the model (agent.toolspec)
     ├── QueryError             a query could not give a result; a tool error for the agent
@@ -98,6 +99,15 @@ class AutomationError(ConfigError):
         if self.automation is not None:
             return self.automation in wanted
         return self.path is not None and PurePath(self.path).stem in wanted
+
+
+class CheckDefinitionError(ConfigError):
+    """A typed check cannot be compiled against its source.
+
+    An unknown table or column, or a filter that does not parse. ``field`` is
+    relative to the check (``missing.column``); at run time the message is the
+    check's error.
+    """
 
 
 class QueryError(LookoutError):

@@ -34,6 +34,21 @@ class Finding(StrEnum):
     NEEDS_ATTENTION = "needs_attention"
 
 
+class CheckOutcome(StrEnum):
+    """How one declared check came out.
+
+    ``not_evaluated`` is neither a pass nor a failure: the check could not look
+    at any data (0 rows in its scope, an empty table, a percent over 0 rows).
+    It makes the run Needs attention, with its reason, unless the check allows
+    an empty scope (``allow_empty: true``; it then counts as passed and says so).
+    """
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    NOT_EVALUATED = "not_evaluated"
+
+
 class FindingSource(StrEnum):
     """Who decided the finding: the declared checks, the agent, or the runtime overriding it."""
 
@@ -76,9 +91,11 @@ class Evidence:
     """One query that ran in this run, with a bounded sample of its result.
 
     Attributes:
-        id: ``C1``… for declared checks, ``Q1``… for the agent's queries.
+        id: ``C1``… for declared checks, ``S1``… for the sample of violating
+            rows of typed check 1, ``Q1``… for the agent's queries.
         rows: at most ``limits.max_rows`` rows, JSON-safe, cells cut to the budget.
-        row_count: rows in the full result.
+        row_count: rows in the full result. For a sample (``S…``), whose SQL
+            ends in ``LIMIT``, the number of violating rows the check counted.
         truncated: ``rows`` holds fewer rows than ``row_count``.
         fingerprint: sha256 hex of the full result (columns and every row).
     """
@@ -93,11 +110,35 @@ class Evidence:
     origin: str = "check"
 
 
+Metrics = dict[str, int | float | str | None]
+"""A check's numbers by name (``rows_in_scope``, ``missing``…); see ``CheckResult``."""
+
+
 @dataclass
 class CheckResult:
-    """One declared check: its SQL, the value it returned and whether it passed.
+    """One declared check: its SQL, the value it returned and how it came out.
 
-    ``passed`` is None exactly when ``error`` is set; an error is never a pass.
+    Attributes:
+        name: the check's name.
+        sql: the SQL that computed the value (for a typed check, the SQL
+            Lookout compiled from it).
+        expect: the expectation's normalised text.
+        value: the value compared, JSON-safe (``checks.automation.expectation.Value``).
+        passed: True or False when judged; None when in error or not evaluated.
+        error: why the check could not be judged; an error is never a pass.
+        evidence_id: ``C…``: the evidence of ``sql``'s result, when it ran.
+        kind: ``sql`` for a raw query, else the typed kind (``missing``, …).
+        outcome: ``CheckOutcome``; derived from ``passed`` and ``error`` when
+            not given.
+        reason: why the check was not evaluated ("0 rows in scope: orders
+            where name = 'Diana'"), or, for a check that allows an empty scope,
+            the note saying it was empty.
+        metrics: the numbers a reviewer needs, by name; for every typed check
+            at least ``rows_in_scope``. Numbers, except where a kind says
+            otherwise (``compared`` names the one the expectation compared).
+        warnings: lint warnings about the SQL (``checks.sql.lint``).
+        sample_id: ``S…``: the evidence holding a bounded sample of the
+            violating rows, when there were any to show.
     """
 
     name: str
@@ -107,6 +148,46 @@ class CheckResult:
     passed: bool | None
     error: str | None
     evidence_id: str | None = None
+    kind: str = "sql"
+    outcome: CheckOutcome | None = None
+    reason: str | None = None
+    metrics: Metrics = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    sample_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.outcome is None:
+            if self.error is not None:
+                self.outcome = CheckOutcome.ERROR
+            elif self.passed is None:
+                self.outcome = CheckOutcome.NOT_EVALUATED
+            else:
+                self.outcome = CheckOutcome.PASSED if self.passed else CheckOutcome.FAILED
+        else:
+            self.outcome = CheckOutcome(self.outcome)
+
+    @property
+    def not_evaluated(self) -> bool:
+        """Whether the check could not look at any data (and does not allow that)."""
+        return self.outcome is CheckOutcome.NOT_EVALUATED
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the check as ``--json`` prints it (see ``RunReport.to_dict``)."""
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "sql": self.sql,
+            "value": json_value(self.value),
+            "expect": self.expect,
+            "outcome": str(self.outcome),
+            "passed": self.passed,
+            "error": self.error,
+            "reason": self.reason,
+            "metrics": {k: json_value(v) for k, v in self.metrics.items()},
+            "warnings": list(self.warnings),
+            "evidence_id": self.evidence_id,
+            "sample_id": self.sample_id,
+        }
 
 
 @dataclass
@@ -156,18 +237,7 @@ class RunReport:
             "finding": str(self.finding) if self.finding else None,
             "finding_source": str(self.finding_source) if self.finding_source else None,
             "summary": self.summary,
-            "checks": [
-                {
-                    "name": c.name,
-                    "sql": c.sql,
-                    "value": json_value(c.value),
-                    "expect": c.expect,
-                    "passed": c.passed,
-                    "error": c.error,
-                    "evidence_id": c.evidence_id,
-                }
-                for c in self.checks
-            ],
+            "checks": [c.to_dict() for c in self.checks],
             "evidence": [
                 {k: v for k, v in asdict(e).items() if k != "origin"} for e in self.evidence
             ],

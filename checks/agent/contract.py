@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import Literal, cast
 
 from checks.agent.toolspec import SUBMIT_REPORT, ToolArgumentError, check_arguments
-from checks.report import CheckResult, Finding, FindingSource
+from checks.report import CheckOutcome, CheckResult, Finding, FindingSource
 
 Confidence = Literal["low", "medium", "high"]
 
-_ID = re.compile(r"[QC][1-9][0-9]*")
-_CITATION = re.compile(r"\[\s*([QC]\d+(?:\s*[,;]\s*[QC]\d+)*)\s*\]")
+_ID = re.compile(r"[QCS][1-9][0-9]*")
+_CITATION = re.compile(r"\[\s*([QCS]\d+(?:\s*[,;]\s*[QCS]\d+)*)\s*\]")
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,12 @@ def accept(report: SubmittedReport, checks: Sequence[CheckResult]) -> AcceptedRe
     if report.finding is Finding.CLEAR and against:
         parts = []
         for c in against:
-            state = "failed" if c.passed is False else "could not be evaluated"
+            if c.passed is False:
+                state = "failed"
+            elif c.outcome is CheckOutcome.NOT_EVALUATED:
+                state = f"was not evaluated ({c.reason})"
+            else:
+                state = "could not be evaluated"
             cite = f" [{c.evidence_id}]" if c.evidence_id else ""
             parts.append(f"**{c.name}** {state}{cite}")
         reason = "the agent reported Clear, but declared checks are authoritative and " + "; ".join(

@@ -66,7 +66,8 @@ Rules:
 1. Compute in SQL. Every number, count or rate you state must come from a query you ran in \
 this run with execute_query. Do not compute from sample rows or from memory. Results show at \
 most {max_rows} rows, so aggregate in SQL rather than reading rows.
-2. Cite. Each execute_query result has an id (Q1, Q2, …); the declared checks are C1, C2, …. \
+2. Cite. Each execute_query result has an id (Q1, Q2, …); the declared checks are C1, C2, … \
+(S1, S2, … are samples of a typed check's violating rows). \
 Cite the ids a claim rests on in the summary like [Q1] or [C2], and list them in evidence. \
 Never cite an id that did not appear in this run.
 3. The instructions are part of the goal: exceptions, thresholds and definitions they give \
@@ -110,15 +111,21 @@ def first_message(
                 {
                     "id": check.evidence_id or f"C{position} (did not run)",
                     "name": check.name,
+                    "kind": check.kind,
                     "sql": check.sql,
                     "expect": check.expect,
                     "value": check.value,
+                    "outcome": str(check.outcome),
                     "passed": check.passed,
                     "error": check.error,
+                    "reason": check.reason,
+                    "metrics": check.metrics or None,
+                    "warnings": check.warnings or None,
                     "columns": ev.columns if ev else None,
                     "rows": ev.rows[:5] if ev else None,
                     "row_count": ev.row_count if ev else None,
                 }
+                | _sample(check.sample_id, by_id)
             )
         parts.append(fence(rows))
     else:
@@ -154,6 +161,20 @@ def verdict_section(verdicts: Sequence[Verdict]) -> list[str]:
         fence(rows),
         "",
     ]
+
+
+def _sample(sample_id: str | None, by_id: Mapping[str, Evidence]) -> dict[str, Any]:
+    sample = by_id.get(sample_id or "")
+    if sample is None:
+        return {}
+    return {
+        "sample": {
+            "id": sample.id,
+            "columns": sample.columns,
+            "rows": sample.rows[:5],
+            "violating_rows": sample.row_count,
+        }
+    }
 
 
 def tool_message(call_id: str, result: dict[str, Any]) -> dict[str, Any]:

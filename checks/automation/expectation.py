@@ -1,55 +1,86 @@
-"""What a declared check's SQL must return, and whether a result meets it.
+"""What a check's result must be, and whether a measured value meets it.
 
 An automation file gives each check an ``expect`` string; ``parse_expectation``
-reads it when the file is loaded, and ``evaluate`` judges the rows the check's
-query returned. The accepted forms::
+reads it when the file is loaded. The accepted forms::
 
-    == N    != N    < N    <= N    > N    >= N    between A and B    empty    not empty
+    == N    != N    < N    <= N    > N    >= N    between A and B
+    <= 1%   > 0%    between 1% and 5%           a percent of a count
+    < 3h    <= 30m  between 1h and 2d           a duration (s, m, h, d)
+    is true         is false                    a boolean
+    empty           not empty                   rows (a query listing violations)
 
 Keywords are case-insensitive; numbers may be negative, decimal or scientific
-(``-3``, ``0.05``, ``1e-3``). ``between`` is inclusive at both ends.
+(``-3``, ``0.05``, ``1e-3``); percents and durations are never negative.
+``between`` is inclusive at both ends, and both of its bounds carry the same
+unit.
 
-Comparison rules (from the issue that specified expectations):
+How a value is judged (``judge_number``, ``judge_percent``,
+``judge_duration``, ``judge_boolean``, ``judge_rows``):
 
-- Exact values (``int``, ``Decimal``) are compared exactly with the
-  expectation's ``Decimal``; nothing goes through ``float``.
-- Floating-point values are compared within a relative tolerance of 1e-9
-  (as ``math.isclose(rel_tol=1e-9, abs_tol=0)``): a value that close to a bound
-  counts as equal to it, for every operator. So a DOUBLE ``0.1 + 0.2``
-  (0.30000000000000004) meets ``== 0.3`` and ``<= 0.3`` but not ``< 0.3``.
-  The comparison is done on exact decimals (the float's exact binary value,
-  ``Decimal(float)``, against the bound as written): the bound is never
-  turned into a float, so one that a float cannot hold still compares by its
-  true value. ``== 1e-400`` is not met by a DOUBLE 0.0 (as a float, 1e-400
-  would be 0.0), and ``< 1e309`` is met by 1e308 (as a float, 1e309 would be
-  infinite).
-- NULL, no row, more than one row or column, booleans, strings (even numeric
-  ones), NaN and infinities are errors, never a pass.
+- Integers and decimals are compared exactly with the bound as written (a
+  ``Decimal``); nothing goes through ``float``.
+- A floating-point value equals a bound when they differ by at most one part
+  in 10^10 of the larger (``math.isclose(rel_tol=1e-10, abs_tol=0)``),
+  whatever the operator. So a DOUBLE ``0.1 + 0.2`` (0.30000000000000004)
+  meets ``== 0.3`` and ``<= 0.3`` but not ``< 0.3``; an average of 0.15 over
+  a million rows, which PostgreSQL's float8 sum leaves about 2e-11 off,
+  meets ``between 0.15 and 0.15``; and 99.9999999 (one part in 10^9 below
+  100) meets ``< 100``. The comparison is made on exact decimals (the float's
+  exact binary value against the bound as written), so a bound no float can
+  hold keeps its value (``== 1e-400`` is not met by 0.0). There is no absolute
+  tolerance: near zero, compare with ``between -1e-9 and 1e-9``.
+- A percent is computed from the counts, exactly (``count / total * 100`` as
+  a fraction), never from a rounded share: 3 of 1,000,000 is ``> 0%``, and
+  999,999 of 1,000,000 is ``< 100%``. Over a total of 0 it is undefined:
+  never 0 % and never 100 %; the check is not evaluated.
+- A duration is compared exactly in microseconds. An interval holding months
+  counts each month as 30 days (as DuckDB and psycopg give it to Python).
+- NULL, no row, several rows or columns, and a value of the wrong kind (text,
+  a date for a number, a number for a duration, NaN, infinities) are errors,
+  never a pass; the message names the SQL kind of value, never a Python repr.
+
+A check's ``value`` keeps one JSON type from run to run: a number for number
+and percent expectations (the percent itself), seconds for durations, a
+boolean for ``is true``/``is false``, the row count for ``empty``; ``null``
+when there is none (an error, or not evaluated).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import numbers
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Context, Decimal, localcontext
+from fractions import Fraction
 from typing import Any, Literal, assert_never
 
-Op = Literal["==", "!=", "<", "<=", ">", ">=", "between", "empty", "not_empty"]
+Op = Literal[
+    "==", "!=", "<", "<=", ">", ">=", "between", "empty", "not_empty", "is_true", "is_false"
+]
+Unit = Literal["number", "percent", "duration", "boolean", "rows"]
+"""What an expectation measures: a plain number, a percent of a count, a
+duration (bounds in seconds), a boolean, or the rows a query returns."""
 
 ACCEPTED_FORMS = (
-    "'== N', '!= N', '< N', '<= N', '> N', '>= N', 'between A and B', 'empty' or 'not empty'"
+    "'== N', '!= N', '< N', '<= N', '> N', '>= N', 'between A and B' "
+    "(N may be a percent like '1%' or a duration like '3h'), 'is true', 'is false', "
+    "'empty' or 'not empty'"
 )
-FLOAT_REL_TOL = 1e-9
+FLOAT_REL_TOL = 1e-10
+"""Relative tolerance for floating-point values (see the module docstring)."""
+
+DURATION_UNITS_S: dict[str, int] = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
-_COMPARE = re.compile(rf"(==|!=|<=|>=|<|>)\s*({_NUMBER})")
-_BETWEEN = re.compile(rf"between\s+({_NUMBER})\s+and\s+({_NUMBER})", re.IGNORECASE)
+_BOUND = rf"({_NUMBER})\s*(%|[smhd])?"
+_COMPARE = re.compile(rf"(==|!=|<=|>=|<|>)\s*{_BOUND}")
+_BETWEEN = re.compile(rf"between\s+{_BOUND}\s+and\s+{_BOUND}", re.IGNORECASE)
 _EMPTY = re.compile(r"(not\s+)?empty", re.IGNORECASE)
+_BOOLEAN = re.compile(r"is\s+(true|false)", re.IGNORECASE)
 _COMPARE_OPS: dict[str, Op] = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
-_SHAPE_RULE = "a scalar expectation needs exactly one row with one column"
 
 
 @dataclass(frozen=True)
@@ -57,57 +88,138 @@ class Expectation:
     """A parsed ``expect`` string.
 
     Attributes:
-        op: the comparison; ``empty`` and ``not_empty`` look at the row count.
+        op: the comparison; ``empty``/``not_empty`` look at the row count,
+            ``is_true``/``is_false`` at a boolean.
         low: the N of a comparison, or A of ``between``; ``None`` otherwise.
+            A percent's N is the percent (``1`` for ``1%``); a duration's is
+            in seconds (``10800`` for ``3h``).
         high: B of ``between``; ``None`` otherwise.
-        text: the normalised text, e.g. ``"<= 0.05"``, ``"between 1 and 2"``,
-            ``"not empty"``. Filled in from the other fields when left empty.
+        unit: what is measured (``Unit``).
+        text: the normalised text, e.g. ``"<= 0.05"``, ``"<= 1%"``,
+            ``"between 1h and 2d"``, ``"not empty"``. Filled in from the other
+            fields when left empty.
 
     Raises:
         ValueError: the bounds do not fit the operator (a missing bound, a
-            non-finite one, or ``between`` with A above B).
+            non-finite one, a negative percent or duration, or ``between``
+            with A above B).
 
     """
 
     op: Op
     low: Decimal | None = None
     high: Decimal | None = None
+    unit: Unit = "number"
     text: str = ""
 
     def __post_init__(self) -> None:
-        if self.op in ("empty", "not_empty"):
+        if self.op in ("empty", "not_empty", "is_true", "is_false"):
             if self.low is not None or self.high is not None:
-                raise ValueError(f"'{self.op}' takes no number")
-        elif self.low is None or not self.low.is_finite():
-            raise ValueError(f"'{self.op}' needs a finite number")
-        elif self.op == "between":
-            if self.high is None or not self.high.is_finite():
-                raise ValueError("'between' needs two finite numbers")
-            if self.low > self.high:
-                raise ValueError(
-                    f"between {self.low} and {self.high}: the first bound is above the second"
-                )
-        elif self.high is not None:
-            raise ValueError(f"'{self.op}' takes one number")
+                raise ValueError(f"'{self.op.replace('_', ' ')}' takes no number")
+            want: Unit = "rows" if self.op in ("empty", "not_empty") else "boolean"
+            object.__setattr__(self, "unit", want)
+        else:
+            self._check_bounds()
         if not self.text:
             object.__setattr__(self, "text", self._normalised_text())
 
+    def _check_bounds(self) -> None:
+        if self.unit not in ("number", "percent", "duration"):
+            raise ValueError(f"'{self.op}' compares a number, a percent or a duration")
+        if self.low is None or not self.low.is_finite():
+            raise ValueError(f"'{self.op}' needs a finite number")
+        bounds = [self.low]
+        if self.op == "between":
+            if self.high is None or not self.high.is_finite():
+                raise ValueError("'between' needs two finite numbers")
+            bounds.append(self.high)
+            if self.low > self.high:
+                raise ValueError(
+                    f"between {self._bound(self.low)} and {self._bound(self.high)}: "
+                    "the first bound is above the second"
+                )
+        elif self.high is not None:
+            raise ValueError(f"'{self.op}' takes one number")
+        if self.unit != "number" and any(b < 0 for b in bounds):
+            raise ValueError(f"a {self.unit} is never negative")
+
     @property
     def scalar(self) -> bool:
-        """Whether the query must return one value (``False`` for ``empty``/``not empty``)."""
-        return self.op not in ("empty", "not_empty")
+        """Whether the value is one number, percent, duration or boolean (not rows)."""
+        return self.unit != "rows"
 
     def __str__(self) -> str:
         return self.text
 
+    def _bound(self, value: Decimal) -> str:
+        if self.unit == "percent":
+            return f"{value}%"
+        if self.unit == "duration":
+            return duration_text(value)
+        return str(value)
+
     def _normalised_text(self) -> str:
-        if self.op == "empty":
-            return "empty"
-        if self.op == "not_empty":
-            return "not empty"
+        if self.op in ("empty", "not_empty", "is_true", "is_false"):
+            return self.op.replace("_", " ")
+        assert self.low is not None  # checked in __post_init__
         if self.op == "between":
-            return f"between {self.low} and {self.high}"
-        return f"{self.op} {self.low}"
+            assert self.high is not None
+            return f"between {self._bound(self.low)} and {self._bound(self.high)}"
+        return f"{self.op} {self._bound(self.low)}"
+
+
+def duration_text(seconds: Decimal | float | int) -> str:
+    """Write seconds in the largest unit that holds them whole: ``3h``, ``90m``, ``1.5s``."""
+    exact = Decimal(seconds) if not isinstance(seconds, float) else Decimal(repr(seconds))
+    for unit in ("d", "h", "m"):
+        size = DURATION_UNITS_S[unit]
+        if exact and exact % size == 0:
+            return f"{exact // size}{unit}"
+    return f"{exact.normalize():f}s" if exact else "0s"
+
+
+def _bound(number: str, suffix: str | None) -> tuple[Decimal, Unit]:
+    value = Decimal(number)
+    if suffix is None:
+        return value, "number"
+    if suffix == "%":
+        return value, "percent"
+    return value * DURATION_UNITS_S[suffix.lower()], "duration"
+
+
+def _compare_form(cleaned: str) -> Expectation | None:
+    match = _COMPARE.fullmatch(cleaned)
+    if not match:
+        return None
+    value, unit = _bound(match.group(2), match.group(3))
+    return Expectation(_COMPARE_OPS[match.group(1)], value, unit=unit)
+
+
+def _between_form(cleaned: str) -> Expectation | None:
+    match = _BETWEEN.fullmatch(cleaned)
+    if not match:
+        return None
+    low, low_unit = _bound(match.group(1), match.group(2))
+    high, high_unit = _bound(match.group(3), match.group(4))
+    if low_unit != high_unit:
+        raise ValueError(
+            f"between {match.group(1)}{match.group(2) or ''} and "
+            f"{match.group(3)}{match.group(4) or ''}: both bounds need the same unit"
+        )
+    return Expectation("between", low, high, unit=low_unit)
+
+
+def _word_form(cleaned: str) -> Expectation | None:
+    if match := _EMPTY.fullmatch(cleaned):
+        return Expectation("not_empty" if match.group(1) else "empty")
+    if match := _BOOLEAN.fullmatch(cleaned):
+        return Expectation("is_true" if match.group(1).lower() == "true" else "is_false")
+    return None
+
+
+FORMS: list[Callable[[str], Expectation | None]] = [_compare_form, _between_form, _word_form]
+"""The readers ``parse_expectation`` tries in order; each returns None when the
+text is not its form, or raises ``ValueError`` for a form it owns but cannot accept."""
 
 
 def parse_expectation(text: str) -> Expectation:
@@ -119,39 +231,51 @@ def parse_expectation(text: str) -> Expectation:
 
     """
     if not isinstance(text, str):
-        raise ValueError(
-            f"expect must be text such as '== 0', got {text!r}; the forms are {ACCEPTED_FORMS}"
-        )
+        raise ValueError(f"expect must be text such as '== 0'; the forms are {ACCEPTED_FORMS}")
     cleaned = " ".join(text.split())
     if not cleaned:
         raise ValueError(
             f"expect is empty; use {ACCEPTED_FORMS} (in YAML, quote a value starting with '>')"
         )
-    if match := _COMPARE.fullmatch(cleaned):
-        return Expectation(_COMPARE_OPS[match.group(1)], Decimal(match.group(2)))
-    if match := _BETWEEN.fullmatch(cleaned):
-        return Expectation("between", Decimal(match.group(1)), Decimal(match.group(2)))
-    if match := _EMPTY.fullmatch(cleaned):
-        return Expectation("not_empty" if match.group(1) else "empty")
-    raise ValueError(f"cannot read expect {cleaned!r}; use {ACCEPTED_FORMS}")
+    for form in FORMS:
+        found = form(cleaned)
+        if found is not None:
+            return found
+    raise ValueError(f"cannot read expect '{cleaned}'; use {ACCEPTED_FORMS}")
+
+
+Value = bool | int | float | None
+"""A check's value as JSON keeps it (see the module docstring)."""
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """How one check's result measured up to its expectation.
+    """How one measured value came out against its expectation.
 
     Attributes:
-        value: the scalar the query returned, as the driver gave it (``Decimal``,
-            ``int``, ``float``, …), or the row count for ``empty``/``not empty``;
-            ``None`` when there was no single value.
-        passed: whether the expectation held; ``None`` when ``error`` is set.
-        error: why the result could not be judged, e.g. ``"returned NULL"``.
+        value: the value compared, JSON-safe (see ``Value``); ``None`` when
+            there was none.
+        passed: whether the expectation held; ``None`` when it could not be
+            judged (``error`` or ``not_evaluated`` says why).
+        error: why the value could not be judged, e.g. ``"returned NULL"``.
+        not_evaluated: why there was nothing to judge, e.g. a percent over a
+            total of 0 rows; never an error, never a pass.
 
     """
 
-    value: Any
+    value: Value
     passed: bool | None
     error: str | None = None
+    not_evaluated: str | None = None
+
+
+def failure(message: str) -> Outcome:
+    """An ``Outcome`` that could not be judged, with its reason."""
+    return Outcome(value=None, passed=None, error=message)
+
+
+_SHAPE_RULE = "a scalar expectation needs exactly one row with one column"
+_PERCENT_SHAPE = "a percent needs one row with two columns: the count and the total"
 
 
 def evaluate(
@@ -160,7 +284,11 @@ def evaluate(
     rows: Sequence[Sequence[Any]],
     row_count: int,
 ) -> Outcome:
-    """Judge a query result against an expectation.
+    """Judge a query's result (a raw ``sql`` check) against an expectation.
+
+    ``empty``/``not empty`` look at ``row_count``; a percent needs one row of
+    two columns, the count and the total; every other form needs one row with
+    one column.
 
     Args:
         expectation: what the result must satisfy.
@@ -170,79 +298,242 @@ def evaluate(
 
     Returns:
         An ``Outcome``. Shape problems (no row, several rows or columns), NULL
-        and non-numeric values give an ``Outcome`` with ``error`` set and
+        and values of the wrong kind give an ``Outcome`` with ``error`` set and
         ``passed=None``; this function does not raise for them.
 
     """
-    if not expectation.scalar:
-        passed = row_count == 0 if expectation.op == "empty" else row_count > 0
-        return Outcome(value=row_count, passed=passed)
+    if expectation.unit == "rows":
+        return judge_rows(expectation, row_count)
     if row_count == 0 or not rows:
-        return _error("returned no row")
+        return failure("returned no row")
+    rule = _PERCENT_SHAPE if expectation.unit == "percent" else _SHAPE_RULE
     if row_count > 1:
-        return _error(f"returned {row_count} rows; {_SHAPE_RULE}")
-    if len(columns) != 1 or len(rows[0]) != 1:
-        width = len(columns) if len(columns) != 1 else len(rows[0])
-        noun = "column" if width == 1 else "columns"
-        return _error(f"returned {width} {noun}; {_SHAPE_RULE}")
-    value = rows[0][0]
+        return failure(f"returned {row_count} rows; {rule}")
+    width = len(columns) if len(columns) == len(rows[0]) else len(rows[0])
+    wanted = 2 if expectation.unit == "percent" else 1
+    if width != wanted:
+        return failure(f"returned {width} column{'' if width == 1 else 's'}; {rule}")
+    row = rows[0]
+    if expectation.unit == "percent":
+        return judge_percent(expectation, row[0], row[1])
+    if expectation.unit == "duration":
+        return judge_duration(expectation, row[0])
+    if expectation.unit == "boolean":
+        return judge_boolean(expectation, row[0])
+    return judge_number(expectation, row[0])
+
+
+def judge_rows(expectation: Expectation, row_count: int) -> Outcome:
+    """Judge ``empty``/``not empty`` on the number of rows a query returned."""
+    if expectation.op == "empty":
+        return Outcome(value=row_count, passed=row_count == 0)
+    if expectation.op == "not_empty":
+        return Outcome(value=row_count, passed=row_count > 0)
+    raise ValueError(f"'{expectation.text}' does not look at rows")
+
+
+def judge_count(expectation: Expectation, count: int, total: int | None) -> Outcome:
+    """Judge a count: with a number, a percent of ``total``, or ``empty`` (0) / ``not empty``.
+
+    Args:
+        expectation: a number, percent or rows expectation.
+        count: how many rows (or groups) were counted.
+        total: the rows the count is a part of (the percent's denominator);
+            needed for a percent.
+
+    Returns:
+        For a percent over ``total == 0``, an ``Outcome`` with ``not_evaluated``
+        set: the percent is undefined.
+
+    """
+    if expectation.unit == "rows":
+        return judge_rows(expectation, count)
+    if expectation.unit == "percent":
+        if total is None:
+            return failure("a percent needs a total to divide by")
+        return judge_percent(expectation, count, total)
+    return judge_number(expectation, count)
+
+
+def judge_number(expectation: Expectation, value: Any) -> Outcome:
+    """Judge one value against a number expectation (see the module docstring)."""
+    if expectation.unit != "number":
+        raise ValueError(f"'{expectation.text}' does not compare a plain number")
     problem = _not_a_number(value)
     if problem:
-        return _error(problem, value)
-    return Outcome(value=value, passed=_holds(expectation, value))
+        return failure(problem)
+    return Outcome(value=_json_number(value), passed=_holds(expectation, _exact(value)))
 
 
-def _error(message: str, value: Any = None) -> Outcome:
-    return Outcome(value=value, passed=None, error=message)
+def judge_percent(expectation: Expectation, count: Any, total: Any) -> Outcome:
+    """Judge ``count`` as a percent of ``total``, computed exactly from the two counts."""
+    for what, number in (("count", count), ("total", total)):
+        if number is None:
+            return failure(f"the {what} is NULL")
+        if isinstance(number, bool) or not _is_whole(number):
+            return failure(f"the {what} is {describe(number)}, not a count of rows")
+    whole_count, whole_total = int(count), int(total)
+    if whole_count < 0 or whole_total < 0:
+        return failure(f"counts are never negative ({whole_count} of {whole_total})")
+    if whole_total == 0:
+        return Outcome(
+            value=None,
+            passed=None,
+            not_evaluated="a percent over 0 rows is undefined (the total is 0)",
+        )
+    percent = Fraction(whole_count, whole_total) * 100
+    return Outcome(value=float(percent), passed=_holds(expectation, percent))
+
+
+def judge_duration(expectation: Expectation, value: Any) -> Outcome:
+    """Judge an interval (``datetime.timedelta``) against a duration expectation."""
+    if not isinstance(value, dt.timedelta):
+        if value is None:
+            return failure("returned NULL")
+        return failure(f"returned {describe(value)}, not an interval; a duration needs one")
+    micros = (value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds
+    seconds = Fraction(micros, 1_000_000)
+    return Outcome(value=float(seconds), passed=_holds(expectation, seconds))
+
+
+def judge_boolean(expectation: Expectation, value: Any) -> Outcome:
+    """Judge a boolean against ``is true`` / ``is false``."""
+    if value is None:
+        return failure("returned NULL")
+    if not isinstance(value, bool):
+        return failure(f"returned {describe(value)}, not a boolean")
+    return Outcome(value=value, passed=value is (expectation.op == "is_true"))
+
+
+def describe(value: Any) -> str:
+    """Name a database value's kind in words, with a short form of it: ``text 'abc'``.
+
+    Used in error messages, which never show a Python repr.
+    """
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return f"a boolean ({'true' if value else 'false'})"
+    if isinstance(value, Decimal | float) and not _finite(value):
+        return _non_finite_name(value)
+    if isinstance(value, numbers.Number):
+        return f"a number ({_short(str(value))})"
+    if isinstance(value, str):
+        return f"text '{_short(value)}'"
+    return _describe_other(value)
+
+
+def _describe_other(value: Any) -> str:
+    if isinstance(value, dt.datetime):
+        return f"a timestamp ({_short(value.isoformat(sep=' '))})"
+    if isinstance(value, dt.date):
+        return f"a date ({value.isoformat()})"
+    if isinstance(value, dt.time):
+        return f"a time of day ({value.isoformat()})"
+    if isinstance(value, dt.timedelta):
+        return f"an interval ({value})"
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"binary data ({len(bytes(value))} bytes)"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, dict):
+        return "a structure"
+    return "a value of another kind"
+
+
+def _short(text: str, limit: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _finite(value: Decimal | float) -> bool:
+    return value.is_finite() if isinstance(value, Decimal) else math.isfinite(value)
+
+
+def _non_finite_name(value: Decimal | float) -> str:
+    if (isinstance(value, Decimal) and value.is_nan()) or (
+        isinstance(value, float) and math.isnan(value)
+    ):
+        return "NaN"
+    return "-Infinity" if value < 0 else "Infinity"
+
+
+def _is_whole(value: Any) -> bool:
+    if isinstance(value, numbers.Integral):
+        return True
+    if isinstance(value, Decimal):
+        return value.is_finite() and value == value.to_integral_value()
+    return False
 
 
 def _not_a_number(value: Any) -> str | None:
-    """Return why ``value`` cannot be compared, or ``None`` when it can."""
+    """Return why ``value`` cannot be compared as a number, or ``None`` when it can."""
     if value is None:
         return "returned NULL"
     if isinstance(value, bool):
-        return f"value {value!r} is a boolean, not a number"
-    if isinstance(value, Decimal):
-        return None if value.is_finite() else f"value {value} is not a finite number"
-    if isinstance(value, numbers.Integral):
+        return f"returned {describe(value)}, not a number; compare it with 'is true' or 'is false'"
+    if isinstance(value, Decimal | float):
+        if not _finite(value):
+            return f"returned {_non_finite_name(value)}, not a finite number"
         return None
-    if isinstance(value, numbers.Real):
-        return None if math.isfinite(float(value)) else f"value {value} is not a finite number"
-    shown = repr(value)
-    if len(shown) > 60:
-        shown = shown[:57] + "..."
-    return f"value {shown} is not a number"
+    if isinstance(value, numbers.Integral | numbers.Real):
+        return None
+    if isinstance(value, dt.timedelta):
+        return f"returned {describe(value)}; compare it with a duration such as '< 3h'"
+    return f"returned {describe(value)}, not a number"
 
 
-_FLOAT_REL_TOL = Decimal(str(FLOAT_REL_TOL))
+def _json_number(value: Any) -> int | float:
+    """A number as JSON keeps it: integers exact, everything else a float."""
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        return int(value)
+    return float(value)
+
+
+Exact = Decimal | Fraction | float
+
+
+def _exact(value: Any) -> Exact:
+    if isinstance(value, Decimal | float):
+        return value
+    if isinstance(value, numbers.Integral):
+        return Decimal(int(value))
+    return float(value)
+
+
+_FLOAT_REL_TOL = Decimal(repr(FLOAT_REL_TOL))
 _CONTEXT = Context(prec=60, Emin=-999_999, Emax=999_999)
 
 
-def _compare(value: Any, bound: Decimal) -> int:
+def _compare(value: Exact, bound: Decimal) -> int:
     """Return -1, 0 or 1 as ``value`` is below, equal to or above ``bound``.
 
-    Exact types compare exactly; floats are equal to a bound within
-    ``FLOAT_REL_TOL`` of it. Both sides stay decimals: the float's exact
-    value against the bound, so a bound beyond the range of floats (1e-400,
-    1e309) is not rounded to 0.0 or infinity first.
+    Decimals and fractions compare exactly; a float equals a bound within
+    ``FLOAT_REL_TOL`` of it. Both sides stay exact: the float's exact value
+    against the bound, so a bound beyond the range of floats (1e-400, 1e309)
+    is not rounded to 0.0 or infinity first.
     """
-    if isinstance(value, Decimal | numbers.Integral):
-        exact = value if isinstance(value, Decimal) else Decimal(int(value))
-        return (exact > bound) - (exact < bound)
-    number = Decimal(float(value))  # exact: every finite float is a decimal
+    if isinstance(value, Fraction):
+        exact = Fraction(bound)
+        return (value > exact) - (value < exact)
+    if isinstance(value, Decimal):
+        return (value > bound) - (value < bound)
+    number = Decimal(value)  # exact: every finite float is a decimal
     if number == bound:
         return 0
     # |a - b| <= rel_tol * max(|a|, |b|), as math.isclose(abs_tol=0), in a
-    # context of our own: 60 digits cannot move a result across a 1e-9 margin.
+    # context of our own: 60 digits cannot move a result across the margin.
     with localcontext(_CONTEXT):
         if abs(number - bound) <= _FLOAT_REL_TOL * max(abs(number), abs(bound)):
             return 0
     return 1 if number > bound else -1
 
 
-def _holds(expectation: Expectation, value: Any) -> bool:
+def _holds(expectation: Expectation, value: Exact) -> bool:
     low = expectation.low
-    assert low is not None  # guaranteed for scalar expectations by Expectation.__post_init__
+    assert low is not None  # guaranteed for comparisons by Expectation.__post_init__
     order = _compare(value, low)
     op = expectation.op
     if op == "==":
@@ -260,6 +551,6 @@ def _holds(expectation: Expectation, value: Any) -> bool:
     if op == "between":
         assert expectation.high is not None
         return order >= 0 and _compare(value, expectation.high) <= 0
-    if op == "empty" or op == "not_empty":
-        raise ValueError(f"'{op}' is not a scalar expectation")
+    if op == "empty" or op == "not_empty" or op == "is_true" or op == "is_false":
+        raise ValueError(f"'{expectation.text}' is not a comparison")
     assert_never(op)

@@ -36,6 +36,13 @@ def fail(message: str, at: Loc) -> PydanticCustomError:
     return PydanticCustomError("lookout", "{message}", {"message": message, "at": at})
 
 
+def fail_here(message: str, at: Loc) -> PydanticCustomError:
+    """Return an error to raise at ``at`` relative to the model whose validator raises it."""
+    return PydanticCustomError(
+        "lookout", "{message}", {"message": message, "at": at, "relative": True}
+    )
+
+
 def slug(value: str, noun: str = "a name") -> str:
     """Return ``value`` if it is a slug, else raise ``ValueError`` calling it ``noun``."""
     if not SLUG.fullmatch(value):

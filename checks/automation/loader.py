@@ -21,6 +21,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
+from checks.automation.check_kinds import KINDS
 from checks.automation.fields import (
     did_you_mean,
 )
@@ -148,6 +149,33 @@ def automation_files(folder: Path) -> tuple[list[Path], list[AutomationError]]:
     return files, problems
 
 
+def _relative(err: ErrorDetails) -> tuple[Any, ...]:
+    """Where an error is, under the automation: a validator may name its own place (``at``)."""
+    ctx = err.get("ctx") or {}
+    if err["type"] != "lookout":
+        return tuple(err["loc"])
+    at = tuple(ctx["at"])
+    return (*err["loc"], *at) if ctx.get("relative") else at
+
+
+def _unknown_field(relative: tuple[Any, ...]) -> str:
+    """``unknown field 'x' (did you mean 'y'?)``, with the keys of the model it is in."""
+    key = str(relative[-1])
+    known: list[str] = []
+    if len(relative) == 1:
+        known = _yaml_keys(Automation)
+    elif len(relative) == 3 and relative[0] == "checks":
+        if key == "filter":
+            return (
+                "unknown field 'filter': it goes inside the kind's mapping, "
+                "e.g. missing: {table: orders, column: email, filter: \"status = 'paid'\"}"
+            )
+        known = _yaml_keys(Check)
+    elif len(relative) == 4 and relative[0] == "checks" and relative[2] in KINDS:
+        known = _yaml_keys(KINDS[relative[2]])
+    return f"unknown field {key!r}{did_you_mean(key, known)}"
+
+
 def _kind(value: object) -> str:
     if value is None:
         return "nothing"
@@ -269,7 +297,7 @@ class _FileLoader:
             automation = Automation.model_validate(fields, context=context)
         except ValidationError as exc:
             for err in exc.errors():
-                if (*prefix, *err["loc"]) not in reported:  # e.g. None left by a bad tag
+                if (*prefix, *_relative(err)) not in reported:  # e.g. None left by a bad tag
                     self.pydantic_error(tree, prefix, err)
             return
         if len(self.result.errors) == errors_before:
@@ -277,14 +305,10 @@ class _FileLoader:
 
     def pydantic_error(self, tree: YamlTree, prefix: Loc, err: ErrorDetails) -> None:
         """Report one pydantic error at the YAML node it is about."""
-        ctx = err.get("ctx") or {}
-        relative = tuple(ctx["at"]) if err["type"] == "lookout" else tuple(err["loc"])
+        relative = _relative(err)
         loc = (*prefix, *relative)
         if err["type"] == "extra_forbidden":
-            nested = len(relative) == 3 and relative[0] == "checks"
-            model = Check if nested else Automation
-            known = _yaml_keys(model) if len(relative) == 1 or nested else []
-            message = f"unknown field {relative[-1]!r}{did_you_mean(str(relative[-1]), known)}"
+            message = _unknown_field(relative)
             node = tree.keys.get(loc) or tree.near(loc)
         elif err["type"] == "missing":
             message, node = "required field is missing", tree.near(loc[:-1])

@@ -20,10 +20,26 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationInfo,
     field_validator,
+    model_serializer,
+    model_validator,
 )
 
+from checks.automation.check_kinds import (
+    KINDS,
+    AcceptedValues,
+    Duplicates,
+    Freshness,
+    Kind,
+    Missing,
+    Range,
+    Relationships,
+    RowCount,
+    Schema,
+)
+from checks.automation.expectation import Expectation
 from checks.automation.fields import (
     DurationS,
     ExpectField,
@@ -31,9 +47,11 @@ from checks.automation.fields import (
     day_match,
     did_you_mean,
     fail,
+    fail_here,
     not_blank,
     slug,
     time_zone,
+    to_expectation,
 )
 from checks.automation.schedule import validate_cron
 
@@ -45,16 +63,30 @@ class _Strict(BaseModel):
 
 
 class Check(_Strict):
-    """One declared check: a SQL query whose result must meet ``expect``.
+    """One declared check: a raw SQL query, or one typed kind, whose result must meet ``expect``.
 
     ``name`` is letters, digits, spaces and ``_.-`` (at most 100 characters) and
-    unique within its automation. ``expect`` is written as a string in YAML and
-    parsed when the file is loaded (see ``checks.automation.expectation``).
+    unique within its automation. A check holds exactly one of ``sql`` and the
+    kinds of ``checks.automation.check_kinds`` (``row_count``, ``missing``, …).
+    ``expect`` is written as a string in YAML and parsed when the file is
+    loaded (see ``checks.automation.expectation``); a raw query needs one, a
+    typed kind has a default (``Kind.default_expect``), filled in here.
+    ``allow_empty`` lets a check whose scope (or, for ``sql``, a table it
+    reads) has 0 rows count as passed instead of not evaluated.
     """
 
     name: str
-    sql: str
-    expect: ExpectField
+    sql: str | None = None
+    expect: ExpectField | None = None
+    allow_empty: bool = False
+    row_count: RowCount | None = None
+    missing: Missing | None = None
+    duplicates: Duplicates | None = None
+    accepted_values: AcceptedValues | None = None
+    relationships: Relationships | None = None
+    freshness: Freshness | None = None
+    range: Range | None = None
+    schema_: Schema | None = Field(default=None, alias="schema")
 
     @field_validator("name")
     @classmethod
@@ -63,8 +95,100 @@ class Check(_Strict):
 
     @field_validator("sql")
     @classmethod
-    def _sql(cls, value: str) -> str:
-        return not_blank(value)
+    def _sql(cls, value: str | None) -> str | None:
+        return None if value is None else not_blank(value)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Check:
+        given = [key for key in ("sql", *KINDS) if self._spec_or_sql(key) is not None]
+        if not given:
+            raise fail_here(
+                "a check needs 'sql:' or one of the typed kinds: " + ", ".join(KINDS), ()
+            )
+        if len(given) > 1:
+            raise fail_here(
+                f"a check is one of sql, {', '.join(KINDS)}; this one has {' and '.join(given)}",
+                (given[1],),
+            )
+        spec = self.spec
+        if spec is None:
+            if self.expect is None:
+                raise fail_here("required field is missing", ("expect",))
+            return self
+        if self.expect is None:
+            try:
+                default = spec.default_expect()
+            except ValueError as exc:
+                raise fail_here(str(exc), (spec.KIND,)) from None
+            object.__setattr__(self, "expect", to_expectation(default))
+        elif isinstance(spec, Freshness) and spec.max_age_s is not None:
+            raise fail_here(
+                "give max_age or expect, not both: max_age is the same as expect '<= max_age'",
+                ("expect",),
+            )
+        expect = self.expectation
+        if expect.unit not in spec.UNITS:
+            raise fail_here(_unit_mismatch(spec, expect.text, expect.unit), ("expect",))
+        return self
+
+    @model_serializer(mode="wrap")
+    def _without_other_kinds(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Dump only the kind this check is (no ``sql: null``, ``missing: null``…).
+
+        ``allow_empty`` appears only when true: a raw check's definition keeps
+        the shape it had before typed checks existed.
+        """
+        data: dict[str, Any] = handler(self)
+        return {
+            key: value
+            for key, value in data.items()
+            if (value is not None or key not in ("sql", "schema_", *KINDS))
+            and not (key == "allow_empty" and value is False)
+        }
+
+    def _spec_or_sql(self, key: str) -> object:
+        return getattr(self, "schema_" if key == "schema" else key)
+
+    @property
+    def spec(self) -> Kind | None:
+        """The typed kind of this check, or None for a raw ``sql`` check."""
+        for key in KINDS:
+            found = self._spec_or_sql(key)
+            if isinstance(found, Kind):
+                return found
+        return None
+
+    @property
+    def kind(self) -> str:
+        """``sql``, or the typed kind's YAML key."""
+        spec = self.spec
+        return "sql" if spec is None else spec.KIND
+
+    @property
+    def expectation(self) -> Expectation:
+        """``expect``, given or filled in from the kind's default."""
+        assert self.expect is not None  # set by the validator for every valid check
+        return self.expect
+
+
+def _unit_mismatch(spec: Kind, text: str, unit: str) -> str:
+    wanted = {
+        "number": "a number ('== 0')",
+        "percent": "a percent ('<= 1%')",
+        "rows": "'empty' / 'not empty'",
+        "duration": "a duration ('< 3h')",
+    }
+    allowed = " or ".join(
+        wanted[u] for u in ("number", "percent", "duration", "rows") if u in spec.UNITS
+    )
+    what = {
+        "number": "a number",
+        "percent": "a percent",
+        "duration": "a duration",
+        "boolean": "a boolean",
+        "rows": "rows",
+    }[unit]
+    return f"{spec.KIND} is compared with {allowed}; '{text}' compares {what}"
 
 
 class Automation(_Strict):

@@ -1,86 +1,213 @@
-"""Running an automation's declared checks: the authoritative, deterministic part of a run."""
+"""Running an automation's declared checks: the authoritative, deterministic part of a run.
+
+A raw ``sql`` check runs its query through the read-only layer and compares
+the result (``checks.automation.expectation.evaluate``); a typed check runs
+through ``checks.declared.typed``. Either way a check that could not look at
+any data is **not evaluated**, never passed:
+
+- a raw query that reads a table with 0 rows (the tables come from sqlglot;
+  each is probed with ``SELECT 1 … LIMIT 1``, once per run) is not evaluated,
+  and its reason names the empty table, unless the check says
+  ``allow_empty: true`` (it then runs and its reason notes the empty table);
+- a percent over a total of 0 is undefined: not evaluated.
+
+An ``expect: empty`` query whose result is longer than the fingerprint scan
+is counted (``SELECT count(*) FROM (…)``), so its value is the true number of
+violating rows, never the scan's cap.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 import time
+from collections.abc import Callable
+
+import sqlglot
+from sqlglot import exp
 
 from checks.automation.expectation import evaluate
 from checks.automation.model import Automation, Check
-from checks.errors import QueryError
-from checks.report import CheckResult, Evidence
+from checks.declared.typed import run_typed_check
+from checks.errors import QueryError, SourceError
+from checks.report import CheckOutcome, CheckResult, Evidence
 from checks.settings.limits import Limits
 from checks.sources import Source
+from checks.sql.tables import fold, tables_read
+
+Clock = Callable[[], dt.datetime]
+
+
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class EmptyTables:
+    """Which tables of a source hold no row, probed once per run (``SELECT 1 … LIMIT 1``)."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self._empty: dict[str, bool] = {}
+
+    def among(self, sql: str, *, timeout_s: float) -> list[str]:
+        """Return the data sets ``sql`` reads that have no row, as the catalog names them.
+
+        Raises:
+            QueryError: a probe failed (the check is then in error).
+
+        """
+        dialect = self.source.dialect
+        try:
+            tree = sqlglot.parse_one(sql, read=dialect)
+        except Exception:  # the guard reports it when the check's query runs
+            return []
+        by_fold = {fold(d.name, dialect): d.name for d in self.source.catalog()}
+        found = [by_fold[name] for name in tables_read(tree, dialect) if name in by_fold]
+        return [name for name in found if self._is_empty(name, timeout_s)]
+
+    def _is_empty(self, name: str, timeout_s: float) -> bool:
+        if name not in self._empty:
+            probe = (
+                exp.select(exp.Literal.number(1))
+                .from_(exp.Table(this=exp.to_identifier(name, quoted=True)))
+                .limit(1)
+            )
+            result = self.source.query(
+                probe.sql(dialect=self.source.dialect), max_rows=1, timeout_s=timeout_s
+            )
+            self._empty[name] = result.row_count == 0
+        return self._empty[name]
+
+
+def _empty_reason(tables: list[str]) -> str:
+    if len(tables) == 1:
+        return f"table {tables[0]} has 0 rows"
+    return f"tables {', '.join(tables[:-1])} and {tables[-1]} have 0 rows"
 
 
 def run_check(
-    check: Check, source: Source, limits: Limits, *, evidence_id: str, timeout_s: float
+    check: Check,
+    source: Source,
+    limits: Limits,
+    *,
+    evidence_id: str,
+    timeout_s: float,
+    empty_tables: EmptyTables | None = None,
 ) -> tuple[CheckResult, Evidence | None]:
-    """Run one check's SQL through the read-only layer and compare it with its expectation.
+    """Run one raw ``sql`` check through the read-only layer and compare it with its expectation.
 
     Returns the result and, when the query ran, its evidence (id ``evidence_id``).
-    A rejected, failing or timed-out query is an error on the check, never a pass.
+    A rejected, failing or timed-out query is an error on the check, never a
+    pass; a query reading an empty table is not evaluated (see the module docstring).
     """
+    assert check.sql is not None  # raw checks only; typed ones go to run_typed_check
+    expect = check.expectation
+    result = CheckResult(check.name, check.sql, expect.text, None, None, None)
+    probes = empty_tables or EmptyTables(source)
     try:
-        result = source.query(check.sql, max_rows=limits.max_rows, timeout_s=timeout_s)
-    except QueryError as exc:
-        return CheckResult(check.name, check.sql, check.expect.text, None, None, str(exc)), None
-    outcome = evaluate(check.expect, result.columns, result.rows, result.row_count)
-    rows, cut = result.jsonable(
+        empty = probes.among(check.sql, timeout_s=timeout_s)
+        if empty and not check.allow_empty:
+            result.reason = _empty_reason(empty)
+            result.outcome = CheckOutcome.NOT_EVALUATED
+            return result, None
+        found = source.query(check.sql, max_rows=limits.max_rows, timeout_s=timeout_s)
+        row_count = found.row_count
+        if not expect.scalar and found.scan_capped:
+            row_count = _true_count(found.sql, source, timeout_s)
+    except (QueryError, SourceError) as exc:
+        result.error = str(exc)
+        result.outcome = CheckOutcome.ERROR
+        return result, None
+    outcome = evaluate(expect, found.columns, found.rows, row_count)
+    rows, cut = found.jsonable(
         max_cell_chars=limits.max_cell_chars, max_result_chars=limits.max_result_chars
     )
     evidence = Evidence(
         id=evidence_id,
         sql=check.sql,
-        columns=list(result.columns),
+        columns=list(found.columns),
         rows=rows,
-        row_count=result.row_count,
-        truncated=result.truncated or cut,
-        fingerprint=result.fingerprint,
+        row_count=row_count,
+        truncated=found.truncated or cut or row_count > len(rows),
+        fingerprint=found.fingerprint,
         origin="check",
     )
-    check_result = CheckResult(
-        check.name,
-        check.sql,
-        check.expect.text,
-        outcome.value,
-        outcome.passed,
-        outcome.error,
-        evidence_id,
-    )
-    return check_result, evidence
+    result.value, result.passed, result.error = outcome.value, outcome.passed, outcome.error
+    result.evidence_id = evidence_id
+    if not expect.scalar:
+        result.metrics = {"rows": row_count}
+    elif expect.unit == "percent" and outcome.error is None and found.rows:
+        count, total = found.rows[0][0], found.rows[0][1]
+        result.metrics = {"count": int(count), "total": int(total)}
+    if outcome.error is not None:
+        result.outcome = CheckOutcome.ERROR
+    elif outcome.not_evaluated is not None:
+        result.outcome, result.reason = CheckOutcome.NOT_EVALUATED, outcome.not_evaluated
+    else:
+        result.outcome = CheckOutcome.PASSED if outcome.passed else CheckOutcome.FAILED
+    if empty:
+        result.reason = f"{_empty_reason(empty)} (allowed: allow_empty)"
+    return result, evidence
+
+
+def _true_count(sql: str, source: Source, timeout_s: float) -> int:
+    """Count the rows of ``sql``'s full result (it was longer than the fingerprint scan)."""
+    inner = sqlglot.parse_one(sql, read=source.dialect)
+    assert isinstance(inner, exp.Query)  # the guard let only a query through
+    counted = exp.select(exp.Count(this=exp.Star())).from_(inner.subquery("violations"))
+    result = source.query(counted.sql(dialect=source.dialect), max_rows=1, timeout_s=timeout_s)
+    return int(result.rows[0][0])
 
 
 def run_checks(
-    automation: Automation, source: Source, limits: Limits, *, deadline: float
+    automation: Automation,
+    source: Source,
+    limits: Limits,
+    *,
+    deadline: float,
+    clock: Clock = _utcnow,
 ) -> tuple[list[CheckResult], list[Evidence]]:
     """Run every declared check in order; evidence ids are ``C1``, ``C2``… by position.
+
+    A typed check's sample of violating rows is ``S<n>`` beside its ``C<n>``.
 
     Args:
         deadline: ``time.monotonic()`` value after which no check starts; a check
             that could not start is recorded as an error ("the run's time limit ran out").
+        clock: the current time, zone-aware; freshness ages are measured from it.
     """
     results: list[CheckResult] = []
     evidence: list[Evidence] = []
+    empty_tables = EmptyTables(source)
     for position, check in enumerate(automation.checks or [], start=1):
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             results.append(
                 CheckResult(
                     check.name,
-                    check.sql,
-                    check.expect.text,
+                    check.sql or "",
+                    check.expectation.text,
                     None,
                     None,
                     f"not run: the automation's time limit ({automation.timeout_s:g} s) ran out",
+                    kind=check.kind,
                 )
             )
+            continue
+        timeout_s = min(limits.query_timeout_s, remaining)
+        if check.spec is not None:
+            result, found = run_typed_check(
+                check, source, limits, position=position, timeout_s=timeout_s, clock=clock
+            )
+            results.append(result)
+            evidence.extend(found)
             continue
         result, ev = run_check(
             check,
             source,
             limits,
             evidence_id=f"C{position}",
-            timeout_s=min(limits.query_timeout_s, remaining),
+            timeout_s=timeout_s,
+            empty_tables=empty_tables,
         )
         results.append(result)
         if ev is not None:

@@ -1,16 +1,18 @@
 """Deciding a finding from the declared checks, and writing it as Markdown.
 
-The rule (README, "An automation"): any check in error puts the run in **error** — never Clear;
-otherwise any failed check gives Needs attention; all passed gives Clear. A run
-in error whose other checks failed still carries ``needs_attention`` so a real
-problem is not hidden behind the error.
+The rule (README, "Not evaluated"): any check in error puts the run in
+**error** — never Clear; otherwise any failed or not evaluated check gives
+Needs attention (a check that could not look at any data is never a pass); all
+passed gives Clear. A run in error whose other checks failed still carries
+``needs_attention`` so a real problem is not hidden behind the error.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from checks.report import CheckResult, Finding, Status, json_value
+from checks.declared.wording import describe_value
+from checks.report import CheckOutcome, CheckResult, Finding, Status
 
 
 @dataclass(frozen=True)
@@ -23,31 +25,37 @@ class Decision:
     error: str | None
 
 
-def describe_value(check: CheckResult) -> str:
-    """Return the check's value in words, e.g. ``722 rows`` or ``0.0245``."""
-    if check.error is not None:
-        return f"error: {check.error}"
-    if check.expect in ("empty", "not empty"):
-        return f"{check.value} row{'s' if check.value != 1 else ''}"
-    return str(json_value(check.value))
+_MARKS = {
+    CheckOutcome.PASSED: "passed",
+    CheckOutcome.FAILED: "FAILED",
+    CheckOutcome.NOT_EVALUATED: "NOT EVALUATED",
+}
 
 
 def check_line(check: CheckResult) -> str:
-    """One Markdown bullet for a check, citing its evidence id.
+    """One Markdown bullet for a check, citing its evidence ids, then its lint warnings.
 
-    ``- FAILED: **name** — 721 rows (expected empty) [C1]``; a check in error
-    says only why (``- ERROR: **name** — returned NULL [C1]``): it has no value
-    to set against the expectation.
+    ``- FAILED: **name** — 721 rows (expected empty) [C1]``; a typed check also
+    cites its sample (``[C2, S2]``); a check in error says only why
+    (``- ERROR: **name** — returned NULL [C1]``): it has no value to set
+    against the expectation.
     """
-    cite = f" [{check.evidence_id}]" if check.evidence_id else ""
-    if check.error is not None:
-        return f"- ERROR: **{check.name}** — {check.error}{cite}"
-    mark = "passed" if check.passed else "FAILED"
-    return f"- {mark}: **{check.name}** — {describe_value(check)} (expected {check.expect}){cite}"
+    ids = [i for i in (check.evidence_id, check.sample_id) if i]
+    cite = f" [{', '.join(ids)}]" if ids else ""
+    if check.outcome is CheckOutcome.ERROR:
+        line = f"- ERROR: **{check.name}** — {check.error}{cite}"
+    else:
+        mark = _MARKS[check.outcome or CheckOutcome.FAILED]
+        line = f"- {mark}: **{check.name}** — {describe_value(check)} (expected {check.expect}){cite}"
+    for warning in check.warnings:
+        line += f"\n  - warning: {warning}"
+    return line
 
 
 def decide_from_checks(checks: list[CheckResult], *, why: str | None = None) -> Decision:
-    """Decide a run from its declared checks.
+    """Decide a run from its declared checks (the rule is in the module docstring).
+
+    The summary names each not-evaluated check with its reason.
 
     Args:
         checks: at least one check result.
@@ -61,23 +69,37 @@ def decide_from_checks(checks: list[CheckResult], *, why: str | None = None) -> 
     """
     if not checks:
         raise ValueError("no declared checks to decide from")
-    failed = [c for c in checks if c.passed is False]
-    errored = [c for c in checks if c.error is not None]
-    finding = Finding.NEEDS_ATTENTION if failed else None
+    failed = [c for c in checks if c.outcome is CheckOutcome.FAILED]
+    unseen = [c for c in checks if c.outcome is CheckOutcome.NOT_EVALUATED]
+    errored = [c for c in checks if c.outcome is CheckOutcome.ERROR]
+    finding = Finding.NEEDS_ATTENTION if failed or unseen else None
+    problems = []
+    if failed:
+        problems.append(f"{len(failed)} failed")
+    if unseen:
+        problems.append(f"{len(unseen)} not evaluated")
     if errored:
         status = Status.ERROR
         head = f"**Error** — {len(errored)} of {len(checks)} checks could not be evaluated"
-        if failed:
-            head += f"; {len(failed)} failed"
+        if problems:
+            head += "; " + ", ".join(problems)
         error = "; ".join(f"check '{c.name}': {c.error}" for c in errored)
-    elif failed:
+    elif problems:
         status, error = Status.COMPLETED, None
-        head = f"**Needs attention** — {len(failed)} of {len(checks)} checks failed"
+        head = f"**Needs attention** — {' and '.join(problems)} of {len(checks)} checks"
     else:
         status, finding, error = Status.COMPLETED, Finding.CLEAR, None
         head = f"**Clear** — all {len(checks)} checks passed"
     lines = [f"{head}.", ""]
+    lines += [f"Not evaluated: **{c.name}** — {c.reason}." for c in unseen]
+    if unseen:
+        lines.append("")
     if why:
         lines += [f"Decided by the declared checks alone: {why}.", ""]
     lines += [check_line(c) for c in checks]
     return Decision(status, finding, "\n".join(lines), error)
+
+
+def not_evaluated_lines(checks: list[CheckResult]) -> list[str]:
+    """``name: reason`` for each check that was not evaluated, for alerts and overrides."""
+    return [f"{c.name}: {c.reason}" for c in checks if c.outcome is CheckOutcome.NOT_EVALUATED]

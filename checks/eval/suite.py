@@ -363,7 +363,9 @@ class _SuiteLoader:
         self, tree: YamlTree, prefix: Loc, relative: tuple[Any, ...], err: ErrorDetails
     ) -> None:
         ctx = err.get("ctx") or {}
-        if err["type"] == "lookout":  # raised by Automation at a location of its own
+        if err["type"] == "lookout" and ctx.get("relative"):  # at, under the model raising it
+            relative = (*relative, *ctx["at"])
+        elif err["type"] == "lookout":  # raised by Automation at a location of its own
             relative = ("automation", *ctx["at"])
         loc = (*prefix, *relative)
         node = tree.near(loc)

@@ -9,7 +9,8 @@ One request, up to three questions about one state:
 - ``urgency`` (choice): ``nothing_to_do``, ``worth_a_look``, ``act_soon``, ``act_now``.
 
 The state (``opinion_state``) holds the goal, the instructions, each run's
-finding, summary and evidence query results — never raw tables — bounded
+finding, summary, declared checks (outcome, value, reason and counts such as
+``rows_in_scope``) and evidence query results — never raw tables — bounded
 by ``StateLimits`` (rows, cell, SQL and total characters; whatever is cut is
 listed under ``left_out``), fenced and labelled as untrusted
 (``checks.opinion.decision_model.untrusted_state``).
@@ -58,7 +59,7 @@ from checks.opinion.decision_model import (
     untrusted_state,
 )
 from checks.opinion.evidence_diff import EvidenceDiff, diff_evidence
-from checks.report import Evidence, Finding, RunReport
+from checks.report import CheckResult, Evidence, Finding, RunReport, json_value
 
 
 class Urgency(StrEnum):
@@ -146,6 +147,25 @@ def _evidence_entries(
     return entries
 
 
+def _check_entry(check: CheckResult, limits: StateLimits) -> dict[str, Any]:
+    """One declared check as the decision model sees it: outcome, value and its counts.
+
+    The counts (``rows_in_scope`` and the kind's others) let it tell a pass over
+    a few rows from one over many, and see a scope that was empty.
+    """
+    return {
+        "name": check.name,
+        "kind": check.kind,
+        "outcome": str(check.outcome),
+        "expect": check.expect,
+        "value": json_value(check.value),
+        "reason": _cut(check.reason, limits.max_cell_chars),
+        "metrics": {
+            k: _cut(json_value(v), limits.max_cell_chars) for k, v in check.metrics.items()
+        },
+    }
+
+
 def opinion_state(
     report: RunReport,
     previous: RunReport | None,
@@ -159,11 +179,14 @@ def opinion_state(
     current_budget = budget if previous is None else budget * 6 // 10
 
     def run_part(run: RunReport, label: str, chars: int) -> dict[str, Any]:
-        return {
+        part: dict[str, Any] = {
             "finding": str(run.finding) if run.finding else None,
             "summary": _cut(run.summary, limits.max_text_chars),
-            "evidence": _evidence_entries(run.evidence, chars, limits, label, left_out),
         }
+        if run.checks:
+            part["checks"] = [_check_entry(c, limits) for c in run.checks]
+        part["evidence"] = _evidence_entries(run.evidence, chars, limits, label, left_out)
+        return part
 
     payload: dict[str, Any] = {
         "goal": _cut(goal, limits.max_text_chars),

@@ -43,10 +43,19 @@ FETCH_BATCH_ROWS = 2_000
 
 @dataclass(frozen=True)
 class Column:
-    """One column of a data set; ``type`` is the database's own type name."""
+    """One column of a data set.
+
+    Attributes:
+        name: the column's name as the database stores it.
+        type: the database's own type name (``BIGINT``, ``NUMERIC(10, 2)``,
+            ``TIMESTAMP WITH TIME ZONE``).
+        nullable: whether the schema lets it hold NULL (no NOT NULL
+            constraint); None when the source cannot tell.
+    """
 
     name: str
     type: str
+    nullable: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -264,6 +273,26 @@ class Source(ABC):
         """
         self.catalog()
         return self._facts
+
+    def table_columns(self, name: str) -> tuple[Column, ...]:
+        """Return one data set's columns as the database has them now, not as first cataloged.
+
+        ``name`` is a data set of the catalog. A source that cannot read them
+        afresh returns the catalog's. Used by ``schema`` checks, which must
+        see a column dropped since the process started.
+
+        Raises:
+            SourceError: no data set has that name, or the columns cannot be read.
+
+        """
+        for data_set in self.catalog():
+            if data_set.name == name:
+                return self._read_columns(name) or data_set.columns
+        raise SourceError(f"source {self.name} has no data set {name!r}")
+
+    def _read_columns(self, name: str) -> tuple[Column, ...] | None:
+        """Read one data set's columns from the database; None when the source cannot."""
+        return None
 
     def describe(self, name: str, *, sample_rows: int = 5) -> dict[str, Any]:
         """Describe one data set.

@@ -99,12 +99,13 @@ class DuckDBQuerySource(Source):
         cur = self._cursor()
         try:
             columns: dict[str, list[Column]] = {}
-            for table, column, type_ in cur.execute(
-                "SELECT table_name, column_name, data_type FROM information_schema.columns"
+            for table, column, type_, nullable in cur.execute(
+                "SELECT table_name, column_name, data_type, is_nullable"
+                " FROM information_schema.columns"
                 " WHERE table_schema = 'main' AND table_catalog = current_database()"
                 " ORDER BY table_name, ordinal_position"
             ).fetchall():
-                columns.setdefault(table, []).append(Column(column, type_))
+                columns.setdefault(table, []).append(Column(column, type_, nullable != "NO"))
             found = []
             for table, cols in columns.items():
                 row = cur.execute(f"SELECT count(*) FROM {quote(table)}").fetchone()
@@ -116,6 +117,23 @@ class DuckDBQuerySource(Source):
             ) from None
         finally:
             cur.close()
+
+    def _read_columns(self, name: str) -> tuple[Column, ...]:
+        cur = self._cursor()
+        try:
+            found = cur.execute(
+                "SELECT column_name, data_type, is_nullable FROM information_schema.columns"
+                " WHERE table_schema = 'main' AND table_catalog = current_database()"
+                " AND table_name = ? ORDER BY ordinal_position",
+                [name],
+            ).fetchall()
+        except duckdb.Error as error:
+            raise SourceError(
+                f"source {self.name}: cannot read the columns of {name}: {first_line(error)}"
+            ) from None
+        finally:
+            cur.close()
+        return tuple(Column(column, type_, nullable != "NO") for column, type_, nullable in found)
 
     def _load_facts(self) -> SourceFacts:
         cur = self._cursor()

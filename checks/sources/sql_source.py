@@ -8,7 +8,8 @@ connection so that each backend's read-only guarantees (layer 2 of design notes
   query, then ``DISCARD ALL`` before the connection goes back to the pool (a
   session-level advisory lock survives ROLLBACK; a connection that cannot be
   reset is closed), ``statement_timeout`` set locally, ``search_path`` set to the source's
-  schema, and the query sent as a server-side cursor (``DECLARE … CURSOR FOR``)
+  schema, the time zone set to UTC locally (so ``PGTZ`` or a role's default
+  never changes a result), and the query sent as a server-side cursor (``DECLARE … CURSOR FOR``)
   over the extended protocol: one statement per call, SELECT/VALUES only, no
   data-modifying WITH. A watchdog cancels the query at its time limit, and
   past ``Limits.kill_after_s`` shuts the socket (a server that no longer
@@ -20,8 +21,9 @@ connection so that each backend's read-only guarantees (layer 2 of design notes
   (``SQLITE_LIMIT_LENGTH``). The ``sqlite3`` driver itself refuses more than
   one statement per call.
 - MySQL/MariaDB: ``START TRANSACTION READ ONLY`` … ``ROLLBACK``,
-  ``max_execution_time`` and connect/read timeouts; untested here (no driver
-  installed), and its cells are not measured before fetching.
+  ``max_execution_time``, ``time_zone = '+00:00'`` and connect/read timeouts;
+  untested here (no driver installed), and its cells are not measured before
+  fetching.
 
 PostgreSQL and SQLite results are wrapped like DuckDB's (``checks.sources.cells``):
 the result's columns are read first (``LIMIT 0``), and a cell larger than
@@ -133,10 +135,7 @@ class SQLQuerySource(Source):
             found = []
             with self._engine.connect() as conn:
                 for table in names:
-                    columns = tuple(
-                        Column(c["name"], _type_name(c["type"]))
-                        for c in inspector.get_columns(table, schema)
-                    )
+                    columns = _columns(inspector, table, schema)
                     count = sa.select(sa.func.count()).select_from(sa.table(table, schema=schema))
                     found.append(DataSet(table, columns, int(conn.execute(count).scalar_one())))
             return found
@@ -154,6 +153,14 @@ class SQLQuerySource(Source):
         except sa.exc.SQLAlchemyError as error:
             raise SourceError(
                 f"source {self.name}: cannot read the catalog: {self._message(error)}"
+            ) from None
+
+    def _read_columns(self, name: str) -> tuple[Column, ...]:
+        try:
+            return _columns(sa.inspect(self._engine), name, self._config.schema_)
+        except sa.exc.SQLAlchemyError as error:
+            raise SourceError(
+                f"source {self.name}: cannot read the columns of {name}: {self._message(error)}"
             ) from None
 
     def _execute(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
@@ -223,6 +230,9 @@ class SQLQuerySource(Source):
                     "SELECT set_config('search_path', %s, true)",
                     [_pg_ident(self.schema or "public")],
                 )
+                # Results never depend on the client's or server's zone (PGTZ, the role's
+                # default): now(), current_date and timestamptz casts are in UTC, as in DuckDB.
+                conn.execute("SELECT set_config('TimeZone', 'UTC', true)")
                 with conn.cursor() as probe:  # names and types only: LIMIT 0 runs nothing
                     probe.execute(f"SELECT * FROM (\n{sql}\n) AS lookout_q LIMIT 0")
                     oids = [d.type_code for d in probe.description or []]
@@ -288,6 +298,7 @@ class SQLQuerySource(Source):
         cur = conn.cursor()
         try:
             cur.execute(f"SET SESSION max_execution_time = {max(1, int(timeout_s * 1000))}")
+            cur.execute("SET time_zone = '+00:00'")  # results never depend on the zone
             cur.execute("START TRANSACTION READ ONLY")
             cur.execute(sql)
             return finish(cur.fetchmany, [d[0] for d in cur.description or []])
@@ -408,11 +419,22 @@ def _shut(conn: Any) -> None:
         return
 
 
+def _columns(inspector: Any, table: str, schema: str | None) -> tuple[Column, ...]:
+    return tuple(
+        Column(c["name"], _type_name(c["type"]), c.get("nullable"))
+        for c in inspector.get_columns(table, schema)
+    )
+
+
 def _type_name(type_: Any) -> str:
     try:
-        return str(type_)
+        name = str(type_)
     except sa.exc.SQLAlchemyError:
         return type(type_).__name__
+    # SQLAlchemy writes PostgreSQL's timestamptz as TIMESTAMP with a flag beside it.
+    if getattr(type_, "timezone", False) and name in ("TIMESTAMP", "TIME"):
+        return f"{name} WITH TIME ZONE"
+    return name
 
 
 def _pg_ident(name: str) -> str:

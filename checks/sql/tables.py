@@ -55,6 +55,31 @@ def check_tables(
             _check_table(node, dialect, allowed, schemas)
 
 
+def tables_read(tree: exp.Expr, dialect: str) -> list[str]:
+    """Return the data sets a checked query reads, folded as the dialect folds names.
+
+    CTEs in sight are not data sets and are left out; each name appears once,
+    in the order it first appears.
+    """
+    names: list[str] = []
+    for node in tree.find_all(exp.Table):
+        target = node.this
+        if not isinstance(target, exp.Identifier):
+            continue
+        name = _resolve(target, dialect)
+        qualified = node.args.get("db") or node.args.get("catalog")
+        if not qualified and name in _visible_ctes(node, dialect):
+            continue
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def fold(name: str, dialect: str) -> str:
+    """Fold a data set's name as ``tables_read`` folds the names it returns."""
+    return _fold_name(name, dialect)
+
+
 def _check_table_function(func: exp.Func) -> None:
     if isinstance(func, (exp.GenerateSeries, exp.Unnest)):
         return

@@ -98,7 +98,12 @@ class RunRow(Base):
 
 
 class CheckRow(Base):
-    """One declared check's result in one run; ``value`` is JSON-safe (see ``json_value``)."""
+    """One declared check's result in one run; ``value`` is JSON-safe (see ``json_value``).
+
+    ``outcome`` is a ``CheckOutcome`` (NULL in runs stored before it existed:
+    derived from ``passed`` and ``error``); ``metrics`` is the check's numbers
+    by name, kept per run so they can be followed over time.
+    """
 
     __tablename__ = "check_results"
 
@@ -112,6 +117,12 @@ class CheckRow(Base):
     passed: Mapped[bool | None] = mapped_column(Boolean)
     error: Mapped[str | None] = mapped_column(Text)
     evidence_id: Mapped[str | None] = mapped_column(String(16))
+    kind: Mapped[str] = mapped_column(String(32), default="sql", server_default="sql")
+    outcome: Mapped[str | None] = mapped_column(String(16))
+    reason: Mapped[str | None] = mapped_column(Text)
+    metrics: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    warnings: Mapped[list[str] | None] = mapped_column(JSON)
+    sample_id: Mapped[str | None] = mapped_column(String(16))
 
     run: Mapped[RunRow] = relationship(back_populates="checks")
 

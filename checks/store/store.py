@@ -42,6 +42,7 @@ from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from checks.errors import StoreError
 from checks.report import (
+    CheckOutcome,
     CheckResult,
     Evidence,
     Finding,
@@ -326,6 +327,12 @@ class Store:
                     passed=c.passed,
                     error=c.error,
                     evidence_id=c.evidence_id,
+                    kind=c.kind,
+                    outcome=str(c.outcome),
+                    reason=c.reason,
+                    metrics=json_value(c.metrics),
+                    warnings=list(c.warnings),
+                    sample_id=c.sample_id,
                 )
                 for i, c in enumerate(report.checks)
             ]
@@ -445,7 +452,21 @@ def _to_report(row: RunRow, *, full: bool) -> RunReport:
     )
     if full:
         report.checks = [
-            CheckResult(c.name, c.sql, c.expect, c.value, c.passed, c.error, c.evidence_id)
+            CheckResult(
+                c.name,
+                c.sql,
+                c.expect,
+                c.value,
+                c.passed,
+                c.error,
+                c.evidence_id,
+                kind=c.kind or "sql",
+                outcome=CheckOutcome(c.outcome) if c.outcome else None,
+                reason=c.reason,
+                metrics=c.metrics or {},
+                warnings=c.warnings or [],
+                sample_id=c.sample_id,
+            )
             for c in row.checks
         ]
         report.evidence = [

@@ -33,6 +33,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from checks.declared.finding import not_evaluated_lines
 from checks.report import RunReport
 from checks.settings.config import Settings
 from checks.store.alert_tables import DeliveryRow
@@ -76,6 +77,7 @@ def build_alert(report: RunReport, event: PlannedEvent, settings: Settings) -> A
         reminder=event.reminder,
         opened_at=event.opened_at,
         thread_key=event.thread_key,
+        not_evaluated=tuple(not_evaluated_lines(report.checks)),
     )
 
 

@@ -68,6 +68,9 @@ class Alert:
         reminder: a repeat of an open incident's alert (every ``repeat_interval``).
         opened_at: ISO 8601 UTC time the incident opened, for reminders and resolutions.
         thread_key: the incident's thread (Google Chat ``thread.threadKey``), or None.
+        not_evaluated: ``check: reason`` for each declared check that could not
+            look at any data ("rows: 0 rows in scope: orders"); names and
+            reasons are untrusted text.
     """
 
     event: str
@@ -86,18 +89,26 @@ class Alert:
     reminder: bool = False
     opened_at: str | None = None
     thread_key: str | None = None
+    not_evaluated: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """Return a JSON-safe dict (stored with the delivery)."""
         data = asdict(self)
         data["flags"] = list(self.flags)
+        data["not_evaluated"] = list(self.not_evaluated)
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Alert:
         """Rebuild an alert stored by ``to_json``."""
-        return cls(**{**data, "flags": tuple(data.get("flags") or ())})
+        return cls(
+            **{
+                **data,
+                "flags": tuple(data.get("flags") or ()),
+                "not_evaluated": tuple(data.get("not_evaluated") or ()),
+            }
+        )
 
     @property
     def title(self) -> str:
@@ -123,6 +134,8 @@ class Alert:
     def facts(self) -> list[tuple[str, str]]:
         """Return (label, value) pairs shown beside the text; values may be untrusted."""
         facts = [("Finding", label(self.finding) if self.finding else self.status)]
+        if self.not_evaluated:
+            facts.append(("Not evaluated", cut("; ".join(self.not_evaluated), 500)[0]))
         if self.urgency:
             facts.append(("Urgency", label(self.urgency)))
         if self.flags:

@@ -20,10 +20,10 @@ from sqlalchemy.orm import Session, selectinload
 
 from checks.agent.trace import read_trace, redacted
 from checks.opinion.evidence_diff import diff_evidence
-from checks.report import Evidence, Status
+from checks.report import CheckOutcome, CheckResult, Evidence, Status
 from checks.settings.config import redact
 from checks.store.alert_tables import AttemptRow, DeliveryRow, IncidentRow
-from checks.store.run_tables import RunRow
+from checks.store.run_tables import CheckRow, RunRow
 from checks.store.store import Store
 from worker.alerts.delivery_log import DeliveryRecord, record_of
 from worker.review.board import opinion_fields
@@ -240,10 +240,7 @@ def report_view(
             started_at=run.started_at,
             finished_at=run.finished_at,
             agent=redacted(run.agent, keys) if run.agent else None,
-            checks=[
-                CheckView(c.name, c.sql, c.expect, c.value, c.passed, c.error, c.evidence_id)
-                for c in run.checks
-            ],
+            checks=[_check_view(c) for c in run.checks],
             evidence=[
                 EvidenceView(
                     e.query_id,
@@ -283,3 +280,31 @@ def trace_of(store: Store, run_id: int, *, secrets: Sequence[str]) -> list[Trace
         TraceEventView(e.seq, e.at, e.kind, redacted(e.payload, keys))
         for e in read_trace(store, run_id)
     ]
+
+
+def _check_view(row: CheckRow) -> CheckView:
+    """A stored check as the page shows it (rows stored before outcomes existed derive one)."""
+    derived = CheckResult(
+        row.name,
+        row.sql,
+        row.expect,
+        row.value,
+        row.passed,
+        row.error,
+        outcome=CheckOutcome(row.outcome) if row.outcome else None,
+    )
+    return CheckView(
+        row.name,
+        row.sql,
+        row.expect,
+        row.value,
+        row.passed,
+        row.error,
+        row.evidence_id,
+        kind=row.kind or "sql",
+        outcome=str(derived.outcome),
+        reason=row.reason,
+        metrics=row.metrics or {},
+        warnings=row.warnings or [],
+        sample_id=row.sample_id,
+    )

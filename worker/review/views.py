@@ -17,7 +17,13 @@ from worker.review.vocabulary import Action, ReviewState
 
 @dataclass(frozen=True)
 class CheckView:
-    """One declared check: its SQL, expectation, value (JSON-safe) and result."""
+    """One declared check: its SQL, expectation, value (JSON-safe) and result.
+
+    ``outcome`` is ``passed``, ``failed``, ``error`` or ``not_evaluated``;
+    ``reason`` says why it was not evaluated (or notes an allowed empty
+    scope); ``metrics`` are its counts; ``sample_id`` names the evidence
+    holding a sample of its violating rows.
+    """
 
     name: str
     sql: str
@@ -26,6 +32,12 @@ class CheckView:
     passed: bool | None
     error: str | None
     evidence_id: str | None
+    kind: str = "sql"
+    outcome: str = "passed"
+    reason: str | None = None
+    metrics: dict[str, Any] | None = None
+    warnings: list[str] | None = None
+    sample_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,8 @@ def build_catalog(path: Path, n: int) -> list[str]:
         for d in synthetic_catalog(n):
             cols = ", ".join(f'"{c.name}" {c.type}' for c in d.columns)
             conn.execute(f'CREATE TABLE "{d.name}" ({cols})')
+        # One real order, so the declared check looks at data (an empty table is not evaluated).
+        conn.execute("INSERT INTO orders (order_id, amount) VALUES (1, 12.50)")
     return names
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import datetime as dt
 import math
 from dataclasses import dataclass
 from decimal import Decimal
@@ -10,7 +11,10 @@ import pytest
 from checks.automation.expectation import Expectation, Outcome, evaluate, parse_expectation
 
 SHAPE = "a scalar expectation needs exactly one row with one column"
-FORMS = "'== N', '!= N', '< N', '<= N', '> N', '>= N', 'between A and B', 'empty' or 'not empty'"
+FORMS = (
+    "'== N', '!= N', '< N', '<= N', '> N', '>= N', 'between A and B' (N may be a percent "
+    "like '1%' or a duration like '3h'), 'is true', 'is false', 'empty' or 'not empty'"
+)
 
 
 @dataclass(frozen=True)
@@ -137,15 +141,20 @@ JUDGED = [
     Judged(">= -1e400", -1.7976931348623157e308, True),
     Judged("== 0.1", 0.1, True, "the float nearest 0.1 is within tolerance"),
     Judged("== 1e-310", 1e-310, True, "a subnormal float against its own text"),
-    Judged("== 1", 1 + 0.9e-9, True, "within the tolerance"),
-    Judged("== 1", 1 + 1.1e-9, False),
+    Judged("== 1", 1 + 0.9e-10, True, "within the tolerance"),
+    Judged("== 1", 1 + 1.1e-10, False),
+    Judged("< 100", 99.9999999, True, "one part in 10^9 below is below"),
+    Judged("between 0.15 and 0.15", 0.15000000000000002, True, "DOUBLE avg(0.1, 0.2)"),
+    Judged("between 0.15 and 0.15", 0.14999999999717117, True, "float8 avg over 1e6 rows"),
 ]
 
 
 @pytest.mark.parametrize("case", JUDGED, ids=lambda c: f"{c.expect} vs {c.value!r}")
 def test_evaluate_scalar(case: Judged) -> None:
     outcome = evaluate(parse_expectation(case.expect), ["v"], [(case.value,)], 1)
-    assert outcome == Outcome(value=case.value, passed=case.passed, error=None)
+    expected = int(case.value) if isinstance(case.value, int) else float(case.value)
+    assert outcome == Outcome(value=expected, passed=case.passed, error=None)
+    assert type(outcome.value) is type(expected)  # one JSON type: int for ints, else float
 
 
 @dataclass(frozen=True)
@@ -166,13 +175,32 @@ FAILED = [
     Failed("rows beyond those fetched", ["v"], [(1,)], 3, f"returned 3 rows; {SHAPE}"),
     Failed("two columns", ["a", "b"], [(1, 2)], 1, f"returned 2 columns; {SHAPE}"),
     Failed("no column", [], [()], 1, f"returned 0 columns; {SHAPE}"),
-    Failed("text", ["v"], [("abc",)], 1, "value 'abc' is not a number", "abc"),
-    Failed("numeric text", ["v"], [("5",)], 1, "value '5' is not a number", "5"),
-    Failed("bool", ["v"], [(True,)], 1, "value True is a boolean, not a number", True),
-    Failed("nan", ["v"], [(math.nan,)], 1, "value nan is not a finite number", math.nan),
-    Failed("inf", ["v"], [(math.inf,)], 1, "value inf is not a finite number", math.inf),
+    Failed("text", ["v"], [("abc",)], 1, "returned text 'abc', not a number"),
+    Failed("numeric text", ["v"], [("5",)], 1, "returned text '5', not a number"),
     Failed(
-        "decimal nan", ["v"], [(DECIMAL_NAN,)], 1, "value NaN is not a finite number", DECIMAL_NAN
+        "bool",
+        ["v"],
+        [(True,)],
+        1,
+        "returned a boolean (true), not a number; compare it with 'is true' or 'is false'",
+    ),
+    Failed("nan", ["v"], [(math.nan,)], 1, "returned NaN, not a finite number"),
+    Failed("inf", ["v"], [(math.inf,)], 1, "returned Infinity, not a finite number"),
+    Failed("minus inf", ["v"], [(-math.inf,)], 1, "returned -Infinity, not a finite number"),
+    Failed("decimal nan", ["v"], [(DECIMAL_NAN,)], 1, "returned NaN, not a finite number"),
+    Failed(
+        "date",
+        ["v"],
+        [(dt.date(2024, 1, 31),)],
+        1,
+        "returned a date (2024-01-31), not a number",
+    ),
+    Failed(
+        "interval",
+        ["v"],
+        [(dt.timedelta(hours=3),)],
+        1,
+        "returned an interval (3:00:00); compare it with a duration such as '< 3h'",
     ),
 ]
 
@@ -182,7 +210,7 @@ def test_evaluate_errors_never_pass(case: Failed) -> None:
     outcome = evaluate(parse_expectation("== 5"), case.columns, case.rows, case.row_count)
     assert outcome.passed is None
     assert outcome.error == case.error
-    assert outcome.value is case.value or outcome.value == case.value  # `is` for NaN
+    assert outcome.value is None  # one JSON type across runs: no stray text or NaN
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,10 @@ SLUG = (
     "a name is lowercase letters, digits, '_' and '-', starting with a letter or digit, "
     "at most 64 characters"
 )
-FORMS = "'== N', '!= N', '< N', '<= N', '> N', '>= N', 'between A and B', 'empty' or 'not empty'"
+FORMS = (
+    "'== N', '!= N', '< N', '<= N', '> N', '>= N', 'between A and B' (N may be a percent "
+    "like '1%' or a duration like '3h'), 'is true', 'is false', 'empty' or 'not empty'"
+)
 
 GOOD = """\
 name: late-flights

@@ -1,0 +1,84 @@
+"""SQL type names as the catalogs write them, read with sqlglot, and their families.
+
+Catalogs spell types their own way (DuckDB ``DECIMAL(10,2)``, ``TIMESTAMP WITH
+TIME ZONE``; PostgreSQL through SQLAlchemy ``NUMERIC(10, 2)``, ``DOUBLE
+PRECISION``). ``family`` reads a name with ``sqlglot.exp.DataType.build`` in
+the source's dialect and names its family, the words a ``schema`` check
+accepts (``checks.automation.check_kinds.TYPE_FAMILIES``).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from sqlglot import exp
+from sqlglot.expressions.datatypes import DType
+
+_T = DType
+_FAMILIES: tuple[tuple[str, frozenset[DType]], ...] = (
+    ("integer", frozenset(exp.DataType.INTEGER_TYPES) - {_T.BIT}),
+    ("float", frozenset(exp.DataType.FLOAT_TYPES) | {_T.UDOUBLE}),
+    ("decimal", frozenset(exp.DataType.REAL_TYPES) - exp.DataType.FLOAT_TYPES - {_T.UDOUBLE}),
+    ("text", frozenset(exp.DataType.TEXT_TYPES)),
+    ("boolean", frozenset({_T.BOOLEAN})),
+    ("date", frozenset({_T.DATE, _T.DATE32})),
+    (
+        "timestamp",
+        frozenset(
+            {_T.TIMESTAMP, _T.TIMESTAMP_S, _T.TIMESTAMP_MS, _T.TIMESTAMP_NS, _T.TIMESTAMPNTZ}
+            | {_T.DATETIME, _T.DATETIME2, _T.DATETIME64, _T.SMALLDATETIME}
+        ),
+    ),
+    ("timestamptz", frozenset({_T.TIMESTAMPTZ, _T.TIMESTAMPLTZ})),
+    ("time", frozenset({_T.TIME, _T.TIMETZ})),
+    ("interval", frozenset({_T.INTERVAL})),
+    ("json", frozenset({_T.JSON, _T.JSONB})),
+    ("uuid", frozenset({_T.UUID})),
+    ("binary", frozenset(exp.DataType.BINARY_TYPES)),
+)
+NUMBER_FAMILIES = frozenset({"integer", "float", "decimal"})
+TEMPORAL_FAMILIES = frozenset({"date", "timestamp", "timestamptz"})
+
+
+@functools.lru_cache(maxsize=4096)
+def parse_type(name: str, dialect: str) -> exp.DataType | None:
+    """Return the type ``name`` as sqlglot reads it in ``dialect``; None when it cannot."""
+    try:
+        built = exp.DataType.build(name, dialect=dialect)
+    except Exception:  # sqlglot raises several kinds for a name it cannot read
+        return None
+    return None if built.this == _T.USERDEFINED else built
+
+
+def family(name: str, dialect: str) -> str | None:
+    """Return the family of a catalog's type name (``integer``, ``text``, …), or None."""
+    built = parse_type(name, dialect)
+    if built is None:
+        return None
+    for word, members in _FAMILIES:
+        if built.this in members:
+            return word
+    return None
+
+
+def matches(found: str, wanted: str, dialect: str) -> bool:
+    """Whether a column of type ``found`` is what a ``schema`` check wants.
+
+    ``wanted`` is a family (``TYPE_FAMILIES``: ``any``, ``number`` and the
+    families of ``family``) or an exact SQL type, compared as sqlglot writes
+    both in ``dialect`` (``decimal(10,2)`` equals ``NUMERIC(10, 2)`` in
+    PostgreSQL). A name sqlglot cannot read is compared as text, ignoring
+    case and spaces.
+    """
+    word = wanted.strip().lower()
+    if word == "any":
+        return True
+    have = family(found, dialect)
+    if word == "number":
+        return have in NUMBER_FAMILIES
+    if word in {w for w, _ in _FAMILIES}:
+        return have == word
+    left, right = parse_type(found, dialect), parse_type(wanted, dialect)
+    if left is None or right is None:
+        return "".join(found.lower().split()) == "".join(word.split())
+    return left.sql(dialect=dialect) == right.sql(dialect=dialect)
