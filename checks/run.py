@@ -28,7 +28,7 @@ from checks.declared.finding import decide_from_checks
 from checks.errors import SourceError, StoreError
 from checks.opinion.decision_model import make_decision_model
 from checks.opinion.second_opinion import second_opinion
-from checks.report import FindingSource, RunReport, Status
+from checks.report import CheckOutcome, FindingSource, RunReport, Status
 from checks.settings.config import Settings, redact
 from checks.sources import Source, open_source
 from checks.store.review_reads import current_recalibrations, verdicts_for_next_run
@@ -178,6 +178,9 @@ def _decide(
     report.checks, report.evidence = run_checks(
         automation, source, settings.limits, deadline=deadline
     )
+    for check in report.checks:
+        if check.outcome is CheckOutcome.NOT_EVALUATED:
+            say(f"{automation.name}: check '{check.name}' not evaluated: {check.reason}")
     if llm_configured(settings):
         model = automation.model or settings.llm.model
         say(f"{automation.name}: the agent is exploring ({model})")
@@ -188,6 +191,7 @@ def _decide(
             source.name,
             source.dialect,
             verdicts=tuple(verdicts_for_next_run(store, automation.name)) if store else (),
+            timezone=automation.timezone,
         )
         result = run_agent(
             task,

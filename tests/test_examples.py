@@ -11,9 +11,16 @@ from checks.automation.loader import load_automations
 from checks.report import RunReport
 from checks.run import NEEDS_LLM, SourcePool, run_automation
 from checks.settings.config import Settings
-from tests.test_examples_data import EXAMPLES, FIRST_ROWS, Expected
+from tests.test_examples_data import EXAMPLES, FIRST_ROWS, SAMPLE_FIRST_ROWS, Expected
 
 ROOT = Path(__file__).resolve().parents[1]
+SAMPLED = {
+    "missing": "missing",
+    "range": "violations",
+    "relationships": "orphan_keys",
+    "duplicates": "duplicate_groups",
+}
+"""The metric that counts the rows a kind's sample would hold without its LIMIT."""
 
 
 @pytest.fixture(scope="module")
@@ -43,15 +50,28 @@ def test_example_finding_and_values(expected: Expected, reports: dict[str, RunRe
     assert report.finding_source == "checks"
     assert {c.name: c.value for c in report.checks} == expected.checks
     assert {c.name: c.passed for c in report.checks} == expected.passed
-    assert all(c.error is None for c in report.checks)
+    assert {c.name: str(c.outcome) for c in report.checks} == {
+        name: "passed" if ok else "failed" for name, ok in expected.passed.items()
+    }
+    assert all(c.error is None and c.reason is None for c in report.checks)
+    for name, metrics in expected.metrics.items():
+        assert next(c for c in report.checks if c.name == name).metrics == metrics, name
     evidence = {e.id: e for e in report.evidence}
     for check in report.checks:
         assert check.evidence_id in evidence
-        assert f"[{check.evidence_id}]" in report.summary
+        assert check.evidence_id in report.summary
         key = (expected.automation, check.name)
         if key in FIRST_ROWS:
             first = evidence[check.evidence_id].rows[0]
             assert tuple(first) == FIRST_ROWS[key]
+        if key in SAMPLE_FIRST_ROWS:
+            assert check.sample_id is not None
+            sample = evidence[check.sample_id]
+            leading = SAMPLE_FIRST_ROWS[key]
+            assert tuple(sample.rows[0][: len(leading)]) == leading
+            assert sample.row_count == check.metrics[SAMPLED[check.kind]]
+        else:
+            assert check.sample_id is None
 
 
 def test_cli_runs_every_example_and_stores_it(

@@ -109,6 +109,7 @@ class AgentLoop:
             list_cap=self.llm.list_cap,
             deadline=deadline,
             ranker=ranker,
+            timezone=task.timezone,
         )
         limits = settings.limits
         self.messages: list[Message] = [

@@ -36,6 +36,8 @@ class AgentTask:
         source: the source's name; dialect: its SQL dialect (e.g. ``duckdb``).
         verdicts: ops' verdicts on earlier runs (``false_positive`` or ``expected``)
             since the last run, newest first; shown fenced, as untrusted text.
+        timezone: the automation's time zone (IANA); queries run in UTC, and
+            the agent's queries are warned when they read the clock in another.
     """
 
     automation: str
@@ -44,6 +46,7 @@ class AgentTask:
     source: str
     dialect: str
     verdicts: tuple[Verdict, ...] = ()
+    timezone: str = "UTC"
 
 
 def fence(data: Any) -> str:

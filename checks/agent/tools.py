@@ -6,7 +6,9 @@ Result shapes are the public contract of design notes §2:
   row_count}], total, shown, partial, next}``
 - ``describe_data_set(name)`` → ``{name, columns: [{name, type, null_count}],
   row_count, sample_rows}``
-- ``execute_query(sql)`` → ``{id: "Q3", columns, rows, row_count, truncated}``
+- ``execute_query(sql)`` → ``{id: "Q3", columns, rows, row_count, truncated}``,
+  plus ``warnings`` (``checks.sql.lint``: ``NOT IN`` over NULLs, integer
+  division, the session's clock) when the SQL has any, so the model can fix it
 
 Any problem (unknown data set, a rejected, failing or timed-out query) comes
 back as ``{error: "..."}`` with the reason, so the model can correct itself.
@@ -28,6 +30,7 @@ from checks.opinion.decision_model import DecisionModel
 from checks.report import Evidence, json_value
 from checks.settings.limits import Limits
 from checks.sources import DataSet, QueryResult, Source
+from checks.sql.lint import lint
 
 SAMPLE_ROWS = 5
 
@@ -67,6 +70,7 @@ class ToolBox:
         ranker: the decision model that ranks a catalog larger than ``list_cap``
             (``checks.opinion.dataset_ranking``); None or backend ``none``: lexical order.
             How each ranking was made is kept in ``rankings``.
+        timezone: the automation's time zone, for the lint of ``execute_query``.
     """
 
     def __init__(
@@ -78,6 +82,7 @@ class ToolBox:
         list_cap: int,
         deadline: float | None = None,
         ranker: DecisionModel | None = None,
+        timezone: str = "UTC",
     ) -> None:
         self.source = source
         self.ranker = ranker
@@ -87,6 +92,7 @@ class ToolBox:
         self.limits = limits
         self.list_cap = list_cap
         self.deadline = deadline
+        self.timezone = timezone
         self.evidence: list[Evidence] = []
         self._catalog: list[DataSet] | None = None
         self._lock = threading.Lock()
@@ -133,13 +139,22 @@ class ToolBox:
                 origin="agent",
             )
         )
-        return {
+        answer: dict[str, Any] = {
             "id": query_id,
             "columns": list(result.columns),
             "rows": rows,
             "row_count": result.row_count,
             "truncated": result.truncated or cut,
         }
+        warnings = lint(
+            result.sql,
+            dialect=self.source.dialect,
+            catalog=self.catalog(),
+            timezone=self.timezone,
+        )
+        if warnings:
+            answer["warnings"] = [w.message for w in warnings]
+        return answer
 
     def list_data_sets(self, query: str | None) -> dict[str, Any]:
         """Return the ranked slice of the catalog (``partial`` when some are left out)."""

@@ -26,7 +26,7 @@ from checks.automation.fields import (
     did_you_mean,
 )
 from checks.automation.model import LOADER_FIELDS, Automation, Check
-from checks.automation.yaml_tree import Loc, YamlTree, position
+from checks.automation.yaml_tree import Loc, Place, YamlTree, place, position
 from checks.errors import AutomationError
 
 
@@ -43,12 +43,24 @@ class LoadResult:
         automations: the automations with no problem, in file then position order.
         errors: every problem in every file, each with path, line, column and field.
         warnings: lines to show that do not stop anything (e.g. goal-only automations).
+        places: for each good automation (by name), where its checks' values
+            are in its file, keyed by location under the automation
+            (``("checks", 0, "sql")``); ``lookout validate`` points into the
+            SQL with them.
 
     """
 
     automations: list[Automation] = field(default_factory=list)
     errors: list[AutomationError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    places: dict[str, dict[Loc, Place]] = field(default_factory=dict)
+
+    def place_of(self, automation: Automation, loc: Loc) -> Place:
+        """Where ``loc`` (under ``automation``) is, or the nearest enclosing place known."""
+        known = self.places.get(automation.name, {})
+        while loc and loc not in known:
+            loc = loc[:-1]
+        return known.get(loc) or Place(automation.line, 1)
 
     def by_name(self, name: str) -> Automation:
         """Return the automation called ``name``.
@@ -328,6 +340,13 @@ class _FileLoader:
                 )
                 return
         self.result.automations.append(automation)
+        self.result.places[automation.name] = {
+            loc[len(prefix) :]: found
+            for loc, node in tree.values.items()
+            if loc[: len(prefix)] == prefix
+            and loc[len(prefix) : len(prefix) + 1] in (("checks",), ("source",), ())
+            and (found := place(node)) is not None
+        }
         if not automation.checks:
             self.result.warnings.append(
                 f"{automation.path}:{automation.line}: {automation.name}: no checks: "

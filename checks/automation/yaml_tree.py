@@ -2,11 +2,14 @@
 
 Used by ``checks.automation.model`` so that every error points at the node it is
 about. Built on ``yaml.compose`` (SafeLoader); duplicate keys, which PyYAML
-silently resolves to the last value, are reported as problems.
+silently resolves to the last value, are reported as problems. A key written as
+the plain word ``null`` is the name ``null`` (the option of ``accepted_values``
+and ``range``), not YAML's null.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -149,6 +152,8 @@ class YamlTree:
             if key_node.tag == _MERGE_TAG:
                 continue
             key = self._scalar(key_node, loc) if isinstance(key_node, yaml.ScalarNode) else None
+            if key is None and _is_word_null(key_node):
+                key = "null"  # a key is a name: `null: violation` is the option called null
             if not isinstance(key, str | int | float | bool):
                 self._problem(loc, key_node, "a key must be a plain text value")
                 continue
@@ -184,6 +189,15 @@ class YamlTree:
             self._open.pop()
 
 
+def _is_word_null(node: Any) -> bool:
+    """Whether a key node is the plain word ``null`` (which YAML would read as no key at all)."""
+    return (
+        isinstance(node, yaml.ScalarNode)
+        and not node.style
+        and str(node.value).lower() == "null"
+    )
+
+
 def yaml_error(exc: yaml.MarkedYAMLError) -> AutomationError:
     """Turn a PyYAML error into an ``AutomationError`` at its mark, with a hint where one helps."""
     mark = exc.problem_mark or exc.context_mark
@@ -198,6 +212,66 @@ def yaml_error(exc: yaml.MarkedYAMLError) -> AutomationError:
         message,
         line=mark.line + 1 if mark else None,
         column=mark.column + 1 if mark else None,
+    )
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a value is in its file, and how to find a line and column inside it.
+
+    Attributes:
+        line: 1-based line where the value starts (for a ``|`` block, the
+            line of the ``|``).
+        column: 1-based column where it starts.
+        style: the scalar's YAML style: ``|``, ``>``, ``"``, ``'`` or ``""``
+            (plain), or ``""`` for a mapping or list.
+        indent: a ``|`` block's indentation (its text's column 1 is at
+            ``indent + 1``); 0 otherwise.
+        single_line: the value is written on one line.
+    """
+
+    line: int
+    column: int
+    style: str = ""
+    indent: int = 0
+    single_line: bool = True
+
+    def inside(self, line: int | None, column: int | None) -> tuple[int, int]:
+        """Map a 1-based (line, column) in the value's text to the file's.
+
+        Exact for a ``|`` block and for a value on one line (plain or quoted,
+        assuming no escapes before the point); anything else maps to where
+        the value starts.
+        """
+        if line is None or column is None:
+            return self.line, self.column
+        if self.style == "|":
+            return self.line + line, self.indent + column
+        if self.single_line and line == 1:
+            quote = 1 if self.style in ('"', "'") else 0
+            return self.line, self.column + quote + column - 1
+        return self.line, self.column
+
+
+def place(node: Any) -> Place | None:
+    """Return the ``Place`` of a node, or None without one."""
+    if node is None:
+        return None
+    start, end = node.start_mark, node.end_mark
+    style = getattr(node, "style", None) or ""
+    indent = 0
+    if style == "|" and start.buffer is not None:
+        lines = start.buffer.splitlines()
+        for text in lines[start.line + 1 : end.line + 1]:
+            if text.strip():
+                indent = len(text) - len(text.lstrip(" "))
+                break
+    return Place(
+        start.line + 1,
+        start.column + 1,
+        style if isinstance(style, str) else "",
+        indent,
+        start.line == end.line or (end.line == start.line + 1 and end.column == 0),
     )
 
 

@@ -32,6 +32,7 @@ from checks.errors import QueryError, SourceError
 from checks.report import CheckOutcome, CheckResult, Evidence
 from checks.settings.limits import Limits
 from checks.sources import Source
+from checks.sql.lint import lint
 from checks.sql.tables import fold, tables_read
 
 Clock = Callable[[], dt.datetime]
@@ -92,16 +93,20 @@ def run_check(
     evidence_id: str,
     timeout_s: float,
     empty_tables: EmptyTables | None = None,
+    timezone: str = "UTC",
 ) -> tuple[CheckResult, Evidence | None]:
     """Run one raw ``sql`` check through the read-only layer and compare it with its expectation.
 
     Returns the result and, when the query ran, its evidence (id ``evidence_id``).
     A rejected, failing or timed-out query is an error on the check, never a
     pass; a query reading an empty table is not evaluated (see the module docstring).
+    Lint warnings (``checks.sql.lint``; ``timezone`` is the automation's) go in
+    the result's ``warnings``.
     """
     assert check.sql is not None  # raw checks only; typed ones go to run_typed_check
     expect = check.expectation
     result = CheckResult(check.name, check.sql, expect.text, None, None, None)
+    result.warnings = _lint(check.sql, source, timezone)
     probes = empty_tables or EmptyTables(source)
     try:
         empty = probes.among(check.sql, timeout_s=timeout_s)
@@ -147,6 +152,16 @@ def run_check(
     if empty:
         result.reason = f"{_empty_reason(empty)} (allowed: allow_empty)"
     return result, evidence
+
+
+def _lint(sql: str, source: Source, timezone: str) -> list[str]:
+    try:
+        catalog = source.catalog()
+    except SourceError:
+        catalog = None
+    return [
+        w.message for w in lint(sql, dialect=source.dialect, catalog=catalog, timezone=timezone)
+    ]
 
 
 def _true_count(sql: str, source: Source, timeout_s: float) -> int:
@@ -196,7 +211,13 @@ def run_checks(
         timeout_s = min(limits.query_timeout_s, remaining)
         if check.spec is not None:
             result, found = run_typed_check(
-                check, source, limits, position=position, timeout_s=timeout_s, clock=clock
+                check,
+                source,
+                limits,
+                position=position,
+                timeout_s=timeout_s,
+                clock=clock,
+                timezone=automation.timezone,
             )
             results.append(result)
             evidence.extend(found)
@@ -208,6 +229,7 @@ def run_checks(
             evidence_id=f"C{position}",
             timeout_s=timeout_s,
             empty_tables=empty_tables,
+            timezone=automation.timezone,
         )
         results.append(result)
         if ev is not None:

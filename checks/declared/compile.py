@@ -42,6 +42,7 @@ from checks.automation.check_kinds import (
 from checks.automation.fields import did_you_mean
 from checks.errors import CheckDefinitionError
 from checks.sources.base import Column, DataSet
+from checks.sql.catalog_check import condition_error
 from checks.sql.types import family
 
 ROWS = "rows"
@@ -94,10 +95,7 @@ def parse_filter(text: str, dialect: str, at: str) -> exp.Expr:
     try:
         return sqlglot.parse_one(text, read=dialect, into=exp.Condition)
     except Exception as error:  # ParseError, TokenError: fail closed
-        first = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise CheckDefinitionError(
-            f"the filter is not one SQL condition: {first}", field=at
-        ) from None
+        raise CheckDefinitionError(condition_error(error), field=at) from None
 
 
 def resolve_table(name: str, catalog: Sequence[DataSet], at: str) -> DataSet:

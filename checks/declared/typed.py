@@ -5,8 +5,8 @@ metric. A scope of 0 rows is **not evaluated** — never a pass — unless the
 check says ``allow_empty: true``: it is then judged over the empty scope
 (every count is 0; a percent is undefined and counts as passed) and its
 ``reason`` says the scope was empty. Otherwise the kind's compared metric is
-judged against ``expect`` (``checks.automation.expectation``), and when there
-are violating rows a bounded sample of them is read as evidence ``S<n>``.
+judged against ``expect`` (``checks.automation.expectation``), and when the
+check failed a bounded sample of its violating rows is read as evidence ``S<n>``.
 
 Metrics (``CheckResult.metrics``; ``compared`` names the one the
 expectation compares, unless it is a percent of it over ``rows_in_scope``):
@@ -59,6 +59,7 @@ from checks.errors import CheckDefinitionError, QueryError, SourceError
 from checks.report import CheckOutcome, CheckResult, Evidence, Metrics
 from checks.settings.limits import Limits
 from checks.sources import QueryResult, Source
+from checks.sql.lint import lint_condition
 from checks.sql.types import matches
 
 Clock = Callable[[], dt.datetime]
@@ -72,6 +73,7 @@ def run_typed_check(
     position: int,
     timeout_s: float,
     clock: Clock,
+    timezone: str = "UTC",
 ) -> tuple[CheckResult, list[Evidence]]:
     """Run one typed check; return its result and its evidence (``C<n>``, and ``S<n>``).
 
@@ -82,6 +84,7 @@ def run_typed_check(
         position: the check's 1-based position: its evidence ids.
         timeout_s: the time limit of each query.
         clock: the current time, zone-aware (freshness ages are measured from it).
+        timezone: the automation's time zone, for the lint of ``filter:``.
 
     A problem with the check (an unknown column), a failing query or a value of
     the wrong kind is an error on the check, never a pass.
@@ -99,6 +102,15 @@ def run_typed_check(
     except SourceError as exc:
         return _errored(result, str(exc)), []
     result.sql = compiled.counts_sql
+    if spec.filter:
+        found = lint_condition(
+            spec.filter,
+            table=compiled.table,
+            dialect=source.dialect,
+            catalog=source.catalog(),
+            timezone=timezone,
+        )
+        result.warnings = [f"filter: {w.message}" for w in found]
     try:
         counts = source.query(compiled.counts_sql, max_rows=1, timeout_s=timeout_s)
     except QueryError as exc:
@@ -109,7 +121,8 @@ def run_typed_check(
     metrics: Metrics = {name: _count(value) for name, value in row.items() if name != "latest"}
     judged = _Judge(spec, check, compiled, metrics, source, clock).judge(row)
     _fill(result, judged, metrics, spec)
-    if judged.sample_rows and compiled.sample_sql and result.error is None:
+    failed = result.outcome is CheckOutcome.FAILED
+    if failed and judged.sample_rows and compiled.sample_sql:
         sample = _sample(compiled.sample_sql, judged.sample_rows, source, limits, timeout_s)
         if isinstance(sample, str):
             result.warnings.append(sample)

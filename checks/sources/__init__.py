@@ -29,6 +29,7 @@ __all__ = [
     "QueryResult",
     "SQLQuerySource",
     "Source",
+    "dialect_of",
     "open_source",
 ]
 
@@ -49,6 +50,31 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(module), name)
+
+
+def dialect_of(config: DuckDBSource | SQLAlchemySource) -> str:
+    """The sqlglot dialect a source's queries are written in, without opening it.
+
+    Raises:
+        SourceError: the URL is not a SQLAlchemy URL, or names an unsupported database.
+
+    """
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    from checks.errors import SourceError
+    from checks.settings.sources import DuckDBSource
+    from checks.sources.sql_source import DIALECTS
+
+    if isinstance(config, DuckDBSource):
+        return "duckdb"
+    try:
+        backend = make_url(config.url).get_backend_name()
+    except ArgumentError:
+        raise SourceError("the url is not a valid SQLAlchemy URL") from None
+    if backend not in DIALECTS:
+        raise SourceError(f"unsupported database {backend!r}")
+    return DIALECTS[backend]
 
 
 def open_source(name: str, config: DuckDBSource | SQLAlchemySource, settings: Settings) -> Source:

@@ -22,11 +22,13 @@ from rich.text import Text
 from checks.agent.trace import read_trace, to_jsonl
 from checks.automation.loader import LoadResult, load_automations
 from checks.automation.model import Automation
-from checks.errors import ConfigError, LookoutError
+from checks.declared.validation import Validation, validate_checks
+from checks.errors import AutomationError, ConfigError, LookoutError, SourceError
 from checks.opinion.second_opinion import Flag
 from checks.report import Finding, RunReport, Status
 from checks.run import SourcePool, run_and_store
 from checks.settings.config import Settings, load_settings, redact
+from checks.sources import dialect_of
 from checks.store.store import Store
 from worker.alerts.delivery import deliver_for_run
 from worker.alerts.delivery_log import deliveries_by_run, summarize
@@ -93,20 +95,70 @@ def validate(
     path: Annotated[
         Path | None, typer.Argument(help="File or folder; default the automations folder.")
     ] = None,
+    no_sources: Annotated[
+        bool,
+        typer.Option(
+            "--no-sources",
+            help="Do not open the sources: skip the catalog's tables, columns and types.",
+        ),
+    ] = False,
 ) -> None:
-    """Check automation files; print every problem as path:line:column: field: message."""
+    """Check automation files and their SQL; print each problem as path:line:column: field: message.
+
+    Every query and typed check is also checked against its source before
+    anything runs: the SQL guard, parsing in the source's dialect, the
+    catalog's tables and columns, and the lint (as warnings).
+    """
     settings = ctx.obj.settings()
     target = path or Path(settings.automations_dir)
     loaded = load_automations(target, known_sources=settings.sources.keys())
-    _report_load_problems(loaded, out)
-    files = {a.path for a in loaded.automations}
+    errors, warnings = list(loaded.errors), [f"warning: {w}" for w in loaded.warnings]
+    bad: set[str] = set()
+    with SourcePool(settings) as pool:
+        for automation in loaded.automations:
+            found = _validate_sql(automation, loaded, settings, None if no_sources else pool)
+            errors += found.errors
+            warnings += [f"warning: {w.location_message()}" for w in found.warnings]
+            if found.errors:
+                bad.add(automation.name)
+    errors.sort(key=lambda e: (e.path or "", e.line or 0, e.column or 0))
+    for problem in errors:
+        out.print(f"error: {problem.location_message()}", markup=False)
+    for warning in warnings:
+        out.print(warning, markup=False)
+    good = [a for a in loaded.automations if a.name not in bad]
+    files = {a.path for a in good}
     out.print(
-        f"{_count(len(loaded.automations), 'automation')} valid in "
-        f"{_count(len(files), 'file')}; {_count(len(loaded.errors), 'error')}, "
-        f"{_count(len(loaded.warnings), 'warning')}",
+        f"{_count(len(good), 'automation')} valid in "
+        f"{_count(len(files), 'file')}; {_count(len(errors), 'error')}, "
+        f"{_count(len(warnings), 'warning')}",
         markup=False,
     )
-    raise typer.Exit(EXIT_CONFIG if loaded.errors else EXIT_OK)
+    raise typer.Exit(EXIT_CONFIG if errors else EXIT_OK)
+
+
+def _validate_sql(
+    automation: Automation, loaded: LoadResult, settings: Settings, pool: SourcePool | None
+) -> Validation:
+    """The checks' SQL against the source; a source that cannot open is one error, at ``source``."""
+    config = settings.sources[automation.source]
+    where = loaded.place_of(automation, ("source",))
+    try:
+        dialect = dialect_of(config)
+        source = pool.get(automation.source) if pool is not None else None
+        return validate_checks(
+            automation,
+            loaded,
+            source=source,
+            dialect=dialect,
+            max_sql_chars=settings.limits.max_sql_chars,
+        )
+    except SourceError as exc:
+        message = f"{exc}; its checks were not checked against it (--no-sources skips this)"
+        problem = AutomationError(
+            message, path=automation.path, line=where.line, column=where.column, field="source"
+        )
+        return Validation(errors=[problem])
 
 
 def _count(n: int, noun: str) -> str:

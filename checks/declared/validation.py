@@ -1,0 +1,217 @@
+"""An automation's declared checks checked against their source before anything runs.
+
+``validate_checks`` is what ``lookout validate`` adds to loading a file: for
+each raw query, the SQL guard, parsing in the source's dialect and the
+catalog's tables and columns (``checks.sql.catalog_check``), then the lint
+(``checks.sql.lint``) as warnings; for each typed check, its table and
+columns against the catalog (with the closest name), its ``filter:`` like a
+query, and what its kind needs of its column (a timestamp for
+``freshness``, numbers or dates for ``range``).
+
+Every problem is an ``AutomationError`` pointing into the YAML: the file,
+the line and column inside the SQL where known (else where the value
+starts), and the field (``checks.0.sql``, ``checks.2.missing.column``).
+Without the source (``source=None``, ``lookout validate --no-sources``) only
+what needs no catalog is checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from checks.automation.check_kinds import Freshness, Kind, Range, Relationships
+from checks.automation.loader import LoadResult
+from checks.automation.model import Automation, Check
+from checks.automation.yaml_tree import Loc
+from checks.declared.compile import compile_check
+from checks.errors import AutomationError, CheckDefinitionError
+from checks.sources import Source
+from checks.sources.base import Column, DataSet
+from checks.sql.catalog_check import QueryProblem, check_condition, check_query
+from checks.sql.lint import LintWarning, lint, lint_condition
+from checks.sql.types import NUMBER_FAMILIES, TEMPORAL_FAMILIES, family
+
+
+@dataclass
+class Validation:
+    """What ``validate_checks`` found in one automation."""
+
+    errors: list[AutomationError] = field(default_factory=list)
+    warnings: list[AutomationError] = field(default_factory=list)
+
+
+def validate_checks(
+    automation: Automation,
+    loaded: LoadResult,
+    *,
+    source: Source | None,
+    dialect: str,
+    max_sql_chars: int = 20_000,
+) -> Validation:
+    """Check every declared check of ``automation`` against its source.
+
+    Args:
+        automation: a good automation of ``loaded``.
+        loaded: where its values are in its file (``LoadResult.places``).
+        source: the open source, or None to check only what needs no catalog.
+        dialect: the source's sqlglot dialect (known from the settings even
+            when the source is not opened).
+        max_sql_chars: the longest query the source accepts.
+
+    Raises:
+        SourceError: the source's catalog cannot be read.
+
+    """
+    catalog = source.catalog() if source is not None else None
+    schema = source.schema if source is not None else None
+    found = Validation()
+    context = _Context(automation, loaded, found, dialect, catalog, schema, max_sql_chars)
+    for index, check in enumerate(automation.checks):
+        context.check(index, check)
+    return found
+
+
+@dataclass
+class _Context:
+    automation: Automation
+    loaded: LoadResult
+    found: Validation
+    dialect: str
+    catalog: Sequence[DataSet] | None
+    schema: str | None
+    max_sql_chars: int
+
+    def report(
+        self,
+        into: list[AutomationError],
+        loc: Loc,
+        message: str,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
+        where = self.loaded.place_of(self.automation, loc)
+        at_line, at_column = where.inside(line, column)
+        into.append(
+            AutomationError(
+                message,
+                path=self.automation.path,
+                line=at_line,
+                column=at_column,
+                field=".".join(str(part) for part in loc),
+            )
+        )
+
+    def problems(self, loc: Loc, found: Sequence[QueryProblem]) -> None:
+        for problem in found:
+            self.report(self.found.errors, loc, problem.message, problem.line, problem.column)
+
+    def lints(self, loc: Loc, found: Sequence[LintWarning]) -> None:
+        for warning in found:
+            self.report(self.found.warnings, loc, warning.message, warning.line, warning.column)
+
+    def check(self, index: int, check: Check) -> None:
+        spec = check.spec
+        if spec is None:
+            assert check.sql is not None
+            loc: Loc = ("checks", index, "sql")
+            problems = check_query(
+                check.sql,
+                dialect=self.dialect,
+                catalog=self.catalog,
+                schema=self.schema,
+                max_chars=self.max_sql_chars,
+            )
+            self.problems(loc, problems)
+            if not problems:
+                self.lints(loc, self.lint(check.sql))
+            return
+        self.typed(index, spec)
+
+    def lint(self, sql: str) -> list[LintWarning]:
+        return lint(
+            sql, dialect=self.dialect, catalog=self.catalog, timezone=self.automation.timezone
+        )
+
+    def typed(self, index: int, spec: Kind) -> None:
+        base: Loc = ("checks", index, spec.KIND)
+        catalog = self.catalog if self.catalog is not None else _assumed(spec)
+        try:
+            compiled = compile_check(spec, catalog, self.dialect, sample_rows=1)
+        except CheckDefinitionError as exc:
+            where = ("checks", index, *(exc.field or spec.KIND).split("."))
+            self.report(self.found.errors, where, exc.message)
+            return
+        if spec.filter:
+            where = (*base, "filter")
+            problems = check_condition(
+                spec.filter,
+                table=compiled.table,
+                dialect=self.dialect,
+                catalog=self.catalog,
+                schema=self.schema,
+            )
+            self.problems(where, problems)
+            if problems:
+                return
+            self.lints(
+                where,
+                lint_condition(
+                    spec.filter,
+                    table=compiled.table,
+                    dialect=self.dialect,
+                    catalog=self.catalog,
+                    timezone=self.automation.timezone,
+                ),
+            )
+        for sql in (compiled.counts_sql, compiled.sample_sql):
+            if sql is not None:  # Lookout's own SQL: a refusal here is a bug worth seeing
+                self.problems(
+                    base,
+                    check_query(
+                        sql,
+                        dialect=self.dialect,
+                        catalog=self.catalog,
+                        schema=self.schema,
+                        max_chars=self.max_sql_chars,
+                    ),
+                )
+        if self.catalog is not None:
+            self.column_kind(base, spec, compiled.column_type)
+
+    def column_kind(self, base: Loc, spec: Kind, column_type: str | None) -> None:
+        have = family(column_type, self.dialect) if column_type else None
+        if have is None:
+            return
+        if isinstance(spec, Freshness) and have not in TEMPORAL_FAMILIES:
+            self.report(
+                self.found.errors,
+                (*base, "column"),
+                f"{spec.column} is {column_type}, not a date or timestamp: freshness needs one",
+            )
+        if isinstance(spec, Range):
+            bounds = [b for b in (spec.min, spec.max) if b is not None]
+            numeric = all(isinstance(b, int | float) for b in bounds)
+            if numeric and have not in NUMBER_FAMILIES:
+                self.report(
+                    self.found.errors,
+                    (*base, "column"),
+                    f"{spec.column} is {column_type}: numeric min/max need a number column",
+                )
+            if not numeric and have not in TEMPORAL_FAMILIES:
+                self.report(
+                    self.found.errors,
+                    (*base, "column"),
+                    f"{spec.column} is {column_type}: date min/max need a date or timestamp column",
+                )
+
+
+def _assumed(spec: Kind) -> list[DataSet]:
+    """A catalog holding just what the check names, to compile it with no source at hand."""
+    named: dict[str, list[str]] = {spec.table: list(spec.columns_used)}
+    if isinstance(spec, Relationships):
+        named.setdefault(spec.to_table, []).append(spec.to_column)
+    return [
+        DataSet(table, tuple(Column(name, "") for name in dict.fromkeys(columns)), 0)
+        for table, columns in named.items()
+    ]

@@ -1,0 +1,374 @@
+"""SQL that runs but answers another question: warnings, never refusals.
+
+``lint`` reads one query (``lint_condition`` one ``filter:``) with sqlglot in
+the source's dialect and warns, with the line and column in the SQL where it
+can, about the classic traps of data checks:
+
+- ``not-in-subquery``: ``x NOT IN (SELECT col …)`` where ``col`` can be NULL:
+  one NULL makes NOT IN true for no row, so nothing is ever found. Use
+  ``NOT EXISTS``.
+- ``not-in-null``: ``col NOT IN (…list…)`` where ``col`` can be NULL and the
+  query does not say what a NULL means (no ``col IS NULL OR …`` beside it, no
+  ``col IS NOT NULL AND …``): NOT IN is never true for a NULL, so those rows
+  are silently skipped. Also a NULL inside the list, which makes NOT IN never
+  true at all.
+- ``integer-division``: an integer divided by an integer that is not a
+  constant, in a dialect where that truncates (PostgreSQL, SQLite): a ratio of
+  counts becomes 0. Cast one side to a decimal.
+- ``session-time-zone``: ``current_date``, ``now()``, ``current_timestamp``…
+  in an automation whose ``timezone:`` is not UTC: sessions run in UTC, so the
+  date is UTC's, not the automation's.
+
+A column "can be NULL" unless the catalog says it is NOT NULL (without a
+catalog every column can). Nothing here refuses a query: the SQL guard does
+that (``checks.sql.guard``); a query that does not parse gets no warning here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from zoneinfo import ZoneInfo
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.optimizer.annotate_types import annotate_types
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.schema import MappingSchema
+
+from checks.sources.base import Column, DataSet
+from checks.sql.tables import fold
+
+_TRUNCATING = frozenset({"postgres", "sqlite"})
+_NOW_FUNCTIONS = frozenset(
+    {"now", "today", "get_current_timestamp", "transaction_timestamp", "statement_timestamp",
+     "clock_timestamp", "localtime", "current_localtimestamp"}
+)  # fmt: skip
+_NOW_NODES: tuple[type[exp.Expr], ...] = (
+    exp.CurrentDate,
+    exp.CurrentTimestamp,
+    exp.CurrentTime,
+    exp.Localtimestamp,
+)
+
+
+@dataclass(frozen=True)
+class LintWarning:
+    """One warning about a query.
+
+    Attributes:
+        rule: ``not-in-subquery``, ``not-in-null``, ``integer-division`` or
+            ``session-time-zone``.
+        message: one line: what is wrong, why, and what to write instead.
+        line: 1-based line in the SQL, when known.
+        column: 1-based column in the SQL, when known.
+    """
+
+    rule: str
+    message: str
+    line: int | None = None
+    column: int | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def lint(
+    sql: str,
+    *,
+    dialect: str,
+    catalog: Sequence[DataSet] | None = None,
+    timezone: str = "UTC",
+) -> list[LintWarning]:
+    """Return the warnings for one query, in the order they appear.
+
+    Args:
+        sql: the query as written.
+        dialect: the source's sqlglot dialect.
+        catalog: the source's data sets (column types and nullability); None
+            when the source is not at hand (every column can then be NULL).
+        timezone: the automation's ``timezone:`` (IANA name).
+
+    """
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except Exception:  # the guard reports what does not parse
+        return []
+    return _Linter(dialect, catalog, timezone).run(tree)
+
+
+def lint_condition(
+    text: str,
+    *,
+    table: str,
+    dialect: str,
+    catalog: Sequence[DataSet] | None = None,
+    timezone: str = "UTC",
+) -> list[LintWarning]:
+    """Return the warnings for a typed check's ``filter:`` over ``table``."""
+    try:
+        condition = sqlglot.parse_one(text, read=dialect, into=exp.Condition)
+    except Exception:  # the check's compile reports it
+        return []
+    tree = exp.select(exp.Star()).from_(exp.to_table(table)).where(condition)
+    return _Linter(dialect, catalog, timezone).run(tree)
+
+
+class _Linter:
+    def __init__(self, dialect: str, catalog: Sequence[DataSet] | None, timezone: str) -> None:
+        self.dialect = dialect
+        self.catalog = catalog
+        self.timezone = timezone
+        self.tables: dict[str, dict[str, Column]] = {
+            fold(d.name, dialect): {c.name.lower(): c for c in d.columns} for d in catalog or []
+        }
+
+    def run(self, tree: exp.Expr) -> list[LintWarning]:
+        found: list[LintWarning] = []
+        for node in tree.walk():
+            if isinstance(node, exp.Not) and isinstance(node.this, exp.In):
+                found += self.not_in(node.this)
+        found += self.divisions(tree)
+        found += self.clock(tree)
+        return sorted(found, key=lambda w: (w.line or 0, w.column or 0))
+
+    # -- NULLs ------------------------------------------------------------
+
+    def not_in(self, node: exp.In) -> list[LintWarning]:
+        subquery = node.args.get("query")
+        if subquery is not None:
+            return self.not_in_subquery(node, subquery)
+        values = node.expressions
+        line, col = _position(node)
+        if any(isinstance(v, exp.Null) for v in values):
+            return [
+                LintWarning(
+                    "not-in-null",
+                    f"{_cut(node.this.sql(dialect=self.dialect))} NOT IN (…, NULL): a NULL "
+                    "in the list makes NOT IN true for no row; "
+                    "leave NULL out of the list",
+                    line,
+                    col,
+                )
+            ]
+        target = node.this
+        if not isinstance(target, exp.Column) or not self.can_be_null(target):
+            return []
+        if _null_handled(node, target):
+            return []
+        name = target.sql(dialect=self.dialect)
+        return [
+            LintWarning(
+                "not-in-null",
+                f"{name} NOT IN (…) is never true where {name} is NULL, so those rows are "
+                f"skipped; say what a NULL means: ({name} IS NULL OR {name} NOT IN (…)), or "
+                f"{name} IS NOT NULL AND …",
+                line,
+                col,
+            )
+        ]
+
+    def not_in_subquery(self, node: exp.In, subquery: exp.Expr) -> list[LintWarning]:
+        inner = subquery.this if isinstance(subquery, exp.Subquery) else subquery
+        if not isinstance(inner, exp.Select) or len(inner.expressions) != 1:
+            return []
+        picked = inner.expressions[0]
+        picked = picked.this if isinstance(picked, exp.Alias) else picked
+        if not isinstance(picked, exp.Column) or not self.can_be_null(picked):
+            return []
+        where = inner.args.get("where")
+        if where is not None and _says_not_null(where.this, picked):
+            return []
+        table = _owner_table(picked) or "the subquery"
+        outer = node.this.sql(dialect=self.dialect)
+        line, col = _position(node)
+        return [
+            LintWarning(
+                "not-in-subquery",
+                f"{outer} NOT IN (SELECT {picked.name} FROM {table} …): {picked.name} can be "
+                "NULL, and one NULL makes NOT IN true for no row, so nothing is ever found; "
+                f"use NOT EXISTS (SELECT 1 FROM {table} WHERE {picked.name} = {outer})",
+                line,
+                col,
+            )
+        ]
+
+    def can_be_null(self, column: exp.Column) -> bool:
+        """Whether the catalog lets ``column`` hold NULL (True when it cannot tell)."""
+        table = _owner_table(column)
+        if table is None or not self.tables:
+            return True
+        found = self.tables.get(fold(table, self.dialect), {}).get(column.name.lower())
+        return found is None or found.nullable is not False
+
+    # -- integer division -------------------------------------------------
+
+    def divisions(self, tree: exp.Expr) -> list[LintWarning]:
+        if self.dialect not in _TRUNCATING or tree.find(exp.Div) is None:
+            return []
+        schema: dict[str, object] = {
+            d.name: {c.name: c.type for c in d.columns} for d in self.catalog or []
+        }
+        typed = tree.copy()
+        try:
+            mapping = MappingSchema(schema, dialect=self.dialect) if schema else None
+            if mapping is not None:
+                typed = qualify(
+                    typed, schema=mapping, dialect=self.dialect, validate_qualify_columns=False
+                )
+            typed = annotate_types(typed, schema=mapping, dialect=self.dialect)
+        except Exception:  # a query sqlglot cannot type gets no division warning
+            return []
+        found = []
+        written = list(tree.find_all(exp.Div))
+        for index, div in enumerate(typed.find_all(exp.Div)):
+            left, right = div.left, div.right
+            if isinstance(right, exp.Literal) or not (_integer(left) and _integer(right)):
+                continue
+            original = written[index] if index < len(written) else div
+            line, col = _position(original)
+            shown = original.sql(dialect=self.dialect)
+            found.append(
+                LintWarning(
+                    "integer-division",
+                    f"{_cut(shown)} divides an integer by an integer: {self.dialect_name} "
+                    "drops the fraction (3 / 1000000 is 0); make one side a decimal, "
+                    "e.g. CAST(… AS NUMERIC) / count(*), or 100.0 * count(…) / count(*)",
+                    line,
+                    col,
+                )
+            )
+        return found
+
+    @property
+    def dialect_name(self) -> str:
+        return {"postgres": "PostgreSQL", "sqlite": "SQLite"}.get(self.dialect, self.dialect)
+
+    # -- the session's clock ----------------------------------------------
+
+    def clock(self, tree: exp.Expr) -> list[LintWarning]:
+        if _is_utc(self.timezone):
+            return []
+        found = []
+        seen: set[str] = set()
+        for node in tree.walk():
+            named = isinstance(node, exp.Anonymous) and node.name.lower() in _NOW_FUNCTIONS
+            if not (isinstance(node, _NOW_NODES) or named):
+                continue
+            shown = node.sql(dialect=self.dialect)
+            if shown in seen:
+                continue
+            seen.add(shown)
+            found.append(
+                LintWarning(
+                    "session-time-zone",
+                    f"{shown} is read in UTC (sessions run in UTC), not in {self.timezone}, "
+                    f"this automation's time zone; for its local time write "
+                    f"(now() AT TIME ZONE '{self.timezone}'), and ::date for its local date",
+                )
+            )
+        return found
+
+
+def _integer(node: exp.Expr) -> bool:
+    kind = node.type
+    return kind is not None and kind.is_type(*exp.DataType.INTEGER_TYPES)
+
+
+def _is_utc(zone: str) -> bool:
+    try:
+        info = ZoneInfo(zone)
+    except Exception:  # an unknown zone is reported where the automation is loaded
+        return True
+    days = (dt.datetime(2025, 1, 15), dt.datetime(2025, 7, 15))
+    return all(info.utcoffset(day) == dt.timedelta(0) for day in days)
+
+
+def _owner_table(column: exp.Column) -> str | None:
+    """The table a column belongs to, by its qualifier or its SELECT's only table."""
+    select = column.find_ancestor(exp.Select)
+    while select is not None:
+        tables = [
+            t
+            for t in [select.args.get("from_"), *(select.args.get("joins") or [])]
+            for t in ([t.this] if t is not None else [])
+            if isinstance(t, exp.Table)
+        ]
+        if column.table:
+            for table in tables:
+                if table.alias_or_name == column.table:
+                    return table.name
+        elif len(tables) == 1:
+            return tables[0].name
+        elif tables:
+            return None
+        select = select.find_ancestor(exp.Select)
+    return None
+
+
+def _same_column(a: exp.Expr, b: exp.Column) -> bool:
+    return (
+        isinstance(a, exp.Column)
+        and a.name.lower() == b.name.lower()
+        and (not a.table or not b.table or a.table == b.table)
+    )
+
+
+def _null_test(node: exp.Expr) -> tuple[exp.Expr, bool] | None:
+    """``(operand, negated)`` for ``x IS NULL`` / ``x IS NOT NULL``, as either dialect parses it."""
+    node = node.unnest()
+    negated = False
+    if isinstance(node, exp.Not):
+        node, negated = node.this.unnest(), True
+    if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
+        return node.this, negated != bool(node.args.get("negate"))
+    return None
+
+
+def _says_not_null(condition: exp.Expr, column: exp.Column) -> bool:
+    """Whether ``condition`` (an AND of parts) requires ``column IS NOT NULL``."""
+    for part in condition.flatten() if isinstance(condition, exp.And) else [condition]:
+        test = _null_test(part)
+        if test is not None and test[1] and _same_column(test[0], column):
+            return True
+    return False
+
+
+def _says_is_null(condition: exp.Expr, column: exp.Column) -> bool:
+    test = _null_test(condition)
+    return test is not None and not test[1] and _same_column(test[0], column)
+
+
+def _null_handled(node: exp.In, column: exp.Column) -> bool:
+    """Whether the NOT IN sits beside ``col IS NULL OR …`` or ``col IS NOT NULL AND …``."""
+    child: exp.Expr = node.parent or node  # the NOT
+    parent = child.parent
+    while isinstance(parent, exp.And | exp.Or | exp.Paren):
+        if isinstance(parent, exp.Or) and any(
+            _says_is_null(side, column) for side in parent.flatten()
+        ):
+            return True
+        if isinstance(parent, exp.And) and _says_not_null(parent, column):
+            return True
+        parent = parent.parent
+    return False
+
+
+def _position(node: exp.Expr) -> tuple[int | None, int | None]:
+    """The first (line, column) of the identifiers in ``node`` whose place sqlglot kept."""
+    starts = []
+    for identifier in node.find_all(exp.Identifier):
+        meta = identifier.meta
+        if "line" in meta and "col" in meta:
+            # sqlglot's col is the last character of the token; report its first.
+            width = len(identifier.name) + (2 if identifier.quoted else 0)
+            starts.append((int(meta["line"]), max(int(meta["col"]) - width + 1, 1)))
+    if not starts:
+        return None, None
+    line, column = min(starts)
+    return line, column
+
+
+def _cut(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
