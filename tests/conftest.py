@@ -51,6 +51,24 @@ def empty_pg_url() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def shop_duckdb_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The typed checks' shop tables in a DuckDB file (``tests.checks.declared.shop``)."""
+    from tests.checks.declared.shop import build_duckdb
+
+    return build_duckdb(tmp_path_factory.mktemp("shop") / "shop.duckdb")
+
+
+@pytest.fixture(scope="session")
+def shop_pg() -> Iterator[str]:
+    """The same shop tables in a PostgreSQL database of this session; yields its URL."""
+    from tests.checks.declared.shop import build_postgres
+
+    with scratch_pg_database() as url:
+        build_postgres(url)
+        yield url
+
+
+@pytest.fixture(scope="session")
 def flights_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     """The built-in settings (the ``flights`` source) with a cache in a temp dir."""
     cache: Path = tmp_path_factory.mktemp("cache")

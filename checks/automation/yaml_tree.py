@@ -192,9 +192,7 @@ class YamlTree:
 def _is_word_null(node: Any) -> bool:
     """Whether a key node is the plain word ``null`` (which YAML would read as no key at all)."""
     return (
-        isinstance(node, yaml.ScalarNode)
-        and not node.style
-        and str(node.value).lower() == "null"
+        isinstance(node, yaml.ScalarNode) and not node.style and str(node.value).lower() == "null"
     )
 
 

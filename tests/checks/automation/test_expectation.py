@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from checks.automation.expectation import Expectation, Outcome, evaluate, parse_expectation
+from checks.automation.expectation import (
+    Expectation,
+    Outcome,
+    duration_text,
+    evaluate,
+    judge_percent,
+    parse_expectation,
+)
 
 SHAPE = "a scalar expectation needs exactly one row with one column"
 FORMS = (
@@ -233,3 +240,156 @@ def test_evaluate_row_count(case: Counted) -> None:
     rows = [("x", i) for i in range(case.row_count)]
     outcome = evaluate(parse_expectation(case.expect), ["a", "b"], rows, case.row_count)
     assert outcome == Outcome(value=case.row_count, passed=case.passed, error=None)
+
+
+@dataclass(frozen=True)
+class Unit:
+    text: str
+    op: str
+    unit: str
+    low: str | None
+    high: str | None
+    normalised: str
+
+
+UNITS = [
+    Unit("<= 1%", "<=", "percent", "1", None, "<= 1%"),
+    Unit("> 0 %", ">", "percent", "0", None, "> 0%"),
+    Unit("between 1% and 5%", "between", "percent", "1", "5", "between 1% and 5%"),
+    Unit("< 3h", "<", "duration", "10800", None, "< 3h"),
+    Unit("<= 30m", "<=", "duration", "1800", None, "<= 30m"),
+    Unit("<= 90m", "<=", "duration", "5400", None, "<= 90m"),
+    Unit("< 1.5h", "<", "duration", "5400.0", None, "< 90m"),
+    Unit("between 1h and 2d", "between", "duration", "3600", "172800", "between 1h and 2d"),
+    Unit("< 45s", "<", "duration", "45", None, "< 45s"),
+    Unit("is true", "is_true", "boolean", None, None, "is true"),
+    Unit("IS  False", "is_false", "boolean", None, None, "is false"),
+]
+
+
+@pytest.mark.parametrize("case", UNITS, ids=lambda c: c.text)
+def test_parse_percents_durations_and_booleans(case: Unit) -> None:
+    parsed = parse_expectation(case.text)
+    assert (parsed.op, parsed.unit, parsed.text) == (case.op, case.unit, case.normalised)
+    assert parsed.low == (None if case.low is None else Decimal(case.low))
+    assert parsed.high == (None if case.high is None else Decimal(case.high))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("<= -1%", "a percent is never negative"),
+        ("> -3h", "a duration is never negative"),
+        ("between 1h and 30", "between 1h and 30: both bounds need the same unit"),
+        ("between 2h and 1h", "between 2h and 1h: the first bound is above the second"),
+        ("< 3 hours", f"cannot read expect '< 3 hours'; use {FORMS}"),
+        ("is maybe", f"cannot read expect 'is maybe'; use {FORMS}"),
+    ],
+)
+def test_parse_rejects_units(text: str, message: str) -> None:
+    with pytest.raises(ValueError) as raised:
+        parse_expectation(text)
+    assert str(raised.value) == message
+
+
+@pytest.mark.parametrize(
+    ("expect", "count", "total", "passed", "value"),
+    [
+        ("> 0%", 3, 1_000_000, True, 0.0003),
+        ("<= 0%", 3, 1_000_000, False, 0.0003),
+        ("< 100%", 999_999, 1_000_000, True, 99.9999),
+        ("< 100%", 999_999_999_999, 1_000_000_000_000, True, 99.9999999999),
+        ("<= 1%", 1, 100, True, 1.0),
+        ("< 1%", 1, 100, False, 1.0),
+        ("== 33.333%", 1, 3, False, 100 / 3),  # exact: 1/3 is not 33.333 %
+        ("between 0% and 100%", 0, 5, True, 0.0),
+    ],
+)
+def test_percent_is_exact_from_the_counts(
+    expect: str, count: int, total: int, passed: bool, value: float
+) -> None:
+    outcome = judge_percent(parse_expectation(expect), count, total)
+    assert (outcome.passed, outcome.value, outcome.error) == (passed, value, None)
+
+
+def test_percent_over_no_rows_is_not_evaluated() -> None:
+    outcome = judge_percent(parse_expectation("< 1%"), 0, 0)
+    assert outcome == Outcome(
+        value=None,
+        passed=None,
+        not_evaluated="a percent over 0 rows is undefined (the total is 0)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("count", "total", "error"),
+    [
+        (None, 5, "the count is NULL"),
+        (1, None, "the total is NULL"),
+        (Decimal("1.5"), 5, "the count is a number (1.5), not a count of rows"),
+        ("3", 5, "the count is text '3', not a count of rows"),
+        (-1, 5, "counts are never negative (-1 of 5)"),
+    ],
+)
+def test_percent_needs_two_counts(count: Any, total: Any, error: str) -> None:
+    assert judge_percent(parse_expectation("< 1%"), count, total) == Outcome(None, None, error)
+
+
+def test_percent_of_a_raw_query_reads_its_two_columns() -> None:
+    expect = parse_expectation("< 1%")
+    assert evaluate(expect, ["bad", "all"], [(Decimal(3), 1_000_000)], 1).passed is True
+    one_column = evaluate(expect, ["share"], [(0.5,)], 1)
+    assert one_column.error == (
+        "returned 1 column; a percent needs one row with two columns: the count and the total"
+    )
+
+
+@pytest.mark.parametrize(
+    ("expect", "value", "passed", "seconds"),
+    [
+        ("< 3h", dt.timedelta(hours=2, minutes=59, seconds=59), True, 10799.0),
+        ("< 3h", dt.timedelta(hours=3), False, 10800.0),
+        ("<= 3h", dt.timedelta(hours=3), True, 10800.0),
+        ("between 1h and 2d", dt.timedelta(days=2), True, 172800.0),
+        ("between 1h and 2d", dt.timedelta(days=2, microseconds=1), False, 172800.000001),
+        ("<= 30d", dt.timedelta(days=30), True, 2592000.0),
+        ("< 1h", dt.timedelta(hours=-2), True, -7200.0),
+    ],
+)
+def test_durations_compare_exactly(
+    expect: str, value: dt.timedelta, passed: bool, seconds: float
+) -> None:
+    outcome = evaluate(parse_expectation(expect), ["age"], [(value,)], 1)
+    assert (outcome.passed, outcome.value, outcome.error) == (passed, seconds, None)
+
+
+def test_a_duration_needs_an_interval() -> None:
+    outcome = evaluate(parse_expectation("< 3h"), ["age"], [(10800,)], 1)
+    assert outcome.error == "returned a number (10800), not an interval; a duration needs one"
+
+
+@pytest.mark.parametrize(
+    ("expect", "value", "passed", "error"),
+    [
+        ("is true", True, True, None),
+        ("is true", False, False, None),
+        ("is false", False, True, None),
+        ("is true", None, None, "returned NULL"),
+        ("is true", 1, None, "returned a number (1), not a boolean"),
+        ("is true", "t", None, "returned text 't', not a boolean"),
+    ],
+)
+def test_booleans(expect: str, value: Any, passed: bool | None, error: str | None) -> None:
+    outcome = evaluate(parse_expectation(expect), ["ok"], [(value,)], 1)
+    assert (outcome.passed, outcome.error) == (passed, error)
+    assert outcome.value == (value if error is None else None)
+
+
+def test_duration_text() -> None:
+    assert [duration_text(s) for s in (Decimal(10800), Decimal(5400), Decimal(90), 1.5, 0)] == [
+        "3h",
+        "90m",
+        "90s",
+        "1.5s",
+        "0s",
+    ]

@@ -1,0 +1,209 @@
+"""Typed checks as written in YAML: their keys, defaults, and errors at the line they are on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from checks.automation.loader import load_automations
+from checks.automation.yaml_tree import Place, YamlTree, place
+
+BASE = "name: a\nsource: flights\ngoal: g\nchecks:\n"
+
+
+def load(tmp_path: Path, checks: str) -> tuple[list[str], object]:
+    path = tmp_path / "a.yaml"
+    path.write_text(BASE + checks)
+    result = load_automations(path, known_sources=["flights"])
+    return [str(e).replace(f"{path}:", "") for e in result.errors], result
+
+
+def test_every_kind_loads_with_its_default_expectation(tmp_path: Path) -> None:
+    errors, result = load(
+        tmp_path,
+        """\
+  - {name: rows, row_count: {table: orders}}
+  - {name: emails, missing: {table: customers, column: email}}
+  - {name: ids, duplicates: {table: orders, columns: [order_id]}}
+  - {name: statuses, accepted_values: {table: orders, column: status, values: [paid, refunded]}}
+  - {name: customers, relationships: {table: orders, column: customer_id, to: customers.id}}
+  - {name: fresh, freshness: {table: loads, column: loaded_at, max_age: 3h}}
+  - {name: amounts, range: {table: orders, column: amount, min: 0, max: 100000}}
+  - {name: columns, schema: {table: orders, columns: {order_id: integer, amount: decimal}}}
+  - {name: raw, sql: SELECT 1, expect: == 1, allow_empty: true}
+""",
+    )
+    assert errors == []
+    checks = result.automations[0].checks  # type: ignore[attr-defined]
+    assert [(c.kind, c.expectation.text) for c in checks] == [
+        ("row_count", "> 0"),
+        ("missing", "== 0"),
+        ("duplicates", "== 0"),
+        ("accepted_values", "== 0"),
+        ("relationships", "== 0"),
+        ("freshness", "<= 3h"),
+        ("range", "== 0"),
+        ("schema", "== 0"),
+        ("sql", "== 1"),
+    ]
+    assert checks[3].spec.null == "violation" and checks[2].spec.nulls == "distinct"
+    assert (checks[4].spec.to_table, checks[4].spec.to_column) == ("customers", "id")
+    assert [c.allow_empty for c in checks] == [False] * 8 + [True]
+    definition = result.automations[0].definition()  # type: ignore[attr-defined]
+    assert definition["checks"][1] == {
+        "name": "emails",
+        "expect": "== 0",
+        "missing": {"table": "customers", "filter": None, "column": "email", "missing_values": []},
+    }
+
+
+def test_null_is_an_option_name_not_yaml_null(tmp_path: Path) -> None:
+    errors, result = load(
+        tmp_path,
+        "  - name: s\n    accepted_values: {table: o, column: s, values: [a], null: allowed}\n"
+        "  - name: r\n    range: {table: o, column: a, min: 0, null: violation}\n",
+    )
+    assert errors == []
+    first, second = result.automations[0].checks  # type: ignore[attr-defined]
+    assert (first.spec.null, second.spec.null) == ("allowed", "violation")
+
+
+@dataclass(frozen=True)
+class Bad:
+    name: str
+    checks: str
+    errors: tuple[str, ...]
+
+
+BAD = [
+    Bad(
+        "no kind",
+        "  - {name: c, expect: == 0}\n",
+        (
+            "5:5: checks.0: a check needs 'sql:' or one of the typed kinds: row_count, missing, "
+            "duplicates, accepted_values, relationships, freshness, range, schema",
+        ),
+    ),
+    Bad(
+        "two kinds",
+        "  - name: c\n    sql: SELECT 1\n    missing: {table: t, column: c}\n",
+        (
+            "7:14: checks.0.missing: a check is one of sql, row_count, missing, duplicates, "
+            "accepted_values, relationships, freshness, range, schema; this one has sql and "
+            "missing",
+        ),
+    ),
+    Bad(
+        "percent on a row count",
+        "  - name: c\n    row_count: {table: t}\n    expect: <= 1%\n",
+        (
+            "7:13: checks.0.expect: row_count is compared with a number ('== 0') or "
+            "'empty' / 'not empty'; '<= 1%' compares a percent",
+        ),
+    ),
+    Bad(
+        "duration on missing",
+        "  - name: c\n    missing: {table: t, column: c}\n    expect: < 3h\n",
+        (
+            "7:13: checks.0.expect: missing is compared with a number ('== 0') or a percent "
+            "('<= 1%') or 'empty' / 'not empty'; '< 3h' compares a duration",
+        ),
+    ),
+    Bad(
+        "freshness without a limit",
+        "  - name: c\n    freshness: {table: t, column: c}\n",
+        ("6:16: checks.0.freshness: freshness needs max_age (or an expect such as '< 3h')",),
+    ),
+    Bad(
+        "freshness with two limits",
+        "  - name: c\n    freshness: {table: t, column: c, max_age: 1h}\n    expect: < 2h\n",
+        (
+            "7:13: checks.0.expect: give max_age or expect, not both: max_age is the same as "
+            "expect '<= max_age'",
+        ),
+    ),
+    Bad(
+        "filter beside the kind",
+        "  - name: c\n    missing: {table: t, column: c}\n    filter: a > 1\n",
+        (
+            "7:5: checks.0.filter: unknown field 'filter': it goes inside the kind's mapping, "
+            "e.g. missing: {table: orders, column: email, filter: \"status = 'paid'\"}",
+        ),
+    ),
+    Bad(
+        "misspelt kind key",
+        "  - name: c\n    missing: {table: t, colum: c}\n",
+        (
+            "6:14: checks.0.missing.column: required field is missing",
+            "6:25: checks.0.missing.colum: unknown field 'colum' (did you mean 'column'?)",
+        ),
+    ),
+    Bad(
+        "bad relationship target",
+        "  - name: c\n    relationships: {table: t, column: c, to: customers}\n",
+        (
+            "6:46: checks.0.relationships.to: 'to' is the parent table and column as "
+            "table.column (got 'customers')",
+        ),
+    ),
+    Bad(
+        "range without bounds",
+        "  - name: c\n    range: {table: t, column: c}\n",
+        ("6:12: checks.0.range: range needs min, max or both",),
+    ),
+    Bad(
+        "range bounds of two kinds",
+        "  - name: c\n    range: {table: t, column: c, min: 0, max: 2024-01-01}\n",
+        ("6:12: checks.0.range: min and max must both be numbers, dates or timestamps",),
+    ),
+    Bad(
+        "duplicate key column",
+        "  - name: c\n    duplicates: {table: t, columns: [a, A]}\n",
+        ("6:37: checks.0.duplicates.columns: a column is listed twice",),
+    ),
+    Bad(
+        "not a type",
+        "  - name: c\n    schema: {table: t, columns: {a: 'int; drop'}}\n",
+        (
+            "6:33: checks.0.schema.columns: column a: 'int; drop' is not a type; use one of any, "
+            "integer, decimal, float, number, text, boolean, date, timestamp, timestamptz, time, "
+            "interval, json, uuid, binary or a SQL type such as decimal(10,2)",
+        ),
+    ),
+    Bad(
+        "a percent between two units",
+        "  - name: c\n    missing: {table: t, column: c}\n    expect: between 1% and 5\n",
+        ("7:13: checks.0.expect: between 1% and 5: both bounds need the same unit",),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", BAD, ids=lambda c: c.name)
+def test_bad_typed_checks(case: Bad, tmp_path: Path) -> None:
+    errors, result = load(tmp_path, case.checks)
+    assert errors == list(case.errors)
+    assert result.automations == []  # type: ignore[attr-defined]
+
+
+def test_places_point_inside_a_block_a_flow_and_a_plain_value() -> None:
+    text = (
+        "checks:\n"
+        "  - sql: |\n"
+        "      SELECT count(*)\n"
+        "        FROM t WHERE x IS NULL\n"
+        '  - {sql: "SELECT x FROM t"}\n'
+        "  - sql: SELECT x FROM t\n"
+        "  - sql: >\n"
+        "      SELECT x\n"
+        "      FROM t\n"
+    )
+    tree = YamlTree.parse(text.encode())
+    block, flow, plain, folded = (place(tree.values[("checks", i, "sql")]) for i in range(4))
+    assert block == Place(2, 10, "|", 6, single_line=False)
+    assert block.inside(2, 16) == (4, 22)  # x in "  FROM t WHERE x IS NULL"
+    assert flow is not None and flow.inside(1, 8) == (5, 19)
+    assert plain is not None and plain.inside(1, 8) == (6, 17)
+    assert folded is not None and folded.inside(2, 3) == (7, 10)  # folded: where it starts
+    assert block.inside(None, None) == (2, 10)

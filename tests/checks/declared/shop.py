@@ -1,0 +1,151 @@
+"""The shop: the same small tables in real DuckDB and PostgreSQL, and how tests run checks on them.
+
+The data (``TABLES``) holds the traps typed checks exist for: a NULL in a
+parent key, duplicates in groups of 2 and 3 with NULL keys, an accepted value
+that is NULL, an empty table, timestamps with and without a zone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import psycopg
+import pytest
+
+from checks.automation.model import Automation
+from checks.declared.check import run_checks
+from checks.report import CheckResult, Evidence
+from checks.settings.limits import Limits
+from checks.settings.sources import SQLAlchemySource
+from checks.sources import DuckDBQuerySource, Source, SQLQuerySource
+
+TABLES = """
+CREATE TABLE orders (
+  order_id INTEGER NOT NULL,
+  amount DECIMAL(10,2),
+  status VARCHAR(20),
+  customer_id INTEGER,
+  name VARCHAR(20),
+  created_at TIMESTAMP,
+  price DOUBLE PRECISION
+);
+INSERT INTO orders VALUES
+  (1, 10.50, 'paid',     1,    'Ann', TIMESTAMP '2024-01-01 10:00:00', 0.1),
+  (2, -1.00, 'refunded', 2,    'Bob', TIMESTAMP '2024-01-02 10:00:00', 0.2),
+  (3,  5.00, NULL,       9,    'Bob', NULL,                            0.1),
+  (4,  7.25, 'lost',     NULL, 'Cy',  TIMESTAMP '2024-01-03 10:00:00', 0.2),
+  (5, 99.99, 'paid',     3,    'Di',  TIMESTAMP '2024-01-04 10:00:00', 0.2);
+CREATE TABLE customers (id INTEGER, email VARCHAR(50));
+INSERT INTO customers VALUES (1, 'a@x.org'), (2, NULL), (3, 'c@x.org'), (NULL, 'd@x.org');
+CREATE TABLE pairs (a INTEGER, b VARCHAR(5));
+INSERT INTO pairs VALUES
+  (1, 'x'), (1, 'x'),
+  (2, 'y'), (2, 'y'), (2, 'y'),
+  (3, 'z'),
+  (NULL, 'n'), (NULL, 'n'),
+  (4, NULL);
+CREATE TABLE empty_t (id INTEGER);
+CREATE TABLE loads (
+  id INTEGER,
+  loaded_at TIMESTAMP,
+  loaded_tz TIMESTAMP WITH TIME ZONE,
+  day DATE
+);
+INSERT INTO loads VALUES
+  (1, TIMESTAMP '2024-01-09 19:00:00', TIMESTAMP WITH TIME ZONE '2024-01-09 21:00:00+00',
+   DATE '2024-01-07'),
+  (2, TIMESTAMP '2024-01-10 05:00:00', TIMESTAMP WITH TIME ZONE '2024-01-10 01:30:00+00',
+   DATE '2024-01-08'),
+  (3, NULL, NULL, NULL);
+"""
+"""Tables written once in SQL both DuckDB and PostgreSQL read the same way."""
+
+VIEWS = {
+    "duckdb": """
+CREATE VIEW tiny AS
+  SELECT range AS id, CASE WHEN range < 3 THEN NULL ELSE 1 END AS v FROM range(1000000);
+CREATE VIEW nearly_all AS
+  SELECT range AS id, CASE WHEN range < 999999 THEN NULL ELSE 1 END AS v FROM range(1000000);
+""",
+    "postgres": """
+CREATE VIEW tiny AS
+  SELECT g AS id, CASE WHEN g < 3 THEN NULL ELSE 1 END AS v FROM generate_series(0, 999999) g;
+CREATE VIEW nearly_all AS
+  SELECT g AS id, CASE WHEN g < 999999 THEN NULL ELSE 1 END AS v
+  FROM generate_series(0, 999999) g;
+""",
+}
+"""A million rows each, computed when read: 3 NULLs in ``tiny``, 999,999 in ``nearly_all``."""
+
+CLOCK = dt.datetime(2024, 1, 10, 3, 0, tzinfo=dt.UTC)
+""""Now" for freshness: 2024-01-10 03:00 UTC."""
+
+
+def build_duckdb(path: Path) -> Path:
+    """Write the tables and views into a DuckDB file."""
+    with duckdb.connect(str(path)) as conn:
+        conn.execute(TABLES)
+        conn.execute(VIEWS["duckdb"])
+    return path
+
+
+def build_postgres(url: str) -> None:
+    """Write the tables and views into an empty PostgreSQL database."""
+    with psycopg.connect(url.replace("+psycopg", ""), autocommit=True) as conn:
+        conn.execute(TABLES)
+        conn.execute(VIEWS["postgres"])
+
+
+def open_shop(engine: str, request: pytest.FixtureRequest, limits: Limits | None = None) -> Source:
+    """A source over the shop tables on ``engine`` (``duckdb`` or ``postgres``)."""
+    if engine == "duckdb":
+        path = request.getfixturevalue("shop_duckdb_path")
+        return DuckDBQuerySource("shop", path, limits or Limits())
+    url = request.getfixturevalue("shop_pg")
+    return SQLQuerySource("shop", SQLAlchemySource(type="sqlalchemy", url=url), limits or Limits())
+
+
+def automation(*checks: dict[str, Any], timezone: str = "UTC") -> Automation:
+    """An automation over the ``shop`` source holding ``checks``."""
+    return Automation.model_validate(
+        {
+            "name": "shop-checks",
+            "source": "shop",
+            "goal": "The shop's data holds.",
+            "timezone": timezone,
+            "checks": list(checks),
+            "path": "inline.yaml",
+            "line": 1,
+        }
+    )
+
+
+Run = Callable[..., tuple[list[CheckResult], dict[str, Evidence]]]
+
+
+def run(
+    source: Source,
+    *checks: dict[str, Any],
+    timezone: str = "UTC",
+    limits: Limits | None = None,
+    clock: dt.datetime = CLOCK,
+) -> tuple[list[CheckResult], dict[str, Evidence]]:
+    """Run checks on a source; return the results and the evidence by id."""
+    results, evidence = run_checks(
+        automation(*checks, timezone=timezone),
+        source,
+        limits or source.limits,
+        deadline=time.monotonic() + 120,
+        clock=lambda: clock,
+    )
+    return results, {e.id: e for e in evidence}
+
+
+def one(source: Source, check: dict[str, Any], **options: Any) -> CheckResult:
+    """Run one check and return its result."""
+    return run(source, {"name": "c", **check}, **options)[0][0]

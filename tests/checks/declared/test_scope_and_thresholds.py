@@ -1,0 +1,298 @@
+"""The traps, on real DuckDB and PostgreSQL: empty scopes, percents, float equality, time zones."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Iterator
+from fractions import Fraction
+from pathlib import Path
+
+import duckdb
+import psycopg
+import pytest
+
+from checks.declared.finding import decide_from_checks
+from checks.declared.wording import describe_value
+from checks.report import CheckOutcome, Finding, Status
+from checks.settings.limits import Limits
+from checks.settings.sources import SQLAlchemySource
+from checks.sources import DuckDBQuerySource, Source, SQLQuerySource
+from tests.checks.declared.shop import build_duckdb, one, run
+
+DIANA = {"missing": {"table": "orders", "column": "status", "filter": "name = 'Diana'"}}
+
+
+def test_a_filter_matching_no_row_is_not_evaluated(shop: Source) -> None:
+    results, evidence = run(shop, {"name": "diana", **DIANA})
+    result = results[0]
+    assert result.outcome is CheckOutcome.NOT_EVALUATED
+    assert (result.passed, result.error, result.value) == (None, None, None)
+    assert result.reason == "0 rows in scope: orders where name = 'Diana'"
+    assert result.metrics == {
+        "rows_in_scope": 0,
+        "missing": 0,
+        "missing_percent": None,
+        "compared": "missing",
+    }
+    assert evidence[result.evidence_id or ""].rows == [[0, 0]]  # the counts that show it
+    decision = decide_from_checks(results, why="no LLM is configured")
+    assert (decision.status, decision.finding) == (Status.COMPLETED, Finding.NEEDS_ATTENTION)
+    assert decision.summary.startswith("**Needs attention** — 1 not evaluated of 1 checks.")
+    assert "Not evaluated: **diana** — 0 rows in scope: orders where name = 'Diana'." in (
+        decision.summary
+    )
+    assert "- NOT EVALUATED: **diana** — not evaluated: 0 rows in scope" in decision.summary
+
+
+def test_allow_empty_counts_as_passed_and_says_the_scope_was_empty(shop: Source) -> None:
+    result = one(shop, {**DIANA, "allow_empty": True, "expect": "<= 1%"})
+    assert (result.outcome, result.passed, result.value) == (CheckOutcome.PASSED, True, None)
+    assert result.reason == "0 rows in scope: orders where name = 'Diana' (allowed: allow_empty)"
+    decision = decide_from_checks([result], why="no LLM is configured")
+    assert decision.finding is Finding.CLEAR
+    assert "(allowed: allow_empty)" in decision.summary
+
+
+def test_an_empty_table_is_not_evaluated_typed_or_raw(shop: Source) -> None:
+    results, evidence = run(
+        shop,
+        {"name": "rows", "row_count": {"table": "empty_t"}},
+        {"name": "raw", "sql": "SELECT count(*) FROM empty_t WHERE id < 0", "expect": "== 0"},
+        {
+            "name": "joined",
+            "sql": "SELECT count(*) FROM orders o JOIN empty_t e ON e.id = o.order_id",
+            "expect": "== 0",
+        },
+        {
+            "name": "allowed",
+            "sql": "SELECT count(*) FROM empty_t",
+            "expect": "== 0",
+            "allow_empty": True,
+        },
+    )
+    rows, raw, joined, allowed = results
+    assert (rows.outcome, rows.reason) == (CheckOutcome.NOT_EVALUATED, "0 rows in scope: empty_t")
+    assert (raw.outcome, raw.reason) == (CheckOutcome.NOT_EVALUATED, "table empty_t has 0 rows")
+    assert raw.evidence_id is None  # the query itself never ran
+    assert joined.reason == "table empty_t has 0 rows"
+    assert (allowed.outcome, allowed.value) == (CheckOutcome.PASSED, 0)
+    assert allowed.reason == "table empty_t has 0 rows (allowed: allow_empty)"
+    assert sorted(evidence) == ["C1", "C4"]
+
+
+def test_a_rule_only_vacuously_true_never_reads_clear(shop: Source) -> None:
+    results, _ = run(
+        shop,
+        {
+            "name": "no negative cancelled order",
+            "range": {"table": "orders", "column": "amount", "min": 0, "filter": "status = 'x'"},
+        },
+        {
+            "name": "share of negative cancelled orders",
+            "sql": "SELECT count(*) FILTER (WHERE amount < 0), count(*) "
+            "FROM orders WHERE status = 'x'",
+            "expect": "< 1%",
+        },
+    )
+    typed, percent = results
+    assert typed.reason == "0 rows in scope: orders where status = 'x'"
+    assert percent.outcome is CheckOutcome.NOT_EVALUATED
+    assert percent.reason == "a percent over 0 rows is undefined (the total is 0)"
+    assert percent.value is None and percent.metrics == {"count": 0, "total": 0}
+    assert decide_from_checks(results, why="test").finding is Finding.NEEDS_ATTENTION
+
+
+def test_a_tiny_percent_is_more_than_zero(shop: Source) -> None:
+    results, _ = run(
+        shop,
+        {"name": "above zero", "missing": {"table": "tiny", "column": "v"}, "expect": "> 0%"},
+        {"name": "zero", "missing": {"table": "tiny", "column": "v"}, "expect": "<= 0%"},
+    )
+    above, zero = results
+    assert above.metrics["missing"] == 3 and above.metrics["rows_in_scope"] == 1_000_000
+    assert (above.outcome, above.value) == (CheckOutcome.PASSED, float(Fraction(3, 10_000)))
+    assert zero.outcome is CheckOutcome.FAILED
+    assert describe_value(above) == "3 of 1,000,000 rows missing (< 0.01 %)"
+
+
+def test_a_near_hundred_percent_is_less_than_a_hundred(shop: Source) -> None:
+    result = one(shop, {"missing": {"table": "nearly_all", "column": "v"}, "expect": "< 100%"})
+    assert result.metrics["missing"] == 999_999
+    assert (result.outcome, result.value) == (CheckOutcome.PASSED, 99.9999)
+    assert describe_value(result) == "999,999 of 1,000,000 rows missing (> 99.99 %)"
+
+
+def test_a_zero_threshold(shop: Source) -> None:
+    results, _ = run(
+        shop,
+        {"name": "count", "missing": {"table": "orders", "column": "order_id"}},
+        {
+            "name": "percent",
+            "missing": {"table": "orders", "column": "order_id"},
+            "expect": "== 0%",
+        },
+        {"name": "some", "missing": {"table": "orders", "column": "status"}, "expect": "== 0%"},
+    )
+    assert [(r.outcome, r.value) for r in results] == [
+        (CheckOutcome.PASSED, 0),
+        (CheckOutcome.PASSED, 0.0),
+        (CheckOutcome.FAILED, 20.0),
+    ]
+
+
+def test_decimal_and_double_equality(shop: Source) -> None:
+    results, _ = run(
+        shop,
+        {
+            "name": "decimal sum",
+            "sql": "SELECT sum(amount) FROM orders WHERE order_id IN (1, 4)",
+            "expect": "== 17.75",
+        },
+        {
+            "name": "decimal 0.1 plus 0.2",
+            "sql": "SELECT CAST(0.1 AS DECIMAL(10,2)) + CAST(0.2 AS DECIMAL(10,2))",
+            "expect": "== 0.3",
+        },
+        {
+            "name": "double sum",
+            "sql": "SELECT sum(price) FROM orders WHERE order_id IN (1, 2)",
+            "expect": "== 0.3",
+        },
+        {
+            "name": "double average",
+            "sql": "SELECT avg(price) FROM orders WHERE order_id IN (1, 2)",
+            "expect": "between 0.15 and 0.15",
+        },
+        {
+            "name": "just under",
+            "sql": "SELECT CAST(99.9999999 AS DOUBLE PRECISION)",
+            "expect": "< 100",
+        },
+    )
+    assert [r.outcome for r in results] == [CheckOutcome.PASSED] * 5
+    assert [r.value for r in results] == [
+        17.75,
+        0.3,
+        0.30000000000000004,
+        0.15000000000000002,
+        99.9999999,
+    ]
+
+
+def test_date_boundaries_at_exactly_n_days(shop: Source) -> None:
+    midnight = dt.datetime(2024, 1, 10, tzinfo=dt.UTC)
+    results, _ = run(
+        shop,
+        {"name": "two days", "freshness": {"table": "loads", "column": "day", "max_age": "2d"}},
+        {"name": "under two", "freshness": {"table": "loads", "column": "day"}, "expect": "< 2d"},
+        {
+            "name": "inclusive",
+            "range": {"table": "loads", "column": "day", "min": "2024-01-07", "max": "2024-01-08"},
+        },
+        {"name": "beyond", "range": {"table": "loads", "column": "day", "max": "2024-01-07"}},
+        clock=midnight,
+    )
+    two, under, inclusive, beyond = results
+    assert (two.outcome, two.value) == (CheckOutcome.PASSED, 172800.0)  # exactly 2 days
+    assert two.metrics["latest"] == "2024-01-08T00:00:00+00:00"
+    assert under.outcome is CheckOutcome.FAILED
+    assert (inclusive.outcome, inclusive.metrics["violations"]) == (CheckOutcome.PASSED, 0)
+    assert (beyond.outcome, beyond.metrics["above_max"]) == (CheckOutcome.FAILED, 1)
+
+
+def test_freshness_of_a_timestamptz_column_at_its_boundary(shop: Source) -> None:
+    check = {"freshness": {"table": "loads", "column": "loaded_tz"}}
+    at = dt.datetime(2024, 1, 10, 2, 30, tzinfo=dt.UTC)  # 1h after 01:30 UTC
+    assert one(shop, {**check, "expect": "<= 1h"}, clock=at).outcome is CheckOutcome.PASSED
+    late = one(shop, {**check, "expect": "< 1h"}, clock=at)
+    assert (late.outcome, late.value) == (CheckOutcome.FAILED, 3600.0)
+    assert describe_value(late) == "newest 2024-01-10 01:30:00 UTC, 1h old"
+
+
+def test_a_freshness_scope_of_only_nulls_is_not_evaluated(shop: Source) -> None:
+    result = one(
+        shop,
+        {
+            "freshness": {
+                "table": "loads",
+                "column": "loaded_at",
+                "filter": "id = 3",
+                "max_age": "1d",
+            }
+        },
+    )
+    assert result.outcome is CheckOutcome.NOT_EVALUATED
+    assert result.reason == "loaded_at is NULL in all 1 rows in scope: loads where id = 3"
+
+
+def test_expect_empty_counts_the_true_number_of_rows(shop: Source) -> None:
+    limits = Limits(max_rows=2, fingerprint_max_rows=3)
+    results, evidence = run(
+        shop,
+        {"name": "all pairs", "sql": "SELECT a, b FROM pairs ORDER BY a, b", "expect": "empty"},
+        limits=limits,
+    )
+    result = results[0]
+    assert (result.outcome, result.value, result.metrics) == (
+        CheckOutcome.FAILED,
+        9,
+        {"rows": 9},
+    )
+    shown = evidence["C1"]
+    assert (shown.row_count, len(shown.rows), shown.truncated) == (9, 2, True)
+
+
+FAR = "Pacific/Kiritimati"  # UTC+14: a naive timestamp read there is 14 hours off
+BEFORE_MIDNIGHT = (
+    "SELECT count(*) FROM loads "
+    "WHERE loaded_at < CAST('2024-01-10 00:00:00+00' AS TIMESTAMP WITH TIME ZONE)"
+)
+ON_THE_10TH = "SELECT count(*) FROM loads WHERE CAST(loaded_tz AS DATE) = DATE '2024-01-10'"
+
+
+@pytest.fixture
+def far_zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The process and libpq in a zone 14 hours from UTC (``TZ``, ``PGTZ``)."""
+    monkeypatch.setenv("TZ", FAR)
+    monkeypatch.setenv("PGTZ", FAR)
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "postgres"])
+def test_sessions_are_utc_whatever_tz_and_pgtz_say(
+    engine: str,
+    far_zone: None,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+) -> None:
+    if engine == "duckdb":  # a file of its own: a fresh DuckDB instance starts in the far zone
+        path = build_duckdb(tmp_path / "far.duckdb")
+        with duckdb.connect(str(path)) as unpinned:  # what TZ alone does
+            assert unpinned.execute(BEFORE_MIDNIGHT).fetchone() == (2,)
+            assert unpinned.execute(ON_THE_10TH).fetchone() == (2,)
+        source: Source = DuckDBQuerySource("far", path, Limits())
+    else:
+        url = request.getfixturevalue("shop_pg")
+        source = SQLQuerySource("far", SQLAlchemySource(type="sqlalchemy", url=url), Limits())
+        with psycopg.connect(url.replace("+psycopg", "")) as unpinned:  # what PGTZ alone does
+            assert unpinned.execute(BEFORE_MIDNIGHT).fetchone() == (2,)
+            assert unpinned.execute(ON_THE_10TH).fetchone() == (2,)
+    with source:
+        results, _ = run(
+            source,
+            {"name": "naive before midnight UTC", "sql": BEFORE_MIDNIGHT, "expect": "== 1"},
+            {"name": "the UTC date", "sql": ON_THE_10TH, "expect": "== 1"},
+            {
+                "name": "naive freshness",
+                "freshness": {"table": "loads", "column": "loaded_at", "max_age": "1h"},
+            },
+        )
+    assert [(r.outcome, r.value) for r in results] == [
+        (CheckOutcome.PASSED, 1),
+        (CheckOutcome.PASSED, 1),
+        (CheckOutcome.PASSED, -7200.0),
+    ]

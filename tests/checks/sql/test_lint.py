@@ -1,0 +1,195 @@
+"""The lint: SQL that runs but answers another question, warned with its line and column."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from checks.sources.base import Column, DataSet
+from checks.sql.lint import lint, lint_condition
+
+CATALOG = [
+    DataSet(
+        "orders",
+        (
+            Column("id", "INTEGER", nullable=False),
+            Column("customer_id", "INTEGER", nullable=True),
+            Column("status", "VARCHAR", nullable=True),
+            Column("amount", "NUMERIC(10, 2)", nullable=True),
+        ),
+        5,
+    ),
+    DataSet("customers", (Column("id", "INTEGER", nullable=True),), 3),
+    DataSet("accounts", (Column("id", "INTEGER", nullable=False),), 3),
+]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    sql: str
+    dialects: tuple[str, ...]
+    found: tuple[tuple[str, int | None, int | None], ...]  # rule, line, column
+    timezone: str = "UTC"
+
+
+CASES = [
+    Case(
+        "not in a nullable subquery",
+        "SELECT count(*) FROM orders\nWHERE customer_id NOT IN (SELECT id FROM customers)",
+        ("duckdb", "postgres"),
+        (("not-in-subquery", 2, 7),),
+    ),
+    Case(
+        "not in a NOT NULL column",
+        "SELECT count(*) FROM orders WHERE customer_id NOT IN (SELECT id FROM accounts)",
+        ("duckdb", "postgres"),
+        (),
+    ),
+    Case(
+        "not in a subquery that filters its NULLs",
+        "SELECT count(*) FROM orders WHERE customer_id NOT IN "
+        "(SELECT id FROM customers WHERE id IS NOT NULL)",
+        ("duckdb", "postgres"),
+        (),
+    ),
+    Case(
+        "not exists is the fix",
+        "SELECT count(*) FROM orders o WHERE NOT EXISTS "
+        "(SELECT 1 FROM customers c WHERE c.id = o.customer_id)",
+        ("duckdb", "postgres"),
+        (),
+    ),
+    Case(
+        "not in a list skips NULL statuses",
+        "SELECT count(*) FROM orders o WHERE o.status NOT IN ('paid', 'refunded')",
+        ("duckdb", "postgres"),
+        (("not-in-null", 1, 37),),
+    ),
+    Case(
+        "the NULL case said",
+        "SELECT count(*) FROM orders WHERE status IS NULL OR status NOT IN ('paid')",
+        ("duckdb", "postgres"),
+        (),
+    ),
+    Case(
+        "the NULLs excluded on purpose",
+        "SELECT count(*) FROM orders WHERE status IS NOT NULL AND status NOT IN ('paid')",
+        ("duckdb", "postgres"),
+        (),
+    ),
+    Case(
+        "a NOT NULL column in a list",
+        "SELECT count(*) FROM orders WHERE id NOT IN (1, 2)",
+        ("duckdb", "postgres"),
+        (),
+    ),
+    Case(
+        "a NULL in the list",
+        "SELECT count(*) FROM orders WHERE id NOT IN (1, NULL)",
+        ("duckdb", "postgres"),
+        (("not-in-null", 1, 35),),
+    ),
+    Case(
+        "a ratio of counts on PostgreSQL",
+        "SELECT 100 * count(*) FILTER (WHERE status IS NULL) / count(*) FROM orders",
+        ("postgres",),
+        (("integer-division", 1, 37),),
+    ),
+    Case(
+        "the same ratio on DuckDB divides as floats",
+        "SELECT 100 * count(*) FILTER (WHERE status IS NULL) / count(*) FROM orders",
+        ("duckdb",),
+        (),
+    ),
+    Case(
+        "a decimal ratio",
+        "SELECT 100.0 * count(*) FILTER (WHERE status IS NULL) / count(*) FROM orders",
+        ("postgres",),
+        (),
+    ),
+    Case(
+        "integer columns divided",
+        "SELECT sum(customer_id) / sum(id) FROM orders",
+        ("postgres",),
+        (("integer-division", 1, 12),),
+    ),
+    Case(
+        "a unit conversion by a constant",
+        "SELECT count(*) FROM orders WHERE id / 100 > 1",
+        ("postgres",),
+        (),
+    ),
+    Case(
+        "the clock in another zone",
+        "SELECT count(*) FROM orders WHERE current_date > DATE '2024-01-01'",
+        ("duckdb", "postgres"),
+        (("session-time-zone", None, None),),
+        "America/New_York",
+    ),
+    Case(
+        "the clock in UTC",
+        "SELECT count(*) FROM orders WHERE current_date > DATE '2024-01-01'",
+        ("duckdb", "postgres"),
+        (),
+        "Etc/UTC",
+    ),
+    Case(
+        "not SQL",
+        "SELEC nothing",
+        ("duckdb", "postgres"),
+        (),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "dialect"),
+    [(c, d) for c in CASES for d in c.dialects],
+    ids=lambda v: v.name if isinstance(v, Case) else v,
+)
+def test_lint(case: Case, dialect: str) -> None:
+    found = lint(case.sql, dialect=dialect, catalog=CATALOG, timezone=case.timezone)
+    assert [(w.rule, w.line, w.column) for w in found] == list(case.found)
+
+
+def test_messages_say_why_and_what_to_write() -> None:
+    sub, in_list = lint(
+        "SELECT count(*) FROM orders WHERE customer_id NOT IN (SELECT id FROM customers) "
+        "AND status NOT IN ('paid')",
+        dialect="postgres",
+        catalog=CATALOG,
+    )
+    assert sub.message == (
+        "customer_id NOT IN (SELECT id FROM customers …): id can be NULL, and one NULL makes "
+        "NOT IN true for no row, so nothing is ever found; use NOT EXISTS (SELECT 1 FROM "
+        "customers WHERE id = customer_id)"
+    )
+    assert in_list.message == (
+        "status NOT IN (…) is never true where status is NULL, so those rows are skipped; "
+        "say what a NULL means: (status IS NULL OR status NOT IN (…)), or status IS NOT NULL "
+        "AND …"
+    )
+    (division,) = lint("SELECT count(*) / count(*) FROM orders", dialect="postgres")
+    assert division.message.startswith(
+        "COUNT(*) / COUNT(*) divides an integer by an integer: PostgreSQL drops the fraction"
+    )
+    (clock,) = lint("SELECT now()", dialect="postgres", timezone="Europe/Paris")
+    assert clock.message == (
+        "CURRENT_TIMESTAMP is read in UTC (sessions run in UTC), not in Europe/Paris, this "
+        "automation's time zone; for its local time write (now() AT TIME ZONE 'Europe/Paris'), "
+        "and ::date for its local date"
+    )
+
+
+def test_without_a_catalog_every_column_can_be_null() -> None:
+    found = lint("SELECT count(*) FROM orders WHERE id NOT IN (1, 2)", dialect="duckdb")
+    assert [w.rule for w in found] == ["not-in-null"]
+
+
+def test_a_filter_is_linted_with_positions_inside_it() -> None:
+    (found,) = lint_condition(
+        "amount > 0\n  AND status NOT IN ('x')", table="orders", dialect="duckdb", catalog=CATALOG
+    )
+    assert (found.rule, found.line, found.column) == ("not-in-null", 2, 7)
