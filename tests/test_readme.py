@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -25,7 +26,9 @@ def test_readme_automation_example_runs(tmp_path: Path, flights_settings: Settin
     with SourcePool(flights_settings) as pool:
         report = run_automation(loaded.automations[0], flights_settings, pool)
     assert report.finding == "needs_attention"
-    assert [c.value for c in report.checks] == [721, 0.1499]
+    assert [c.value for c in report.checks] == [721, float(Fraction(50094, 334264) * 100)]
+    assert report.checks[1].metrics["orphans"] == 50094
+    assert "50,094 of the 334,264" in README and "14.99 %" in README
     assert report.evidence[0].rows[0] == ["N725MQ", "MQ", 575]
 
 

@@ -131,7 +131,7 @@ class _Linter:
                 found += self.not_in(node.this)
         found += self.divisions(tree)
         found += self.clock(tree)
-        return sorted(found, key=lambda w: (w.line or 0, w.column or 0))
+        return sorted(found, key=lambda w: (w.line is None, w.line or 0, w.column or 0))
 
     # -- NULLs ------------------------------------------------------------
 
@@ -182,13 +182,19 @@ class _Linter:
             return []
         table = _owner_table(picked) or "the subquery"
         outer = node.this.sql(dialect=self.dialect)
+        target = node.this
+        match = f"{picked.name} = {outer}"
+        if isinstance(target, exp.Column) and target.name.lower() == picked.name.lower():
+            outer_table = target.table or _owner_table(target)
+            if outer_table and outer_table != table:  # same names: say which side is which
+                match = f"{table}.{picked.name} = {outer_table}.{target.name}"
         line, col = _position(node)
         return [
             LintWarning(
                 "not-in-subquery",
                 f"{outer} NOT IN (SELECT {picked.name} FROM {table} …): {picked.name} can be "
                 "NULL, and one NULL makes NOT IN true for no row, so nothing is ever found; "
-                f"use NOT EXISTS (SELECT 1 FROM {table} WHERE {picked.name} = {outer})",
+                f"use NOT EXISTS (SELECT 1 FROM {table} WHERE {match})",
                 line,
                 col,
             )

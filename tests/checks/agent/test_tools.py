@@ -132,3 +132,27 @@ def test_arguments() -> None:
         check_arguments("execute_query", "{}")
     with pytest.raises(ToolArgumentError, match="argument 'name' must be string"):
         check_arguments("describe_data_set", '{"name": 3}')
+
+
+def test_a_query_result_carries_the_lint_warnings(source: Source) -> None:
+    tools = ToolBox(source, goal=GOAL, limits=Limits(), list_cap=5, timezone="America/New_York")
+    trap = tools.settle(
+        tools.run(
+            "execute_query",
+            {
+                "sql": "SELECT count(*) AS n FROM flights "
+                "WHERE carrier NOT IN (SELECT carrier FROM airlines) AND now() > now()"
+            },
+        )
+    )
+    assert trap["id"] == "Q1" and trap["rows"] == [[0]]
+    assert trap["warnings"] == [
+        "carrier NOT IN (SELECT carrier FROM airlines …): carrier can be NULL, and one NULL "
+        "makes NOT IN true for no row, so nothing is ever found; use NOT EXISTS (SELECT 1 FROM "
+        "airlines WHERE airlines.carrier = flights.carrier)",
+        "NOW() is read in UTC (sessions run in UTC), not in America/New_York, this "
+        "automation's time zone; for its local time write (now() AT TIME ZONE "
+        "'America/New_York'), and ::date for its local date",
+    ]
+    clean = tools.settle(tools.run("execute_query", {"sql": "SELECT count(*) FROM flights"}))
+    assert "warnings" not in clean

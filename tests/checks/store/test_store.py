@@ -214,3 +214,54 @@ def test_store_errors_hide_passwords_in_the_url() -> None:
     with pytest.raises(StoreError) as caught:
         Store("nope://reader:hunter22secret@host/x")
     assert "hunter22secret" not in str(caught.value)
+
+
+def test_outcomes_metrics_and_samples_are_kept(store: Store) -> None:
+    report = make_report()
+    report.checks = [
+        CheckResult(
+            "emails",
+            "SELECT COUNT(*) AS rows_in_scope …",
+            "<= 1%",
+            2.5,
+            False,
+            None,
+            "C1",
+            kind="missing",
+            metrics={"rows_in_scope": 40, "missing": 1, "missing_percent": 2.5},
+            warnings=["filter: status NOT IN (…) is never true where status is NULL, …"],
+            sample_id="S1",
+        ),
+        CheckResult(
+            "diana",
+            "SELECT COUNT(*) AS rows_in_scope …",
+            "== 0",
+            None,
+            None,
+            None,
+            "C2",
+            kind="missing",
+            reason="0 rows in scope: orders where name = 'Diana'",
+            metrics={"rows_in_scope": 0, "missing": 0, "missing_percent": None},
+        ),
+    ]
+    run_id = store.save_report(report)
+    again = store.get_run(run_id)
+    assert again is not None
+    assert [c.to_dict() for c in again.checks] == [c.to_dict() for c in report.checks]
+    assert [str(c.outcome) for c in again.checks] == ["failed", "not_evaluated"]
+
+
+def test_a_check_stored_before_outcomes_existed_derives_one(store: Store) -> None:
+    run_id = store.save_report(make_report())
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql("UPDATE check_results SET outcome = NULL, metrics = NULL")
+    again = store.get_run(run_id)
+    assert again is not None
+    (check,) = again.checks
+    assert (str(check.outcome), check.kind, check.metrics, check.warnings) == (
+        "passed",
+        "sql",
+        {},
+        [],
+    )
