@@ -46,7 +46,9 @@ def check_line(check: CheckResult) -> str:
         line = f"- ERROR: **{check.name}** — {check.error}{cite}"
     else:
         mark = _MARKS[check.outcome or CheckOutcome.FAILED]
-        line = f"- {mark}: **{check.name}** — {describe_value(check)} (expected {check.expect}){cite}"
+        line = (
+            f"- {mark}: **{check.name}** — {describe_value(check)} (expected {check.expect}){cite}"
+        )
     for warning in check.warnings:
         line += f"\n  - warning: {warning}"
     return line

@@ -1,5 +1,8 @@
 """SQL that runs but answers another question: warnings, never refusals.
 
+Messages write an elision as ``...``: ``…`` is what Lookout's output uses to
+mark text it cut.
+
 ``lint`` reads one query (``lint_condition`` one ``filter:``) with sqlglot in
 the source's dialect and warns, with the line and column in the SQL where it
 can, about the classic traps of data checks:
@@ -145,7 +148,7 @@ class _Linter:
             return [
                 LintWarning(
                     "not-in-null",
-                    f"{_cut(node.this.sql(dialect=self.dialect))} NOT IN (…, NULL): a NULL "
+                    f"{_cut(node.this.sql(dialect=self.dialect))} NOT IN (..., NULL): a NULL "
                     "in the list makes NOT IN true for no row; "
                     "leave NULL out of the list",
                     line,
@@ -161,9 +164,9 @@ class _Linter:
         return [
             LintWarning(
                 "not-in-null",
-                f"{name} NOT IN (…) is never true where {name} is NULL, so those rows are "
-                f"skipped; say what a NULL means: ({name} IS NULL OR {name} NOT IN (…)), or "
-                f"{name} IS NOT NULL AND …",
+                f"{name} NOT IN (...) is never true where {name} is NULL, so those rows are "
+                f"skipped; say what a NULL means: ({name} IS NULL OR {name} NOT IN (...)), or "
+                f"{name} IS NOT NULL AND ...",
                 line,
                 col,
             )
@@ -192,7 +195,7 @@ class _Linter:
         return [
             LintWarning(
                 "not-in-subquery",
-                f"{outer} NOT IN (SELECT {picked.name} FROM {table} …): {picked.name} can be "
+                f"{outer} NOT IN (SELECT {picked.name} FROM {table} ...): {picked.name} can be "
                 "NULL, and one NULL makes NOT IN true for no row, so nothing is ever found; "
                 f"use NOT EXISTS (SELECT 1 FROM {table} WHERE {match})",
                 line,
@@ -240,7 +243,7 @@ class _Linter:
                     "integer-division",
                     f"{_cut(shown)} divides an integer by an integer: {self.dialect_name} "
                     "drops the fraction (3 / 1000000 is 0); make one side a decimal, "
-                    "e.g. CAST(… AS NUMERIC) / count(*), or 100.0 * count(…) / count(*)",
+                    "e.g. CAST(... AS NUMERIC) / count(*), or 100.0 * count(...) / count(*)",
                     line,
                     col,
                 )
@@ -377,4 +380,4 @@ def _position(node: exp.Expr) -> tuple[int | None, int | None]:
 
 
 def _cut(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -162,14 +162,14 @@ def test_messages_say_why_and_what_to_write() -> None:
         catalog=CATALOG,
     )
     assert sub.message == (
-        "customer_id NOT IN (SELECT id FROM customers …): id can be NULL, and one NULL makes "
+        "customer_id NOT IN (SELECT id FROM customers ...): id can be NULL, and one NULL makes "
         "NOT IN true for no row, so nothing is ever found; use NOT EXISTS (SELECT 1 FROM "
         "customers WHERE id = customer_id)"
     )
     assert in_list.message == (
-        "status NOT IN (…) is never true where status is NULL, so those rows are skipped; "
-        "say what a NULL means: (status IS NULL OR status NOT IN (…)), or status IS NOT NULL "
-        "AND …"
+        "status NOT IN (...) is never true where status is NULL, so those rows are skipped; "
+        "say what a NULL means: (status IS NULL OR status NOT IN (...)), or status IS NOT NULL "
+        "AND ..."
     )
     (division,) = lint("SELECT count(*) / count(*) FROM orders", dialect="postgres")
     assert division.message.startswith(

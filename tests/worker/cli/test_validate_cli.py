@@ -76,7 +76,7 @@ def lines_for(path: str) -> list[str]:
 
 def warnings_for(path: str) -> list[str]:
     return [
-        f"warning: {path}:22:13: checks.3.sql: customer_id NOT IN (SELECT id FROM customers …): "
+        f"warning: {path}:22:13: checks.3.sql: customer_id NOT IN (SELECT id FROM customers ...): "
         "id can be NULL, and one NULL makes NOT IN true for no row, so nothing is ever found; "
         "use NOT EXISTS (SELECT 1 FROM customers WHERE id = customer_id)",
         f"warning: {path}:34:10: checks.7.sql: CURRENT_DATE is read in UTC (sessions run in "
