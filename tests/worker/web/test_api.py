@@ -181,3 +181,13 @@ def test_on_postgresql(tmp_path: Path, flights_settings: Settings, empty_pg_url:
     assert metrics[("lookout_review_outcomes_total", (("reason", "false_positive"),))] == 1
     assert metrics[("lookout_run_flags_total", (("flag", "double_check_disagrees"),))] == 1
     world.store.close()
+
+
+def test_a_report_gives_each_check_its_outcome(web_world: World) -> None:
+    client = TestClient(app_for(web_world))
+    broken = client.get(f"/api/runs/{web_world.latest('broken-check')}", headers=bearer()).json()
+    (check,) = broken["report"]["checks"]
+    assert (check["outcome"], check["kind"], check["passed"]) == ("error", "sql", None)
+    assert check["reason"] is None and check["sample_id"] is None
+    rate = client.get(f"/api/runs/{web_world.latest('cancellation-rate')}", headers=bearer())
+    assert [c["outcome"] for c in rate.json()["report"]["checks"]] == ["passed"]
