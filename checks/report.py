@@ -215,14 +215,23 @@ class RunReport:
     def clean_text(self, clean: Callable[[str], str]) -> None:
         """Pass every text a person or a model wrote through ``clean``, in place.
 
-        That is the summary, the errors (the run's and each check's), and every
+        That is the summary, the errors (the run's and each check's), each
+        check's reason and lint warnings, and every
         string inside ``agent`` and ``second_opinion``; used to redact secrets
         once, before a report is stored or shown (``checks.settings.config.redact``).
         Evidence rows are data, kept as the query returned them.
         """
         self.summary = clean(self.summary)
         self.error = clean(self.error) if self.error else self.error
-        self.checks = [replace(c, error=clean(c.error)) if c.error else c for c in self.checks]
+        self.checks = [
+            replace(
+                c,
+                error=clean(c.error) if c.error else c.error,
+                reason=clean(c.reason) if c.reason else c.reason,
+                warnings=[clean(w) for w in c.warnings],
+            )
+            for c in self.checks
+        ]
         self.agent = _clean_tree(self.agent, clean)
         self.second_opinion = _clean_tree(self.second_opinion, clean)
 
