@@ -12,6 +12,7 @@ when the agent gives no valid report, the declared checks decide.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import time
 from collections.abc import Callable
@@ -31,6 +32,7 @@ from checks.opinion.second_opinion import second_opinion
 from checks.report import CheckOutcome, FindingSource, RunReport, Status
 from checks.settings.config import Settings, redact
 from checks.sources import Source, open_source
+from checks.store.incidents import plan_run
 from checks.store.review_reads import current_recalibrations, verdicts_for_next_run
 from checks.store.store import Store, first_line, utcnow
 
@@ -229,6 +231,7 @@ def run_and_store(
     scheduled_for: dt.datetime | None = None,
     trigger: str = "manual",
     progress: Progress | None = None,
+    announce: bool = False,
 ) -> RunReport:
     """Run one automation in-process and store it: create → claim → run (traced) → finish.
 
@@ -237,11 +240,19 @@ def run_and_store(
     run always ends: an unexpected error is stored as the run's ``error`` (with
     its type and message, secrets redacted) before it propagates, and the store
     writes are retried while the store is briefly unavailable
-    (``checks.store.store.retry_writes``).
+    (``checks.store.store.retry_writes``). Once stored, the run moves its
+    automation's incidents (``checks.store.incidents``), so what people do about
+    a problem follows it across runs, alerts or not.
+
+    Args:
+        announce: the run's alerts will be delivered (``lookout run --notify``):
+            its events are planned; without it incidents move and nothing is
+            announced (the next announcing run announces what is still open).
 
     Raises:
         StoreError: the slot already has a run, the run could not be claimed,
-            or the store stayed unavailable past its retries.
+            its incidents could not be moved, or the store stayed unavailable
+            past its retries.
     """
     slot = scheduled_for or utcnow()
     try:
@@ -270,7 +281,7 @@ def run_and_store(
         )
         report.run_id = run_id
         report.attempt = attempt
-        store.finish_run(run_id, attempt, report)
+        stored = store.finish_run(run_id, attempt, report)
     except Exception as exc:
         reason = redact(f"internal error: {type(exc).__name__}: {exc}", settings.secrets())
         try:
@@ -280,7 +291,15 @@ def run_and_store(
                 f"run {run_id} of {automation.name} failed ({reason}) and the store could not"
                 f" record it: {redact(first_line(again), settings.secrets())}"
             ) from None
+        with contextlib.suppress(Exception):  # best effort: the error below is what matters
+            failed = store.get_run(run_id)
+            if failed is not None:
+                plan_run(store.engine, failed, now=utcnow(), announce=announce)
         if isinstance(exc, SQLAlchemyError):  # the store failed mid-run, then came back
             raise StoreError(f"run {run_id} ended in error: {reason}") from None
         raise
+    if stored:
+        plan_run(
+            store.engine, report, now=utcnow(), enabled=settings.alerts.events, announce=announce
+        )
     return report

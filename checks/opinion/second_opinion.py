@@ -294,6 +294,45 @@ class SecondOpinion:
         }
 
 
+@dataclass(frozen=True)
+class StoredOpinion:
+    """What the list, incidents and alerts read from a stored ``second_opinion``.
+
+    Attributes:
+        urgency: one of ``Urgency``'s values, or None.
+        flags: ``Flag`` values set.
+        goal_met: P(goal met), or None.
+    """
+
+    urgency: str | None = None
+    flags: tuple[str, ...] = ()
+    goal_met: float | None = None
+
+
+def read_opinion(opinion: Any) -> StoredOpinion:
+    """Read a stored ``second_opinion`` (``SecondOpinion.to_dict``), leniently.
+
+    Accepts ``urgency`` as a string or ``{"choice": …}``, and ``flags`` as a
+    list of names or a mapping of name -> bool (older shapes). Anything else,
+    or an unknown urgency, reads as absent.
+    """
+    data = opinion if isinstance(opinion, dict) else {}
+    urgency: Any = data.get("urgency")
+    if isinstance(urgency, dict):
+        urgency = urgency.get("choice") or urgency.get("value")
+    raw_flags: Any = data.get("flags") or []
+    if isinstance(raw_flags, dict):
+        raw_flags = [name for name, on in raw_flags.items() if on]
+    goal_met = data.get("goal_met")
+    return StoredOpinion(
+        urgency=urgency if urgency in {u.value for u in Urgency} else None,
+        flags=tuple(f for f in raw_flags if isinstance(f, str)),
+        goal_met=float(goal_met)
+        if isinstance(goal_met, int | float) and not isinstance(goal_met, bool)
+        else None,
+    )
+
+
 def _explain(missing: dict[str, NoAnswer]) -> str:
     reasons = {str(a) for a in missing.values()}
     if len(reasons) == 1:

@@ -1,10 +1,11 @@
 """The store's alert tables: what each run decided to announce, incidents, deliveries, attempts.
 
-Written by ``worker.alerts.incident`` and ``worker.alerts.delivery``; migration ``0004``.
+Written by ``checks.store.incidents`` (on every stored run) and ``worker.alerts.delivery``;
+migrations ``0004`` and ``0010``.
 Times are naive UTC in the database and aware UTC in Python (``UTCDateTime``).
 
-- ``alert_runs``: one row per run whose alerts were planned (the run's events,
-  decided once, in the same transaction that moved its incidents).
+- ``alert_runs``: one row per stored run (the run's events, decided once, in
+  the same transaction that moved its incidents; none when it did not announce).
 - ``alert_incidents``: one per problem of one automation (``attention``: from the
   first Needs attention to the Clear run that resolves it; ``error``: from the
   first run in error to the next completed run). ``open_key`` is
@@ -50,7 +51,11 @@ class AlertRunRow(Base):
 
 
 class IncidentRow(Base):
-    """One problem of one automation, open until a run resolves it."""
+    """One problem of one automation, open until a run resolves it.
+
+    ``last_notified_at`` is when it was last announced (opening or reminder);
+    None while no run that announces has seen it.
+    """
 
     __tablename__ = "alert_incidents"
 
@@ -60,7 +65,7 @@ class IncidentRow(Base):
     open_key: Mapped[str | None] = mapped_column(String(100), unique=True)
     opened_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
     opened_run_id: Mapped[int | None] = mapped_column(Integer)
-    last_notified_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    last_notified_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     reminders: Mapped[int] = mapped_column(Integer, default=0)
     closed_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     closed_run_id: Mapped[int | None] = mapped_column(Integer)

@@ -4,7 +4,8 @@
 in-process; the Celery task ``worker.alerts.delivery_tasks.deliver_run`` calls it
 in a worker). For one stored run it:
 
-1. plans the run's events (``worker.alerts.incident.plan_run``: decided once per run);
+1. plans the run's events (``checks.store.incidents.plan_run``: decided once per run,
+   normally already when the run was stored);
 2. routes them to channels (``worker.alerts.routing``: one message per channel);
 3. **claims** each (run, event, channel) by inserting its ``alert_deliveries``
    row — unique on that triple — *before* anything is sent. A redelivered
@@ -37,10 +38,10 @@ from checks.declared.finding import not_evaluated_lines
 from checks.report import RunReport
 from checks.settings.config import Settings
 from checks.store.alert_tables import DeliveryRow
+from checks.store.incidents import PlannedEvent, plan_run
 from checks.store.store import Store, utcnow
 from worker.alerts.attempts import Context, Sleep, open_context, send_claimed, update_delivery
 from worker.alerts.delivery_log import DeliveryRecord, get_delivery
-from worker.alerts.incident import PlannedEvent, plan_run
 from worker.alerts.message import TEST_EVENT, Alert, cut, opinion_of, run_link
 from worker.alerts.routing import Route, hold_until, routes
 

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from checks.opinion.second_opinion import read_opinion
 from checks.report import RunReport
 from checks.settings.alerts import EventKind
 
@@ -168,20 +169,9 @@ def label(value: str) -> str:
 
 
 def opinion_of(report: RunReport) -> tuple[str | None, tuple[str, ...]]:
-    """Return (urgency, flags) from a report's ``second_opinion`` (issue 5's shape).
-
-    Accepts ``urgency`` as a string or ``{"choice": …}``, and ``flags`` as a list
-    of names or a mapping of name -> bool. Anything else reads as absent.
-    """
-    opinion = report.second_opinion or {}
-    urgency: Any = opinion.get("urgency")
-    if isinstance(urgency, dict):
-        urgency = urgency.get("choice") or urgency.get("value")
-    raw_flags: Any = opinion.get("flags") or []
-    if isinstance(raw_flags, dict):
-        raw_flags = [name for name, on in raw_flags.items() if on]
-    flags = tuple(f for f in raw_flags if isinstance(f, str))
-    return (urgency if urgency in URGENCIES else None), flags
+    """Return (urgency, flags) from a report's ``second_opinion`` (see ``read_opinion``)."""
+    opinion = read_opinion(report.second_opinion)
+    return opinion.urgency, opinion.flags
 
 
 def run_link(review_base_url: str, run_id: int | None) -> str:

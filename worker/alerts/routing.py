@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from checks.settings.alerts import EventKind
 from checks.settings.config import Settings
-from worker.alerts.incident import PlannedEvent
+from checks.store.incidents import PlannedEvent
 
 PRIORITY = (
     EventKind.RUN_ERROR,

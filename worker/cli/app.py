@@ -221,7 +221,12 @@ def run(
     with SourcePool(settings) as pool, err.status("starting…") as status:
         for automation in chosen:
             report = run_and_store(
-                automation, settings, pool, store, progress=lambda line: status.update(line)
+                automation,
+                settings,
+                pool,
+                store,
+                progress=lambda line: status.update(line),
+                announce=notify,
             )
             reports.append(report)
             status.stop()

@@ -23,6 +23,7 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
+from checks.opinion.second_opinion import read_opinion
 from checks.report import Status
 from checks.store.alert_tables import DeliveryRow, IncidentRow
 from checks.store.run_tables import RunRow
@@ -45,15 +46,8 @@ def opinion_fields(
     opinion: dict[str, Any] | None,
 ) -> tuple[tuple[str, ...], str | None, float | None]:
     """Return (flags, urgency, P(goal met)) from a stored ``second_opinion``; absent parts empty."""
-    opinion = opinion or {}
-    flags = tuple(f for f in opinion.get("flags") or [] if isinstance(f, str))
-    urgency = opinion.get("urgency")
-    goal_met = opinion.get("goal_met")
-    return (
-        flags,
-        urgency if urgency in URGENCY_ORDER else None,
-        float(goal_met) if isinstance(goal_met, int | float) else None,
-    )
+    read = read_opinion(opinion)
+    return read.flags, read.urgency, read.goal_met
 
 
 def _latest(session: Session, statuses: Sequence[str], skip: Iterable[str] = ()) -> list[RunRow]:

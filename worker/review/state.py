@@ -5,9 +5,10 @@ automation's ``attention`` incident for a Needs attention run, its ``error``
 incident for a run in error, opened at or before the run and not closed
 before it (by run id, which grows with time) — the action is recorded with
 the incident too, and then holds for every run of that incident: an
-acknowledged incident stays acknowledged through its reminders. A run
-outside any incident (alerts not configured, or a Clear run) has its own
-state. An incident's state ends with it: the next incident starts unreviewed.
+acknowledged incident stays acknowledged through its reminders. Incidents
+move on every stored run, alerts or not (``checks.store.incidents``). A run
+outside any incident (a Clear or skipped run) has its own state. An
+incident's state ends with it: the next incident starts unreviewed.
 """
 
 from __future__ import annotations

@@ -129,7 +129,7 @@ class RecentRun:
 
 @dataclass(frozen=True)
 class IncidentView:
-    """The incident the run belongs to (``worker.alerts.incident``)."""
+    """The incident the run belongs to (``checks.store.incidents``)."""
 
     id: int
     kind: str

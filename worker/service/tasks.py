@@ -27,6 +27,7 @@ from checks.errors import LookoutError
 from checks.report import Status
 from checks.run import SourcePool, run_automation
 from checks.settings.config import Settings, redact
+from checks.store.incidents import plan_run
 from checks.store.store import Store, utcnow
 from worker.alerts.delivery_tasks import deliver_due_task, enqueue_delivery
 from worker.service.catalog import AutomationCatalog
@@ -119,12 +120,27 @@ def dispatch_due() -> dict[str, object]:
     return result.to_dict()
 
 
-def announce(run_id: int) -> None:
-    """Queue the alerts of a run that has just ended, as their own task.
+def announce(run_id: int, store: Store | None = None) -> None:
+    """A run has just ended: move its incidents and plan its events, then queue its alerts.
 
-    A slow webhook never holds a run. A broker failure here is logged, not
-    raised: the run is already stored.
+    The incidents move here, in the run's task, whether or not any channel is
+    configured and whether or not the broker takes the delivery task
+    (``checks.store.incidents``: once per run). The alerts are their own task,
+    so a slow webhook never holds a run. Nothing here raises: the run is
+    already stored; a store or broker failure is logged, and the delivery
+    task plans the run itself if this could not.
+
+    Args:
+        run_id: the run that ended.
+        store: the store to use (default: this process's).
     """
+    try:
+        store = store or process().store
+        report = store.get_run(run_id)
+        if report is not None and report.status in (Status.COMPLETED, Status.ERROR):
+            plan_run(store.engine, report, now=utcnow(), enabled=settings.alerts.events)
+    except Exception:
+        log.exception("run %d: could not move its incidents", run_id)
     try:
         enqueue_delivery(run_id)
     except Exception:
@@ -148,7 +164,7 @@ class RunTask(Task):  # type: ignore[misc]
             store = Store(settings.store_url, migrate_on_open=False)
             try:
                 RunQueue(store).fail(int(args[0]), hard_limit_reason(limit))
-                announce(int(args[0]))
+                announce(int(args[0]), store)
             finally:
                 store.close()
 
@@ -187,7 +203,8 @@ def run_automation_task(self: RunTask, run_id: int) -> str:
     if claim is None:
         return "ignored"
     if isinstance(automation, str):
-        state.queue.fail(run_id, automation, attempt=claim)
+        if state.queue.fail(run_id, automation, attempt=claim):
+            announce(run_id)
         return "done"
     _run(state, run, automation, claim)
     return "done"

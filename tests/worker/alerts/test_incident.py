@@ -17,11 +17,11 @@ from checks.report import Finding, RunReport, Status
 from checks.settings.alerts import EventKind, QuietHours
 from checks.settings.config import Settings
 from checks.store.alert_tables import DeliveryRow
+from checks.store.incidents import load_plan, open_incidents, plan_run
 from checks.store.store import Store
 from worker.alerts.delivery import deliver_due, deliver_for_run
 from worker.alerts.delivery_log import list_deliveries
 from worker.alerts.fake_chat import FakeChat
-from worker.alerts.incident import load_plan, open_incidents, plan_run
 
 T0 = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
 HOUR = dt.timedelta(hours=1)

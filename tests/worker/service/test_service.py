@@ -35,6 +35,7 @@ import redis
 from checks.report import RunReport, Status
 from checks.settings.config import Settings
 from checks.sources import Source
+from checks.store.incidents import open_incidents
 from checks.store.store import Store, utcnow
 from tests.worker.service.service_support import (
     LOOKOUT,
@@ -236,6 +237,11 @@ def test_a_run_over_its_hard_time_limit_ends_in_error_with_the_reason(
     [run] = wait_for(lambda: env.finished("stuck"), 60, "the run to be stopped")
     assert (run.status, run.attempt) == (Status.ERROR, 1)
     assert run.error == "hard time limit of 3 s exceeded; the run was stopped"
+    # no channel is configured: the run's error incident opens all the same
+    [incident] = wait_for(
+        lambda: open_incidents(env.store.engine, "stuck"), 30, "the error incident"
+    )
+    assert (incident.kind, incident.opened_run_id) == ("error", run.run_id)
     locked.execute("COMMIT")
     time.sleep(3)  # the message was acknowledged and the reaper leaves an ended run alone
     assert [(r.status, r.attempt) for r in env.runs("stuck")] == [(Status.ERROR, 1)]

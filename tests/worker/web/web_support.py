@@ -263,12 +263,16 @@ def _run_one(
             )
         }
         if automation.checks:
-            return run_and_store(automation, settings.model_copy(update=update), pool, store)
+            return run_and_store(
+                automation, settings.model_copy(update=update), pool, store, announce=True
+            )
         with FakeLLM(agent_script()) as llm:
             update["llm"] = LLMSettings(
                 base_url=llm.base_url, api_key="sk-web-test-key", model="fake-model", max_retries=0
             )
-            return run_and_store(automation, settings.model_copy(update=update), pool, store)
+            return run_and_store(
+                automation, settings.model_copy(update=update), pool, store, announce=True
+            )
 
 
 def now() -> dt.datetime:

@@ -1,25 +1,36 @@
-"""Which events a run announces, decided once per run, and the incidents behind them.
+"""Incidents: every stored run opens, continues or resolves them; and the events it announces.
 
 An incident is one problem of one automation, so that a problem gets one
-message and not one per run:
+message and one review state, not one per run:
 
-- ``attention``: opens at the first Needs attention (event ``needs_attention``)
-  and closes at the next Clear run (event ``resolved``). While it is open,
-  a Needs attention run announces again only when ``repeat_interval`` (the
-  automation's, default 24 h) has passed since the last announcement: a
-  reminder.
-- ``error``: opens at the first run in error (``run_error``), reminds on the
-  same interval while runs keep failing, and closes at the next completed run;
-  if that run is Clear, ``resolved`` says so.
+- ``attention``: opens at the first Needs attention and closes at the next
+  Clear run.
+- ``error``: opens at the first run in error and closes at the next
+  completed run.
 
-``double_check_disagrees`` and ``changed_since_last_run`` come from the run's
-second opinion (issue 5) and are announced on every run that has them.
+Incidents move on **every** stored run, whether or not alerts are sent
+(``lookout run`` without ``--notify``, a service with no channel): what
+people do about a problem (``worker.review``) is recorded with its incident
+and follows it across runs.
+
+Announcing is separate. A run planned with ``announce`` (the service, ``lookout
+run --notify``) announces: the incident's opening (``needs_attention``,
+``run_error``) the first time it is announced at all — at its opening, or at
+the first announcing run after runs that did not announce; then a reminder
+only when ``repeat_interval`` (the automation's, default 24 h) has passed since
+the last announcement; ``resolved`` when it closes an incident that was
+announced (a Clear run closing an error incident counts). ``double_check_disagrees``
+and ``changed_since_last_run`` come from the run's second opinion and are
+announced on every announcing run that has them. A run planned without
+``announce`` moves the incidents and announces nothing (its note says so).
 
 ``plan_run`` decides a run's events in one transaction that first inserts the
 run's ``alert_runs`` row (primary key: the run) and then moves its incidents,
 so a redelivered task, a retry or a second worker finds the plan made and
-reuses it: events are decided exactly once. A run older than one already
-planned for the same automation announces nothing (its note says so).
+reuses it: incidents move and events are decided exactly once, when the run
+is stored (``checks.run.run_and_store``, the service's run task). A run older
+than one already planned for the same automation announces nothing and moves
+nothing (its note says so).
 """
 
 from __future__ import annotations
@@ -33,10 +44,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from checks.errors import StoreError
+from checks.opinion.second_opinion import read_opinion
 from checks.report import Finding, RunReport, Status
 from checks.settings.alerts import ALL_EVENTS, EventKind
 from checks.store.alert_tables import AlertRunRow, IncidentRow
-from worker.alerts.message import opinion_of
 
 DEFAULT_REPEAT_INTERVAL_S = 86_400.0
 _FLAG_EVENTS = (EventKind.DOUBLE_CHECK_DISAGREES, EventKind.CHANGED_SINCE_LAST_RUN)
@@ -95,20 +106,26 @@ def repeat_interval_s(report: RunReport) -> float:
     )
 
 
+NOT_ANNOUNCED = "not announced: the run was made without alerts (lookout run without --notify)"
+
+
 def plan_run(
     engine: Engine,
     report: RunReport,
     *,
     now: dt.datetime,
     enabled: tuple[EventKind, ...] | list[EventKind] = ALL_EVENTS,
+    announce: bool = True,
 ) -> Plan:
-    """Return the events ``report``'s run announces, deciding them if nobody has yet.
+    """Move the incidents for ``report``'s run and return its events, unless already done.
 
     Args:
         engine: the store's engine.
         report: a stored run (``run_id`` set).
         now: the current time (aware); reminders are due by it. Injectable for tests.
         enabled: the events sent at all (``alerts.events``); incidents move regardless.
+        announce: whether this run announces (see the module docstring); without it
+            the incidents move and the plan holds no event.
 
     Raises:
         ValueError: the report has no ``run_id``.
@@ -128,7 +145,7 @@ def plan_run(
                 )
                 session.add(row)
                 session.flush()  # the run's claim: a second planner stops here
-                events, note = _decide(session, report, now)
+                events, note = _decide(session, report, now, announce)
                 events = [e for e in events if e.kind in enabled]
                 row.events = [e.to_json() for e in events]
                 row.note = note
@@ -172,7 +189,7 @@ def _start(session: Session, report: RunReport, kind: str, now: dt.datetime) -> 
         open_key=f"{report.automation}:{kind}",
         opened_at=now,
         opened_run_id=report.run_id,
-        last_notified_at=now,
+        last_notified_at=None,
         reminders=0,
     )
     session.add(incident)
@@ -196,14 +213,23 @@ def _event(
     )
 
 
-def _announce_or_remind(
-    session: Session, report: RunReport, kind: str, event: EventKind, now: dt.datetime
+def _open_or_continue(
+    session: Session,
+    report: RunReport,
+    kind: str,
+    event: EventKind,
+    now: dt.datetime,
+    announce: bool,
 ) -> PlannedEvent | None:
-    """Open the incident (announce) or, when one is open and the interval passed, remind."""
-    incident = _open(session, report.automation, kind)
-    if incident is None:
-        return _event(event, _start(session, report, kind, now))
-    if (now - incident.last_notified_at).total_seconds() >= repeat_interval_s(report):
+    """Open the incident or continue it; announce it first, or remind once the interval passed."""
+    incident = _open(session, report.automation, kind) or _start(session, report, kind, now)
+    if not announce:
+        return None
+    last = incident.last_notified_at
+    if last is None:  # never announced: this run says it first
+        incident.last_notified_at = now
+        return _event(event, incident)
+    if (now - last).total_seconds() >= repeat_interval_s(report):
         incident.last_notified_at = now
         incident.reminders += 1
         return _event(event, incident, reminder=True)
@@ -220,34 +246,36 @@ def _newer_run_planned(session: Session, report: RunReport) -> bool:
 
 
 def _decide(
-    session: Session, report: RunReport, now: dt.datetime
+    session: Session, report: RunReport, now: dt.datetime, announce: bool
 ) -> tuple[list[PlannedEvent], str | None]:
     """Move the automation's incidents for this run and return its events and a note."""
     if _newer_run_planned(session, report):
-        return [], "a newer run of this automation was announced first: nothing sent"
+        return [], "a newer run of this automation was planned first: nothing moved or sent"
     events: list[PlannedEvent] = []
     if report.status == Status.ERROR:
-        found = _announce_or_remind(session, report, "error", EventKind.RUN_ERROR, now)
+        found = _open_or_continue(session, report, "error", EventKind.RUN_ERROR, now, announce)
         events += [found] if found else []
     elif report.status == Status.COMPLETED:
         failing = _open(session, report.automation, "error")
         if failing is not None:
             _close(failing, report, now)
         if report.finding == Finding.NEEDS_ATTENTION:
-            found = _announce_or_remind(
-                session, report, "attention", EventKind.NEEDS_ATTENTION, now
+            found = _open_or_continue(
+                session, report, "attention", EventKind.NEEDS_ATTENTION, now, announce
             )
             events += [found] if found else []
         elif report.finding == Finding.CLEAR:
             attention = _open(session, report.automation, "attention")
             if attention is not None:
                 _close(attention, report, now)
-                events.append(_event(EventKind.RESOLVED, attention))
-            elif failing is not None:
-                events.append(_event(EventKind.RESOLVED, failing))
+            closed = attention or failing
+            if closed is not None and closed.last_notified_at is not None:
+                events.append(_event(EventKind.RESOLVED, closed))
     else:
         return [], f"run status {report.status}: nothing to announce"
-    _, flags = opinion_of(report)
+    if not announce:
+        return [], NOT_ANNOUNCED
     attention = _open(session, report.automation, "attention")
+    flags = read_opinion(report.second_opinion).flags
     events += [_event(kind, attention) for kind in _FLAG_EVENTS if kind in flags]
     return events, None
