@@ -1,7 +1,7 @@
 """The store's alert tables: what each run decided to announce, incidents, deliveries, attempts.
 
 Written by ``checks.store.incidents`` (on every stored run) and ``worker.alerts.delivery``;
-migrations ``0004`` and ``0010``.
+migrations ``0004`` and ``0011``.
 Times are naive UTC in the database and aware UTC in Python (``UTCDateTime``).
 
 - ``alert_runs``: one row per stored run (the run's events, decided once, in

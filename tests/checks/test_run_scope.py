@@ -16,9 +16,9 @@ from checks.settings.alerts import EventKind
 from checks.settings.config import Settings
 from checks.settings.decision import DecisionSettings
 from checks.settings.sources import DuckDBSource
+from checks.store.incidents import PlannedEvent
 from checks.store.store import Store
 from worker.alerts.delivery import build_alert
-from worker.alerts.incident import PlannedEvent
 
 CALM = {
     "probabilities": {"nothing_to_do": 0.7, "worth_a_look": 0.2, "act_soon": 0.05, "act_now": 0.05}

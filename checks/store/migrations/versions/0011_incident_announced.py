@@ -3,16 +3,16 @@
 Incidents now move on every stored run, with or without alerts; NULL means
 the incident was never announced, so the first announcing run announces it.
 
-Revision ID: 0010
-Revises: 0009
+Revision ID: 0011
+Revises: 0010
 """
 
 from alembic import op
 
 from checks.store.run_tables import UTCDateTime
 
-revision = "0010"
-down_revision = "0009"
+revision = "0011"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 
