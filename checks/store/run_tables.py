@@ -13,7 +13,9 @@ from sqlalchemy import (
     JSON,
     Boolean,
     DateTime,
+    Float,
     ForeignKey,
+    Index,
     Integer,
     String,
     Text,
@@ -95,6 +97,9 @@ class RunRow(Base):
     evidence: Mapped[list[EvidenceRow]] = relationship(
         back_populates="run", cascade="all, delete-orphan", order_by="EvidenceRow.position"
     )
+    series: Mapped[list[SeriesRow]] = relationship(
+        cascade="all, delete-orphan", order_by="SeriesRow.id"
+    )
 
 
 class CheckRow(Base):
@@ -125,6 +130,38 @@ class CheckRow(Base):
     sample_id: Mapped[str | None] = mapped_column(String(16))
 
     run: Mapped[RunRow] = relationship(back_populates="checks")
+
+
+class SeriesRow(Base):
+    """One number of one check in one run: the time series a check's history is read from.
+
+    Every check writes a ``value`` row (its compared value: a number, the
+    percent itself, seconds for a duration, 1 or 0 for a boolean, the row
+    count for ``empty``; NULL when it has none), with ``low`` and ``high``,
+    the band its expectation allowed in that run (NULL: unbounded on that
+    side). Every numeric metric of the check (``rows_in_scope``, ``missing``…)
+    is a row of its own, without a band. ``scheduled_for`` is the run's slot
+    time and ``outcome`` the check's outcome in that run, copied here so a
+    series is read with one index range (automation, check, metric, time).
+    Values are doubles: exact for counts below 2^53.
+    """
+
+    __tablename__ = "check_series"
+    __table_args__ = (
+        UniqueConstraint("run_id", "check_name", "metric", name="uq_check_series_point"),
+        Index("ix_check_series_lookup", "automation", "check_name", "metric", "scheduled_for"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    automation: Mapped[str] = mapped_column(String(64))
+    check_name: Mapped[str] = mapped_column(String(100))
+    metric: Mapped[str] = mapped_column(String(64))
+    scheduled_for: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    low: Mapped[float | None] = mapped_column(Float, nullable=True)
+    high: Mapped[float | None] = mapped_column(Float, nullable=True)
+    outcome: Mapped[str] = mapped_column(String(16))
 
 
 class EvidenceRow(Base):

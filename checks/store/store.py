@@ -53,6 +53,7 @@ from checks.report import (
 )
 from checks.settings.config import redact
 from checks.store.run_tables import CheckRow, EvidenceRow, RunRow
+from checks.store.series import COMPLETED, FINISHED, SeriesPoint, read_series, series_rows
 
 log = logging.getLogger("lookout.store")
 
@@ -299,7 +300,8 @@ class Store:
     def finish_run(self, run_id: int, attempt: int, report: RunReport) -> bool:
         """Write a run's result if ``attempt`` is still the current one; return whether it was.
 
-        Check results and evidence replace any earlier ones of the run.
+        Check results, evidence and the checks' series points
+        (``checks.store.series``) replace any earlier ones of the run.
         """
         with self.session() as session:
             row = session.get(RunRow, run_id, with_for_update=True)
@@ -350,6 +352,7 @@ class Store:
                 )
                 for i, e in enumerate(report.evidence)
             ]
+            row.series = series_rows(report, row)
             return True
 
     def save_report(self, report: RunReport) -> int:
@@ -424,6 +427,40 @@ class Store:
         with self.session() as session:
             row = session.scalars(query).first()
             return None if row is None else _to_report(row, full=True)
+
+    def series(
+        self,
+        automation: str,
+        check: str,
+        metric: str = "value",
+        *,
+        before: dt.datetime | None = None,
+        exclude_run: int | None = None,
+        limit: int = 30,
+        completed_only: bool = True,
+    ) -> list[SeriesPoint]:
+        """One check's series, oldest first (``checks.store.series.read_series``).
+
+        Args:
+            automation: the automation's name.
+            check: the check's name.
+            metric: ``value`` (the compared value) or one of the check's metrics.
+            before: only runs whose slot is strictly earlier.
+            exclude_run: a run never read (the one being judged).
+            limit: at most this many points, the newest.
+            completed_only: only completed runs (a baseline); else runs in error too.
+        """
+        with self.session() as session:
+            return read_series(
+                session,
+                automation,
+                check,
+                metric,
+                before=before,
+                exclude_run=exclude_run,
+                limit=limit,
+                statuses=COMPLETED if completed_only else FINISHED,
+            )
 
 
 def flags_column(second_opinion: dict[str, Any] | None) -> str:
