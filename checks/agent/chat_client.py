@@ -24,16 +24,18 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from checks.agent.inline_calls import tool_calls_in_content
 from checks.errors import LLMError
 from checks.settings.config import redact
 from checks.settings.llm import LLMSettings
+
+if TYPE_CHECKING:
+    import openai
 
 Message = dict[str, Any]
 
@@ -162,6 +164,8 @@ class ChatClient:
         self.model = self.model or self.settings.model
         if not self.settings.base_url or not self.model:
             raise LLMError("no LLM configured: set LOOKOUT_LLM_BASE_URL and LOOKOUT_LLM_MODEL")
+        import openai  # only when an LLM is configured: the package takes ~1 s to import
+
         self._client = openai.OpenAI(
             base_url=self.settings.base_url,
             # Local servers (Ollama, vLLM) take no key, but the package insists on one.
@@ -228,6 +232,8 @@ class ChatClient:
                 status that is not retried (e.g. 400, 401), or sent no choices.
                 ``status`` and the start of ``body`` (redacted) are attached.
         """
+        import openai
+
         body = self.request_body(messages, tools, tool_choice)
         extra = {
             k: v for k, v in body.items() if k not in ("model", "messages", "tools", "tool_choice")
@@ -318,6 +324,8 @@ class ChatClient:
 
     def _wait_s(self, state: RetryCallState) -> float:
         """Seconds before the next attempt: ``Retry-After`` (capped) or exponential backoff."""
+        import openai
+
         exc = state.outcome.exception() if state.outcome else None
         if isinstance(exc, openai.APIStatusError):
             after = retry_after_s(exc.response.headers)
@@ -327,6 +335,8 @@ class ChatClient:
         return float(min(backoff, self.settings.backoff_max_s))
 
     def _before_sleep(self, state: RetryCallState) -> None:
+        import openai
+
         if self.on_retry is None or state.outcome is None:
             return
         exc = state.outcome.exception()
@@ -338,6 +348,8 @@ class ChatClient:
 
 def _retryable(exc: BaseException) -> bool:
     """429, any 5xx, and connection errors or timeouts are retried; other statuses are not."""
+    import openai
+
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code == 429 or exc.status_code >= 500
     return isinstance(exc, openai.APIConnectionError)

@@ -22,19 +22,18 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from checks.automation.model import Automation
 from checks.errors import ConfigError
-from checks.eval.case_data import build_database, case_settings
+from checks.eval import DEFAULT_CONCURRENCY as DEFAULT_CONCURRENCY
+from checks.eval import DEFAULT_PLOT as DEFAULT_PLOT
 from checks.eval.scoring import Expected, RunOutcome, Scorecard, score_runs
-from checks.eval.suite import Case, Suite
-from checks.report import RunReport
-from checks.run import SourcePool, run_automation
-from checks.settings.config import Settings
 
-DEFAULT_CONCURRENCY = 4
-DEFAULT_PLOT = Path(".lookout/eval-reliability.png")
+if TYPE_CHECKING:
+    from checks.automation.model import Automation
+    from checks.eval.suite import Case, Suite
+    from checks.report import RunReport
+    from checks.settings.config import Settings
 
 Progress = Callable[[RunOutcome, int, int], None]
 """Called after each run with the outcome, the number of runs done and the total."""
@@ -113,6 +112,8 @@ def run_eval(
         ConfigError: an unknown case id, or ``runs``/``concurrency`` below 1.
         SuiteError: a case's data cannot be built (bad row or setup script).
     """
+    from checks.eval.case_data import build_database, case_settings  # DuckDB: only when run
+
     if runs < 1 or concurrency < 1:
         raise ConfigError("--runs and --concurrency must be at least 1")
     cases = suite.select(case_ids)
@@ -146,6 +147,8 @@ def run_eval(
 
 def run_case_once(automation: Automation, settings: Settings, run: int) -> RunOutcome:
     """Run one case once through ``run_automation`` with a source pool of its own."""
+    from checks.run import SourcePool, run_automation  # the run path: only when run
+
     started = time.monotonic()
     try:
         with SourcePool(settings) as sources:

@@ -13,25 +13,13 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
-from checks.agent.trace import read_trace, to_jsonl
-from checks.automation.loader import LoadResult, load_automations
-from checks.automation.model import Automation
-from checks.declared.validation import Validation, validate_checks
 from checks.errors import AutomationError, ConfigError, LookoutError, SourceError
-from checks.opinion.second_opinion import Flag
 from checks.report import Finding, RunReport, Status
-from checks.run import SourcePool, run_and_store
-from checks.settings.config import Settings, load_settings, redact
-from checks.sources import dialect_of
-from checks.store.store import Store
-from worker.alerts.delivery import deliver_for_run
-from worker.alerts.delivery_log import deliveries_by_run, summarize
 from worker.cli import calibrate as cli_calibrate
 from worker.cli import eval as cli_eval
 from worker.cli import notify as cli_notify
@@ -39,6 +27,19 @@ from worker.cli import render
 from worker.cli import serve as cli_serve
 from worker.cli import service as cli_service
 from worker.cli.render import SafeConsole
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from checks.automation.loader import LoadResult
+    from checks.automation.model import Automation
+    from checks.declared.validation import Validation
+    from checks.run import SourcePool
+    from checks.settings.config import Settings
+
+# Each command imports what it needs inside its body, so ``lookout --help`` never
+# loads the settings, the store, the agent's LLM client, Celery or the web stack
+# (a test checks ``sys.modules`` in a fresh interpreter).
 
 EXIT_OK, EXIT_ATTENTION, EXIT_CONFIG, EXIT_RUN_ERROR, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
@@ -61,6 +62,8 @@ class Context:
 
     def settings(self) -> Settings:
         """Load settings; ``--automations`` wins over the config and the environment."""
+        from checks.settings.config import load_settings
+
         settings = load_settings(self.config)
         if self.automations is not None:
             settings.automations_dir = str(self.automations)
@@ -109,6 +112,9 @@ def validate(
     anything runs: the SQL guard, parsing in the source's dialect, the
     catalog's tables and columns, and the lint (as warnings).
     """
+    from checks.automation.loader import load_automations
+    from checks.run import SourcePool
+
     settings = ctx.obj.settings()
     target = path or Path(settings.automations_dir)
     loaded = load_automations(target, known_sources=settings.sources.keys())
@@ -141,6 +147,9 @@ def _validate_sql(
     automation: Automation, loaded: LoadResult, settings: Settings, pool: SourcePool | None
 ) -> Validation:
     """The checks' SQL against the source; a source that cannot open is one error, at ``source``."""
+    from checks.declared.validation import Validation, validate_checks
+    from checks.sources import dialect_of
+
     config = settings.sources[automation.source]
     where = loaded.place_of(automation, ("source",))
     try:
@@ -205,6 +214,11 @@ def run(
     ] = False,
 ) -> None:
     """Run automations now, in this process, and store their reports."""
+    from checks.automation.loader import load_automations
+    from checks.run import SourcePool, run_and_store
+    from checks.settings.config import redact
+    from checks.store.store import Store
+
     if not names and not run_all:
         raise ConfigError("name at least one automation, or pass --all")
     started = time.monotonic()
@@ -233,6 +247,8 @@ def run(
             _print_report(report, as_json, settings)
             if notify:
                 status.update(f"{automation.name}: delivering alerts")
+                from worker.alerts.delivery import deliver_for_run
+
                 for record in deliver_for_run(store, settings, report):
                     line = f"alert: {record.event} → {record.channel}: {record.status}"
                     if record.error:
@@ -250,6 +266,8 @@ def run(
 def _print_report(
     report: RunReport, as_json: bool, settings: Settings, *, full: bool = False
 ) -> None:
+    from checks.settings.config import redact
+
     if as_json:
         out.print(redact(json.dumps(report.to_dict()), settings.secrets()), soft_wrap=True)
     else:
@@ -275,6 +293,11 @@ def reports(
     as_json: Annotated[bool, typer.Option("--json", help="A JSON list.")] = False,
 ) -> None:
     """List recent runs from the store."""
+    from checks.opinion.second_opinion import Flag
+    from checks.settings.config import redact
+    from checks.store.store import Store
+    from worker.alerts.delivery_log import deliveries_by_run, summarize
+
     if finding and finding not in {f.value for f in Finding}:
         raise ConfigError(f"--finding must be clear or needs_attention, not '{finding}'")
     if status and status not in {s.value for s in Status}:
@@ -313,6 +336,10 @@ def show(
     ] = False,
 ) -> None:
     """Show one stored run: finding, summary, checks and evidence (or its agent trace)."""
+    from checks.agent.trace import read_trace, to_jsonl
+    from checks.settings.config import redact
+    from checks.store.store import Store
+
     settings = ctx.obj.settings()
     store = Store(settings.store_url)
     report = store.get_run(run_id)

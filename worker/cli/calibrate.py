@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
 from rich.table import Table
 
-from checks.settings.config import Settings, load_settings
-from checks.store.store import Store, utcnow
 from worker.cli.render import SafeConsole
-from worker.review.calibrate import CalibrationReport, ModelReport, calibrate, report_json
+
+if TYPE_CHECKING:
+    from checks.settings.config import Settings
+    from worker.review.calibrate import CalibrationReport, ModelReport
+
+# The settings, the store and the calibration are imported inside the command:
+# `lookout --help` never loads them.
 
 out = SafeConsole(highlight=False, soft_wrap=True)
 
@@ -30,6 +34,8 @@ def register(app: typer.Typer) -> None:
 
 def _settings(ctx: typer.Context) -> Settings:
     obj: Any = ctx.obj
+    from checks.settings.config import load_settings
+
     return obj.settings() if hasattr(obj, "settings") else load_settings()
 
 
@@ -108,6 +114,9 @@ def calibrate_command(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON document.")] = False,
 ) -> None:
     """Score the decision model on ops' verdicts and fit the recalibration the next runs use."""
+    from checks.store.store import Store, utcnow
+    from worker.review.calibrate import calibrate, report_json
+
     settings = _settings(ctx)
     store = Store(settings.store_url)
     report = calibrate(

@@ -11,27 +11,26 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
 from checks.errors import ConfigError
-from checks.eval.recalibration import RecalibrationScore, run_recalibration_cases
+from checks.eval import DEFAULT_CONCURRENCY, DEFAULT_PLOT
 from checks.eval.reliability import write_reliability_diagram
-from checks.eval.runner import (
-    DEFAULT_CONCURRENCY,
-    DEFAULT_PLOT,
-    EvalResult,
-    default_suite_path,
-    run_eval,
-)
 from checks.eval.scoring import CaseScore, RunOutcome
-from checks.eval.suite import SuiteError, load_suite
-from checks.settings.config import Settings, load_settings, redact
 from worker.cli.layout import Column, Grid
 from worker.cli.safe_text import SafeConsole
+
+if TYPE_CHECKING:
+    from checks.eval.recalibration import RecalibrationScore
+    from checks.eval.runner import EvalResult
+    from checks.settings.config import Settings
+
+# The suite, the runner and the settings are imported inside the command:
+# `lookout --help` never loads them.
 
 EXIT_OK, EXIT_CONFIG = 0, 2
 
@@ -66,6 +65,11 @@ def eval_command(
     ] = DEFAULT_CONCURRENCY,
 ) -> None:
     """Measure the agent and decision model on cases with known answers."""
+    from checks.eval.recalibration import run_recalibration_cases
+    from checks.eval.runner import default_suite_path, run_eval
+    from checks.eval.suite import SuiteError, load_suite
+    from checks.settings.config import redact
+
     try:
         settings = _settings(ctx.obj)
         loaded = load_suite(suite or default_suite_path())
@@ -132,6 +136,8 @@ def recalibration_lines(scores: list[RecalibrationScore]) -> list[str]:
 
 
 def _settings(obj: Any) -> Settings:
+    from checks.settings.config import load_settings
+
     if obj is not None and hasattr(obj, "settings"):
         context: _HasSettings = obj
         return context.settings()

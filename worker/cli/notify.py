@@ -11,17 +11,21 @@ error (unknown channel, bad config).
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.text import Text
 
 from checks.errors import ConfigError, StoreError
-from checks.settings.config import Settings, load_settings
-from checks.store.store import Store
-from worker.alerts.delivery import deliver_due, send_test
-from worker.alerts.delivery_log import DeliveryRecord, attempts_of, list_deliveries
 from worker.cli.safe_text import SafeConsole, clean, wrap_text
+
+if TYPE_CHECKING:
+    from checks.settings.config import Settings
+    from checks.store.store import Store
+    from worker.alerts.delivery_log import DeliveryRecord
+
+# The settings, the store and the senders are imported inside the commands:
+# `lookout --help` and the other commands never load them.
 
 EXIT_FAILED, EXIT_CONFIG = 1, 2
 
@@ -40,11 +44,15 @@ def register(app: typer.Typer) -> None:
 
 def _settings(ctx: typer.Context) -> Settings:
     """Return settings from the main app's context object (``--config``), else the defaults."""
+    from checks.settings.config import load_settings
+
     obj: Any = ctx.obj
     return obj.settings() if hasattr(obj, "settings") else load_settings()
 
 
 def _store(settings: Settings) -> Store:
+    from checks.store.store import Store
+
     try:
         return Store(settings.store_url)
     except StoreError as exc:
@@ -81,6 +89,8 @@ def test_channel(
     channel: Annotated[str, typer.Argument(help="A channel name from the config's channels.")],
 ) -> None:
     """Send a sample message to CHANNEL; exit 1 when it was not delivered."""
+    from worker.alerts.delivery import send_test
+
     try:
         settings = _settings(ctx)
     except ConfigError as exc:
@@ -103,6 +113,8 @@ def test_channel(
 @notify_app.command("flush")
 def flush(ctx: typer.Context) -> None:
     """Send alerts held by quiet hours whose window has ended, and close stale ones."""
+    from worker.alerts.delivery import deliver_due
+
     settings = _settings(ctx)
     store = _store(settings)
     try:
@@ -127,6 +139,8 @@ def log(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON document per line.")] = False,
 ) -> None:
     """Show recent deliveries, newest first (errors are redacted)."""
+    from worker.alerts.delivery_log import attempts_of, list_deliveries
+
     settings = _settings(ctx)
     store = _store(settings)
     try:

@@ -7,13 +7,14 @@ calls it), so this module never imports ``worker.cli.app``.
 from __future__ import annotations
 
 import os
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from checks.errors import ConfigError
-from checks.settings.config import Settings
-from worker.web.auth import is_loopback
+
+if TYPE_CHECKING:
+    from checks.settings.config import Settings
 
 
 def check_bind(host: str, *, local: bool, settings: Settings) -> None:
@@ -23,6 +24,8 @@ def check_bind(host: str, *, local: bool, settings: Settings) -> None:
         ConfigError: the local mode on a non-loopback address, or no way to
             log in at all (no users, no tokens, no local mode).
     """
+    from worker.web.auth import is_loopback  # the web stack: only for serve
+
     if local and not is_loopback(host):
         raise ConfigError(
             f"--local serves without login, so it listens only on a loopback address "

@@ -12,22 +12,23 @@ import datetime as dt
 import json
 import os
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from zoneinfo import ZoneInfo
 
 import typer
 
-from checks.automation.loader import LoadResult, load_automations
-from checks.automation.model import Automation
 from checks.errors import ConfigError, StoreError
-from checks.settings.config import Settings
-from checks.store.store import Store, utcnow
 from worker.cli.layout import Column, Grid
 from worker.cli.render import print_load_problems
 from worker.cli.safe_text import SafeConsole
-from worker.service.dispatch import due_slots
-from worker.service.run_queue import RunQueue
-from worker.service.slots import CronSchedule, next_occurrences
+
+if TYPE_CHECKING:
+    from checks.automation.loader import LoadResult
+    from checks.automation.model import Automation
+    from checks.settings.config import Settings
+
+# The loader, the store, the dispatcher's slot code and Celery are imported
+# inside the commands: `lookout --help` and the other commands never load them.
 
 out = SafeConsole(highlight=False)
 err = SafeConsole(stderr=True, highlight=False)
@@ -49,6 +50,8 @@ def _export_options(ctx: typer.Context) -> None:
 
 def _load(settings: Settings, names: list[str]) -> LoadResult:
     """Load the automations; print the file problems of ``names`` (all when empty)."""
+    from checks.automation.loader import load_automations
+
     loaded = load_automations(settings.automations_dir, known_sources=settings.sources.keys())
     print_load_problems(err, loaded, names or None)
     return loaded
@@ -95,9 +98,12 @@ class _Slot:
 def _slots(
     automations: list[Automation], count: int, between: tuple[dt.datetime, dt.datetime] | None
 ) -> tuple[list[_Slot], list[str]]:
+    from worker.service.dispatch import due_slots
+    from worker.service.slots import CronSchedule, next_occurrences
+
     slots: list[_Slot] = []
     notes: list[str] = []
-    now = utcnow()
+    now = dt.datetime.now(dt.UTC)
     for automation in automations:
         schedule = CronSchedule.of(automation)
         if schedule is None or not automation.enabled:
@@ -160,8 +166,10 @@ def run_now(
     _export_options(ctx)
     settings = _settings(ctx)
     automation = _pick(_load(settings, [name]), [name])[0]
+    from checks.store.store import Store, utcnow
     from worker.service.celery_app import source_queue
     from worker.service.dispatch import visibility_problem
+    from worker.service.run_queue import RunQueue
     from worker.service.tasks import send_run
 
     problem = visibility_problem(automation, settings.service)
