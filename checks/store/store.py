@@ -1,8 +1,9 @@
 """The report store: runs, their checks and evidence, in SQLite or PostgreSQL.
 
 ``Store(url)`` applies the Alembic migrations on open, so a new file or an
-older database is brought up to date before anything is read. Every public
-method opens and commits its own transaction.
+older database is brought up to date before anything is read; a database
+already at the newest revision is recognised with one query, without loading
+Alembic. Every public method opens and commits its own transaction.
 
 A run's life: ``create_run`` (queued; returns None when that slot exists) →
 ``claim_run`` (running, attempt + 1, lease) → ``finish_run`` (fenced on the
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib.resources import files
@@ -26,9 +28,7 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import tenacity
-from alembic import command
-from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event, select, update
+from sqlalchemy import Engine, create_engine, event, select, text, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import (
     ArgumentError,
@@ -149,6 +149,32 @@ def make_engine(url: str) -> Engine:
         ) from None
 
 
+def head_revision() -> str:
+    """Return the newest migration's revision id, read from the file names (no Alembic).
+
+    Migrations form one line, each file ``versions/NNNN_name.py`` with
+    ``revision = "NNNN"`` (a test holds every file to it), so the head is the
+    highest ``NNNN``.
+    """
+    folder = files("checks.store") / "migrations" / "versions"
+    found = [
+        m.group(1) for p in folder.iterdir() if (m := re.fullmatch(r"(\d{4})_\w+\.py", p.name))
+    ]
+    return max(found)
+
+
+def at_head(engine: Engine) -> bool:
+    """Whether the database's ``alembic_version`` is the newest revision (False if no table)."""
+    try:
+        with engine.connect() as conn:
+            versions = [
+                row[0] for row in conn.execute(text("SELECT version_num FROM alembic_version"))
+            ]
+    except SQLAlchemyError:
+        return False
+    return versions == [head_revision()]
+
+
 def migrate(engine: Engine) -> None:
     """Apply every Alembic migration to ``engine`` (idempotent), one process at a time.
 
@@ -158,6 +184,9 @@ def migrate(engine: Engine) -> None:
     date. SQLite takes its write lock at the first statement (``BEGIN
     IMMEDIATE``), to the same effect.
     """
+    from alembic import command  # Alembic is loaded only when there is something to apply
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(files("checks.store") / "migrations"))
     with engine.begin() as conn:
@@ -185,7 +214,8 @@ class Store:
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         if migrate_on_open:
             try:
-                migrate(self.engine)
+                if not at_head(self.engine):
+                    migrate(self.engine)
             except SQLAlchemyError as exc:
                 shown = redact(make_url(url).render_as_string(hide_password=True), [])
                 cause = getattr(exc, "orig", None) or exc  # DBAPI errors carry the driver's message
