@@ -243,6 +243,7 @@ class Source(ABC):
     def __init__(self) -> None:
         self._catalog: list[DataSet] | None = None
         self._facts: SourceFacts | None = None
+        self._names: frozenset[str] = frozenset()
         self._catalog_lock = threading.Lock()
 
     def catalog(self) -> list[DataSet]:
@@ -260,6 +261,7 @@ class Source(ABC):
                 found = sorted(self._load_catalog(), key=lambda d: d.name)
                 self._facts = self._load_facts()
                 self._catalog = found
+                self._names = frozenset(d.name for d in found)
             return self._catalog
 
     def facts(self) -> SourceFacts | None:
@@ -364,10 +366,11 @@ class Source(ABC):
             QueryTimeout: the query ran past its time limit and was interrupted.
 
         """
+        self.catalog()
         checked = guard(
             sql,
             dialect=self.dialect,
-            allowed_tables=[d.name for d in self.catalog()],
+            allowed_tables=self._names,
             max_chars=self.limits.max_sql_chars,
             schema=self.schema,
             facts=self.facts(),

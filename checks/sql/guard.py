@@ -11,6 +11,16 @@ Rules, in the order they are checked (``rule``: what breaks it):
 - ``too-long``: the text is longer than ``max_chars``.
 - ``parse-error``: sqlglot raised or logged a warning while parsing or
   regenerating, or the regenerated text does not read back the same.
+
+What runs is the text regenerated from the checked tree, and it must read back
+as that tree: the regenerated text is parsed again and, when the two trees are
+the same node for node (types and every argument, names compared exactly), the
+checks made on the first hold for it. When they differ (sqlglot normalised
+something), the second tree is checked in full and must regenerate to the same
+text. Results are kept per process (``functools.lru_cache`` of
+``_CACHE_SIZE`` statements, rejections included), so a statement seen before
+costs a dictionary look-up: a scheduled automation sends the same statements
+on every run.
 - ``multiple-statements``: more than one statement.
 - ``write``: INSERT/UPDATE/DELETE/MERGE/COPY anywhere, including inside WITH.
 - ``ddl``: CREATE/DROP/ALTER/TRUNCATE/GRANT/COMMENT/ANALYZE/… anywhere.
@@ -48,10 +58,12 @@ level to WARNING when unset) so that warnings during ``guard`` are seen.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Collection
 from contextvars import ContextVar
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -154,6 +166,7 @@ _SYSTEM_FUNCTION_SCHEMAS = frozenset(
     {"information_schema", "pg_catalog", "pg_toast", "performance_schema"}
 )
 _warnings: ContextVar[list[str] | None] = ContextVar("sqlglot_warnings", default=None)
+_CACHE_SIZE = 512  # statements; each at most max_sql_chars (20,000 by default)
 
 
 class _WarningCollector(logging.Handler):
@@ -212,15 +225,85 @@ def guard(
         raise QueryRejected(
             "too-long", f"the query has {len(sql)} characters; the limit is {max_chars}"
         )
-    checked = _generate(_checked_tree(sql, dialect, allowed_tables, schema, facts), dialect)
-    # What runs must read back as what was checked: check the regenerated text
-    # too, and require it to regenerate to itself.
+    allowed = allowed_tables if isinstance(allowed_tables, frozenset) else frozenset(allowed_tables)
+    checked, rule, reason = _guard_once(sql, dialect, allowed, schema, facts)
+    if checked is None:
+        raise QueryRejected(rule, reason)
+    return checked
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _guard_once(
+    sql: str,
+    dialect: str,
+    allowed_tables: frozenset[str],
+    schema: str | None,
+    facts: SourceFacts | None,
+) -> tuple[str | None, str, str]:
+    """``(checked, "", "")``, or ``(None, rule, reason)``: a pure function, hence cached."""
+    try:
+        return _guard(sql, dialect, allowed_tables, schema, facts), "", ""
+    except QueryRejected as rejected:
+        return None, rejected.rule, rejected.reason
+
+
+def _guard(
+    sql: str,
+    dialect: str,
+    allowed_tables: frozenset[str],
+    schema: str | None,
+    facts: SourceFacts | None,
+) -> str:
+    tree = _checked_tree(sql, dialect, allowed_tables, schema, facts)
+    checked = _generate(tree, dialect)
+    # What runs must read back as what was checked. The same tree node for node
+    # means the checks above hold for it; otherwise check it in full and require
+    # it to regenerate to itself.
+    again, warnings = _parse_one(checked, dialect)
+    if not warnings and same_tree(tree, again):
+        return checked
     again = _checked_tree(checked, dialect, allowed_tables, schema, facts)
     if _generate(again, dialect) != checked:
         raise QueryRejected(
             "parse-error", "the query does not read back the same after regeneration"
         )
     return checked
+
+
+def _is_set(value: Any) -> bool:
+    """Whether an argument counts: sqlglot treats None, False and [] as absent."""
+    return value is not None and value is not False and not (type(value) is list and not value)
+
+
+def same_tree(a: exp.Expr, b: exp.Expr) -> bool:
+    """Whether two trees are the same node for node: types, and every argument exactly.
+
+    Every name and literal is compared exactly (``"Orders"`` is not
+    ``"orders"``), not through sqlglot's hash-based ``==``. Comments are not
+    compared: they are never generated, so they never run.
+    """
+    stack: list[tuple[Any, Any]] = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if type(x) is not type(y):
+            return False
+        if not isinstance(x, exp.Expr):
+            if x != y:
+                return False
+            continue
+        xs = {k: v for k, v in x.args.items() if _is_set(v)}
+        ys = {k: v for k, v in y.args.items() if _is_set(v)}
+        if xs.keys() != ys.keys():
+            return False
+        for key, value in xs.items():
+            other = ys[key]
+            if type(value) is list:
+                if type(other) is not list or len(value) != len(other):
+                    return False
+                stack.extend(zip(value, other, strict=True))
+            else:
+                stack.append((value, other))
+    return True
 
 
 def _checked_tree(
