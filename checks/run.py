@@ -19,10 +19,7 @@ from collections.abc import Callable
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from checks.agent.loop import run_agent
-from checks.agent.prompt import AgentTask
 from checks.agent.trace import MemoryTrace, TraceSink, TraceWriter
-from checks.agent.verdict import apply_agent_result
 from checks.automation.model import Automation
 from checks.declared.check import run_checks
 from checks.declared.finding import decide_from_checks
@@ -184,6 +181,11 @@ def _decide(
         if check.outcome is CheckOutcome.NOT_EVALUATED:
             say(f"{automation.name}: check '{check.name}' not evaluated: {check.reason}")
     if llm_configured(settings):
+        # the agent, its LLM client and the ranking: loaded only when an LLM is set
+        from checks.agent.loop import run_agent
+        from checks.agent.prompt import AgentTask
+        from checks.agent.verdict import apply_agent_result
+
         model = automation.model or settings.llm.model
         say(f"{automation.name}: the agent is exploring ({model})")
         task = AgentTask(
@@ -233,7 +235,7 @@ def run_and_store(
     progress: Progress | None = None,
     announce: bool = False,
 ) -> RunReport:
-    """Run one automation in-process and store it: create → claim → run (traced) → finish.
+    """Run one automation in-process and store it: start (created claimed) → run (traced) → finish.
 
     The run row exists before anything runs, so the agent's trace is written
     under its id as it happens and survives a crash halfway. Once claimed, the
@@ -250,23 +252,23 @@ def run_and_store(
             announced (the next announcing run announces what is still open).
 
     Raises:
-        StoreError: the slot already has a run, the run could not be claimed,
-            its incidents could not be moved, or the store stayed unavailable
-            past its retries.
+        StoreError: the slot already has a run, its incidents could not be
+            moved, or the store stayed unavailable past its retries.
     """
     slot = scheduled_for or utcnow()
     try:
-        run_id = store.create_run(
-            automation.name, slot, trigger=trigger, definition=automation.definition()
+        started = store.start_run(
+            automation.name,
+            slot,
+            lease_s=automation.timeout_s + 60,
+            trigger=trigger,
+            definition=automation.definition(),
         )
-        lease_s = automation.timeout_s + 60
-        attempt = None if run_id is None else store.claim_run(run_id, lease_s=lease_s)
     except SQLAlchemyError as exc:
         raise StoreError(f"cannot store a run of {automation.name}: {first_line(exc)}") from None
-    if run_id is None:
+    if started is None:
         raise StoreError(f"{automation.name} already has a run for {slot.isoformat()}")
-    if attempt is None:
-        raise StoreError(f"run {run_id} could not be claimed")
+    run_id, attempt = started
     trace = TraceWriter(store, run_id, secrets=settings.secrets(), attempt=attempt)
     try:
         report = run_automation(

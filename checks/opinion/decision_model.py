@@ -37,9 +37,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, ClassVar
-
-import httpx
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from checks.errors import ConfigError
 from checks.opinion.questions import (
@@ -56,6 +54,9 @@ from checks.opinion.questions import (
     check_questions,
 )
 from checks.settings.decision import DecisionSettings
+
+if TYPE_CHECKING:
+    import httpx  # the HTTP backends import it; "none" never does
 
 __all__ = [
     "Answer",

@@ -8,9 +8,11 @@ Alembic. Every public method opens and commits its own transaction.
 A run's life: ``create_run`` (queued; returns None when that slot exists) →
 ``claim_run`` (running, attempt + 1, lease) → ``finish_run`` (fenced on the
 attempt: a stale worker cannot overwrite a newer one's result), or
-``fail_run`` (error with the reason, fenced the same way).
+``fail_run`` (error with the reason, fenced the same way). A run started in
+this process (``lookout run``) is created already claimed, in one
+transaction: ``start_run``.
 
-Writes that a run's outcome depends on (``create_run``, ``claim_run``,
+Writes that a run's outcome depends on (``create_run``, ``start_run``, ``claim_run``,
 ``finish_run``, ``fail_run``, trace events) are retried with backoff while the
 store is only briefly unavailable: a SQLite file locked by another writer, a
 PostgreSQL server restarting (``retry_writes``).
@@ -269,6 +271,43 @@ class Store:
                 session.add(row)
                 session.flush()
                 return row.id
+        except IntegrityError:
+            return None
+
+    @retry_writes
+    def start_run(
+        self,
+        automation: str,
+        scheduled_for: dt.datetime,
+        *,
+        lease_s: float,
+        trigger: str = "manual",
+        definition: dict[str, Any] | None = None,
+    ) -> tuple[int, int] | None:
+        """Insert a run already claimed (running, attempt 1, a lease of ``lease_s`` seconds).
+
+        ``create_run`` then ``claim_run`` in one transaction, for a run this
+        process runs itself. Returns ``(run_id, attempt)``, or None when the
+        slot already has a run (the same unique constraint as ``create_run``).
+        """
+        now = utcnow()
+        row = RunRow(
+            automation=automation,
+            scheduled_for=scheduled_for,
+            trigger=trigger,
+            status=str(Status.RUNNING),
+            created_at=now,
+            started_at=now,
+            lease_expires_at=now + dt.timedelta(seconds=lease_s),
+            definition=definition or {},
+            summary="",
+            attempt=1,
+        )
+        try:
+            with self.session() as session:
+                session.add(row)
+                session.flush()
+                return row.id, 1
         except IntegrityError:
             return None
 
