@@ -105,13 +105,14 @@ def load_automations(
     else:
         result.errors.append(AutomationError("no such file or folder", path=str(root)))
         return result
+    first: dict[str, Automation] = {}  # name -> where it was first defined, across files
     for file in files:
         try:
             data = file.read_bytes()
         except OSError as exc:
             result.errors.append(AutomationError(f"cannot read: {exc.strerror}", path=str(file)))
             continue
-        _FileLoader(str(file), result, known_sources).load(data)
+        _FileLoader(str(file), result, known_sources, first).load(data)
     return result
 
 
@@ -219,11 +220,16 @@ class _FileLoader:
     """Loads one file's automations into a shared ``LoadResult``."""
 
     def __init__(
-        self, path: str, result: LoadResult, known_sources: Collection[str] | None
+        self,
+        path: str,
+        result: LoadResult,
+        known_sources: Collection[str] | None,
+        first: dict[str, Automation],
     ) -> None:
         self.path = path
         self.result = result
         self.known_sources = known_sources
+        self.first = first  # shared by the files of one load: duplicates found in O(1)
 
     def error(self, message: str, node: Any = None, loc: Loc = ()) -> None:
         line, column = position(node)
@@ -330,22 +336,21 @@ class _FileLoader:
 
     def add(self, automation: Automation, tree: YamlTree, prefix: Loc) -> None:
         where = (*prefix, "name")
-        for other in self.result.automations:
-            if other.name == automation.name:
-                message = f"duplicate automation name {automation.name!r}"
-                self.error(
-                    f"{message}: first defined at {other.path}:{other.line}",
-                    tree.near(where),
-                    where,
-                )
-                return
+        other = self.first.get(automation.name)
+        if other is not None:
+            message = f"duplicate automation name {automation.name!r}"
+            self.error(
+                f"{message}: first defined at {other.path}:{other.line}", tree.near(where), where
+            )
+            return
+        self.first[automation.name] = automation
         self.result.automations.append(automation)
         self.result.places[automation.name] = {
             loc[len(prefix) :]: found
             for loc, node in tree.values.items()
             if loc[: len(prefix)] == prefix
             and loc[len(prefix) : len(prefix) + 1] in (("checks",), ("source",), ())
-            and (found := place(node)) is not None
+            and (found := place(node, tree.lines)) is not None
         }
         if not automation.checks:
             self.result.warnings.append(

@@ -1,10 +1,15 @@
 """YAML read as plain data while keeping the line and column behind every value.
 
 Used by ``checks.automation.model`` so that every error points at the node it is
-about. Built on ``yaml.compose`` (SafeLoader); duplicate keys, which PyYAML
-silently resolves to the last value, are reported as problems. A key written as
-the plain word ``null`` is the name ``null`` (the option of ``accepted_values``
-and ``range``), not YAML's null.
+about. Built on ``yaml.compose``; duplicate keys, which PyYAML silently resolves
+to the last value, are reported as problems. A key written as the plain word
+``null`` is the name ``null`` (the option of ``accepted_values`` and ``range``),
+not YAML's null.
+
+Files are composed by libyaml (``yaml.CSafeLoader``, ~25 times faster than the
+pure-Python parser), whose nodes carry the same marks (line and column). When
+libyaml refuses a file, it is composed again by PyYAML's pure-Python
+``SafeLoader``, so every error message and position is PyYAML's, as before.
 """
 
 from __future__ import annotations
@@ -22,12 +27,13 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 _COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 _MAX_NODES = 20_000  # stops alias bombs ("billion laughs")
 _MAX_DEPTH = 64
+_FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # without libyaml: the same
 
 
 class YamlTree:
     """Plain data built from one YAML document, keeping the node behind every location.
 
-    Built from ``yaml.compose`` (SafeLoader) rather than ``safe_load`` so that
+    Built from ``yaml.compose`` rather than ``safe_load`` so that
     each value keeps its line and column, and so that a duplicate key, which
     PyYAML would silently resolve to the last value, is found. Merge keys
     (``<<``) and aliases are followed; every value they build, each merged
@@ -39,7 +45,8 @@ class YamlTree:
         self.keys: dict[Loc, Any] = {}  # location -> key node
         self.problems: list[tuple[Loc, Any, str]] = []  # location, node, message
         self.data: Any = None
-        self._constructor = yaml.SafeLoader("")
+        self.lines: list[str] = []  # the file's text, for positions inside values
+        self._constructor = yaml.constructor.SafeConstructor()  # scalars only: no parser
         self._visited = 0
         self._open: list[Any] = []  # collection nodes being built: an alias back to one loops
 
@@ -60,7 +67,28 @@ class YamlTree:
             message = f"not UTF-8 text: byte 0x{raw[exc.start]:02x} cannot be decoded"
             raise AutomationError(message, line=line, column=column) from None
         try:
-            root = yaml.compose(text, Loader=yaml.SafeLoader)
+            root = yaml.compose(text, Loader=_FAST_LOADER)
+        except (yaml.YAMLError, RecursionError):
+            root = cls._compose_slowly(text)
+        if root is None:
+            raise AutomationError(
+                "the file is empty; expected an automation or 'automations:' with a list"
+            )
+        tree = cls()
+        tree.lines = text.splitlines()
+        tree.data = tree._build(root, ())
+        return tree
+
+    @staticmethod
+    def _compose_slowly(text: str) -> Any:
+        """Compose with PyYAML's pure-Python parser: its errors, at its positions.
+
+        Raises:
+            AutomationError: the text is not YAML (which is why libyaml refused it).
+
+        """
+        try:
+            return yaml.compose(text, Loader=yaml.SafeLoader)
         except yaml.MarkedYAMLError as exc:
             raise yaml_error(exc) from None
         except RecursionError:  # PyYAML's composer recurses once per nesting level
@@ -71,13 +99,6 @@ class YamlTree:
             line, column = before.count("\n") + 1, position - before.rfind("\n")
             message = f"not valid YAML: {str(exc).splitlines()[0]}"
             raise AutomationError(message, line=line, column=column) from None
-        if root is None:
-            raise AutomationError(
-                "the file is empty; expected an automation or 'automations:' with a list"
-            )
-        tree = cls()
-        tree.data = tree._build(root, ())
-        return tree
 
     def near(self, loc: Loc) -> Any:
         """Return the node at ``loc``, or at its nearest enclosing location."""
@@ -251,15 +272,20 @@ class Place:
         return self.line, self.column
 
 
-def place(node: Any) -> Place | None:
-    """Return the ``Place`` of a node, or None without one."""
+def place(node: Any, lines: list[str] | None = None) -> Place | None:
+    """Return the ``Place`` of a node, or None without one.
+
+    ``lines`` is the file's text split in lines (``YamlTree.lines``): libyaml's
+    marks carry no copy of the text, so a ``|`` block's indentation is read there.
+    """
     if node is None:
         return None
     start, end = node.start_mark, node.end_mark
     style = getattr(node, "style", None) or ""
     indent = 0
-    if style == "|" and start.buffer is not None:
+    if lines is None and start.buffer is not None:
         lines = start.buffer.splitlines()
+    if style == "|" and lines is not None:
         for text in lines[start.line + 1 : end.line + 1]:
             if text.strip():
                 indent = len(text) - len(text.lstrip(" "))

@@ -200,7 +200,8 @@ def test_places_point_inside_a_block_a_flow_and_a_plain_value() -> None:
         "      FROM t\n"
     )
     tree = YamlTree.parse(text.encode())
-    block, flow, plain, folded = (place(tree.values[("checks", i, "sql")]) for i in range(4))
+    nodes = [tree.values[("checks", i, "sql")] for i in range(4)]
+    block, flow, plain, folded = (place(node, tree.lines) for node in nodes)
     assert block == Place(2, 10, "|", 6, single_line=False)
     assert block.inside(2, 16) == (4, 22)  # x in "  FROM t WHERE x IS NULL"
     assert flow is not None and flow.inside(1, 8) == (5, 19)
