@@ -23,14 +23,18 @@ automation is disabled its slots pass without records.
 
 Nothing here imports Celery: the message is sent by the ``send`` callable
 given to ``Dispatcher`` (``worker.service.tasks.send_run`` in the service, a list in
-tests and the benchmark).
+tests and the benchmark). With ``send_batch`` (``worker.service.tasks.run_sender``),
+each batch of messages — the tick's new runs, the requeued ones, the resent
+ones — goes out on one broker connection instead of one taken per message.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 
 from checks.automation.model import Automation
@@ -44,6 +48,8 @@ from worker.service.slots import CronSchedule, SlotDecision, next_occurrences, o
 log = logging.getLogger("lookout.dispatch")
 
 Sender = Callable[[QueuedRun], None]
+BatchSender = Callable[[], AbstractContextManager[Sender]]
+"""Opens a batch: yields a ``Sender`` whose messages share one broker connection."""
 
 
 @dataclass
@@ -143,6 +149,9 @@ class Dispatcher:
         send: sends one run's Celery message; an exception leaves the run
             unsent, and the reaper sends it after ``service.unsent_grace_s``.
         catalog: the automation files (default: ``settings.automations_dir``).
+        send_batch: when given, used instead of ``send`` for each batch of
+            messages; a batch that cannot be opened (the broker is down) leaves
+            its runs unsent, as ``send`` failing does.
     """
 
     def __init__(
@@ -151,10 +160,13 @@ class Dispatcher:
         queue: RunQueue,
         send: Sender,
         catalog: AutomationCatalog | None = None,
+        *,
+        send_batch: BatchSender | None = None,
     ) -> None:
         self.settings = settings
         self.queue = queue
         self.send = send
+        self.send_batch = send_batch
         self.catalog = catalog or AutomationCatalog(
             settings.automations_dir, settings.sources.keys()
         )
@@ -235,16 +247,24 @@ class Dispatcher:
         return [SlotDecision(d.scheduled_for, False, reason) for d in decisions]
 
     def _send_all(self, runs: Iterable[QueuedRun], now: dt.datetime) -> list[int]:
-        sent = []
-        for run in runs:
-            try:
-                self.send(run)
-            except Exception:  # the broker is down: the reaper sends it later
-                log.exception(
-                    "could not send run %d (%s); it will be resent", run.id, run.automation
-                )
-                continue
-            sent.append(run.id)
+        runs = list(runs)
+        sent: list[int] = []
+        if not runs:
+            return sent
+        batch = self.send_batch() if self.send_batch else contextlib.nullcontext(self.send)
+        try:
+            with batch as send:
+                for run in runs:
+                    try:
+                        send(run)
+                    except Exception:  # the broker is down: the reaper sends it later
+                        log.exception(
+                            "could not send run %d (%s); it will be resent", run.id, run.automation
+                        )
+                        continue
+                    sent.append(run.id)
+        except Exception:  # the batch could not be opened or closed
+            log.exception("could not send %d runs; unsent ones will be resent", len(runs))
         self.queue.mark_sent(sent, at=now)
         return sent
 
