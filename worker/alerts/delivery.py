@@ -117,8 +117,11 @@ def deliver_for_run(
     plan = plan_run(engine, report, now=now, enabled=settings.alerts.events)
     notify = [n for n in report.definition.get("notify") or [] if isinstance(n, str)]
     done: list[DeliveryRecord] = []
+    chosen = routes(plan.events, notify, settings)
+    if not chosen:  # nothing to send (e.g. no channel configured): no HTTP client, no buckets
+        return done
     with open_context(engine, settings, client, sleep) as ctx:
-        for route in routes(plan.events, notify, settings):
+        for route in chosen:
             alert = build_alert(report, route.event, settings)
             row_id = _claim(ctx, report.run_id, route, alert, now)
             if row_id is not None:

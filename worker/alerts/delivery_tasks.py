@@ -1,7 +1,9 @@
 """Celery tasks for alerts: ``deliver_run`` (one run's alerts) and ``deliver_due`` (periodic).
 
 Deliveries are their own task so a slow webhook never holds a check: the run
-task stores the report and enqueues ``deliver_run(run_id)``. Both tasks are thin
+task stores the report and enqueues ``deliver_run(run_id)``. The tasks use one
+store per worker process (``_process_store``), opened on the first task after
+the fork, never one per task. Both tasks are thin
 edges over ``worker.alerts.delivery``; every rule lives there. A redelivered message
 is harmless — each (run, event, channel) is claimed in the store before it is
 sent — so the tasks use late acknowledgement like the run task.
@@ -13,6 +15,8 @@ minute or so (``DUE_INTERVAL_S``).
 
 from __future__ import annotations
 
+import os
+import threading
 from typing import Any
 
 from checks.report import Status
@@ -26,28 +30,55 @@ DELIVER_DUE_TASK = "lookout.deliver_due"
 DUE_INTERVAL_S = 60.0
 
 
-def deliver_run_now(run_id: int, config: Settings) -> list[dict[str, Any]]:
+_stores: dict[tuple[int, str], Store] = {}
+_stores_lock = threading.Lock()
+
+
+def _process_store(url: str) -> Store:
+    """Return this process's store for ``url``, opened (and checked for migrations) once."""
+    key = (os.getpid(), url)  # a forked pool process opens its own: connections do not cross forks
+    with _stores_lock:
+        if key not in _stores:
+            _stores[key] = Store(url)
+        return _stores[key]
+
+
+def deliver_run_now(
+    run_id: int, config: Settings, *, store: Store | None = None
+) -> list[dict[str, Any]]:
     """Deliver one stored run's alerts in this process; return what was sent, as dicts.
 
     A missing run, or one not finished (``completed`` or ``error``), sends nothing.
+
+    Args:
+        run_id: the stored run.
+        config: channels, routing and the store URL.
+        store: the store to use (default: a store of its own, opened and closed here).
     """
-    store = Store(config.store_url)
+    own = store is None
+    store = store or Store(config.store_url)
     try:
         report = store.get_run(run_id)
         if report is None or report.status not in (Status.COMPLETED, Status.ERROR):
             return []
         return [record.to_dict() for record in deliver_for_run(store, config, report)]
     finally:
-        store.close()
+        if own:
+            store.close()
 
 
-def deliver_due_now(config: Settings) -> list[dict[str, Any]]:
-    """Send due deferred alerts and close stale ones in this process; return them as dicts."""
-    store = Store(config.store_url)
+def deliver_due_now(config: Settings, *, store: Store | None = None) -> list[dict[str, Any]]:
+    """Send due deferred alerts and close stale ones in this process; return them as dicts.
+
+    ``store`` as in ``deliver_run_now``.
+    """
+    own = store is None
+    store = store or Store(config.store_url)
     try:
         return [record.to_dict() for record in deliver_due(store, config)]
     finally:
-        store.close()
+        if own:
+            store.close()
 
 
 @app.task(  # type: ignore[untyped-decorator]
@@ -55,13 +86,13 @@ def deliver_due_now(config: Settings) -> list[dict[str, Any]]:
 )
 def deliver_run(run_id: int) -> list[dict[str, Any]]:
     """Celery task: deliver one run's alerts (see ``deliver_run_now``)."""
-    return deliver_run_now(run_id, settings)
+    return deliver_run_now(run_id, settings, store=_process_store(settings.store_url))
 
 
 @app.task(name=DELIVER_DUE_TASK, acks_late=True, ignore_result=True)  # type: ignore[untyped-decorator]
 def deliver_due_task() -> list[dict[str, Any]]:
     """Celery task: send alerts whose quiet hours ended (see ``deliver_due_now``)."""
-    return deliver_due_now(settings)
+    return deliver_due_now(settings, store=_process_store(settings.store_url))
 
 
 def enqueue_delivery(run_id: int, *, queue: str = DEFAULT_QUEUE) -> None:
