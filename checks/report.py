@@ -94,10 +94,16 @@ class Evidence:
         id: ``C1``… for declared checks, ``S1``… for the sample of violating
             rows of typed check 1, ``Q1``… for the agent's queries.
         rows: at most ``limits.max_rows`` rows, JSON-safe, cells cut to the budget.
-        row_count: rows in the full result. For a sample (``S…``), whose SQL
+        row_count: rows in the full result (a lower bound when ``row_count_exact``
+            is False). For a sample (``S…``), whose SQL
             ends in ``LIMIT``, the number of violating rows the check counted.
         truncated: ``rows`` holds fewer rows than ``row_count``.
-        fingerprint: sha256 hex of the full result (columns and every row).
+        fingerprint: sha256 hex of the result's column names and rows
+            (``checks.sources.base.QueryResult.fingerprint``): of every row, or of
+            the first ``limits.fingerprint_max_rows`` when ``row_count_exact`` is False.
+        row_count_exact: False when the result had more rows than
+            ``limits.fingerprint_max_rows``: the scan stopped there, so
+            ``row_count`` is only "at least".
     """
 
     id: str
@@ -108,6 +114,7 @@ class Evidence:
     truncated: bool
     fingerprint: str
     origin: str = "check"
+    row_count_exact: bool = True
 
 
 Metrics = dict[str, int | float | str | None]

@@ -137,6 +137,7 @@ class ToolBox:
                 truncated=result.truncated or cut,
                 fingerprint=result.fingerprint,
                 origin="agent",
+                row_count_exact=result.row_count_exact,
             )
         )
         answer: dict[str, Any] = {
@@ -154,6 +155,8 @@ class ToolBox:
         )
         if warnings:
             answer["warnings"] = [w.message for w in warnings]
+        if not result.row_count_exact:  # a partial count says so
+            answer["row_count_is_lower_bound"] = True
         return answer
 
     def list_data_sets(self, query: str | None) -> dict[str, Any]:

@@ -135,6 +135,7 @@ def run_check(
         truncated=found.truncated or cut or row_count > len(rows),
         fingerprint=found.fingerprint,
         origin="check",
+        row_count_exact=not found.scan_capped or not expect.scalar,  # rows: recounted
     )
     result.value, result.passed, result.error = outcome.value, outcome.passed, outcome.error
     result.evidence_id = evidence_id

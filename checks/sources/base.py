@@ -69,7 +69,7 @@ class DataSet:
 
 @dataclass
 class QueryResult:
-    """The outcome of one query.
+    r"""The outcome of one query.
 
     Attributes:
         sql: the SQL as executed (the guard's regenerated text).
@@ -82,15 +82,20 @@ class QueryResult:
             an ``Oversized`` (DuckDB sources).
         row_count: rows in the full result; a lower bound when ``scan_capped``.
         truncated: ``rows`` holds fewer rows than ``row_count``.
-        fingerprint: sha256 hex over the column names and every row scanned, in
-            any order (a multiset hash: the same rows in another order give the same value),
-            each value in a canonical text form; equal for equal results. An
-            ``Oversized`` cell counts by its type, size and the database's hash
-            of the whole value.
+        fingerprint: equal for equal results, in any row order. Exactly:
+            ``sha256(names + "\n" + str(n) + "\n" + f"{s:064x}")`` in hex, where
+            ``names`` is the repr of each full column name joined by U+001F,
+            ``n`` the number of rows hashed and ``s`` the sum, modulo 2**256, of
+            ``row_digest(row)`` over those rows (a multiset hash: rows that tie
+            under ORDER BY and come back in another order give the same value).
+            The rows hashed are every row, or, when ``scan_capped``, the first
+            ``Limits.fingerprint_max_rows`` in the order the database returned
+            them (equal only if the query orders them). An ``Oversized`` cell
+            counts by its type, size and the database's hash of the whole value.
         elapsed_ms: wall time of execution and fetching, in milliseconds.
         scan_capped: the result has more rows than ``Limits.fingerprint_max_rows``;
-            the fingerprint covers only that many, and ``row_count`` is a lower
-            bound when the scan stopped early.
+            the scan stopped there (at most that many + 1 rows were read), so the
+            fingerprint covers only that many and ``row_count`` is a lower bound.
 
     """
 
@@ -102,6 +107,11 @@ class QueryResult:
     fingerprint: str
     elapsed_ms: float
     scan_capped: bool = False
+
+    @property
+    def row_count_exact(self) -> bool:
+        """Whether ``row_count`` is the full result's (False: it is a lower bound)."""
+        return not self.scan_capped
 
     def jsonable(
         self, *, max_cell_chars: int, max_result_chars: int
@@ -144,6 +154,18 @@ def _fingerprint(columns: Sequence[str], row_sum: int, rows: int) -> str:
     return hashlib.sha256(f"{head}\n{rows}\n{row_sum:064x}".encode()).hexdigest()
 
 
+def row_digest(row: Sequence[Any]) -> int:
+    r"""Return one row's hash in fingerprints: sha256 of its canonical text, as an integer.
+
+    The canonical text is each value's ``_canonical`` text joined by U+001F:
+    ``repr`` for int, float, str and bool, ``\N`` for NULL, ISO 8601 for
+    dates and times, ``x'…'`` hex for bytes, ``str`` for decimals, intervals and
+    UUIDs. Equal rows (on any engine) have equal digests.
+    """
+    text = "\x1f".join([_CANONICAL.get(type(value), _canonical)(value) for value in row])
+    return int.from_bytes(hashlib.sha256(text.encode()).digest(), "big")
+
+
 def _canonical(value: Any) -> str:
     """Canonical text of one value for fingerprints: same value, same text, every run."""
     if value is None:
@@ -163,6 +185,16 @@ def _canonical(value: Any) -> str:
     if isinstance(value, Oversized):
         return f"oversized:{value.type}:{value.size}:{value.digest}"
     return f"{type(value).__name__}:{value}"
+
+
+_CANONICAL: dict[type, Callable[[Any], str]] = {
+    int: repr,
+    float: repr,
+    str: repr,
+    bool: repr,
+    type(None): lambda _: "\\N",
+}
+"""The common types' canonical text without the checks of ``_canonical`` (same text)."""
 
 
 def collect(
@@ -197,7 +229,7 @@ def collect(
     check_width(shown, max_result_chars=limits.max_result_chars)
     # Order-insensitive: the sum of per-row hashes (a multiset hash), so rows that tie
     # under ORDER BY and come back in another order do not look like changed data.
-    row_sum = 0
+    row_sum = 0  # taken modulo 2**256 at the end: Python integers do not overflow
     kept: list[tuple[Any, ...]] = []
     seen = 0
     limit = max(scan_rows, max_rows) + 1
@@ -207,13 +239,12 @@ def collect(
         batch = fetchmany(min(FETCH_BATCH_ROWS, limit - seen))
         if not batch:
             break
-        for row in batch:
-            if seen < scan_rows:
-                text = "\x1f".join(map(_canonical, row)).encode()
-                row_sum = (row_sum + int.from_bytes(hashlib.sha256(text).digest(), "big")) % _MOD
-            if seen < max_rows:
-                kept.append(tuple(row))
-            seen += 1
+        if seen < max_rows:
+            kept.extend(tuple(row) for row in batch[: max_rows - seen])
+        hashed = batch[: max(0, scan_rows - seen)]
+        row_sum += sum(map(row_digest, hashed))
+        seen += len(batch)
+    row_sum %= _MOD
     capped = seen > scan_rows
     return QueryResult(
         sql=sql,

@@ -21,6 +21,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    true,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -180,6 +181,7 @@ class EvidenceRow(Base):
     row_count: Mapped[int] = mapped_column(Integer)
     truncated: Mapped[bool] = mapped_column(Boolean)
     fingerprint: Mapped[str] = mapped_column(String(64))
+    row_count_exact: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
 
     run: Mapped[RunRow] = relationship(back_populates="evidence")
 

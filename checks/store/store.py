@@ -418,6 +418,7 @@ class Store:
                     row_count=e.row_count,
                     truncated=e.truncated,
                     fingerprint=e.fingerprint,
+                    row_count_exact=e.row_count_exact,
                 )
                 for i, e in enumerate(report.evidence)
             ]
@@ -585,6 +586,7 @@ def _to_report(row: RunRow, *, full: bool) -> RunReport:
                 e.truncated,
                 e.fingerprint,
                 e.origin,
+                e.row_count_exact,
             )
             for e in row.evidence
         ]

@@ -15,16 +15,18 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
 
-from checks.automation.loader import LoadResult
 from checks.report import Evidence, Finding, RunReport, Status
-from checks.settings.config import Settings, redact
 from worker.cli.layout import Column, Grid
 from worker.cli.safe_text import SafeConsole, clean, print_markdown, wrap_text
+
+if TYPE_CHECKING:  # the loader and the settings (pydantic) load only for the commands using them
+    from checks.automation.loader import LoadResult
+    from checks.settings.config import Settings
 
 __all__ = [
     "SafeConsole",
@@ -106,6 +108,8 @@ def usual_decider(settings: Settings) -> str:
 def decider_line(settings: Settings) -> str:
     """Say once what decides the runs of this invocation: the agent, or the declared checks."""
     if usual_decider(settings) == "agent":
+        from checks.settings.config import redact
+
         where = redact(settings.llm.base_url or "", settings.secrets())
         return (
             f"The agent decides each run ({settings.llm.model} at {where}); a Clear never "
@@ -174,6 +178,8 @@ def _cell(value: Any) -> Text:
 
 def _print_evidence(console: Console, report: RunReport, ev: Evidence, *, full: bool) -> None:
     rows = f"{ev.row_count:,} row" + ("" if ev.row_count == 1 else "s")
+    if not ev.row_count_exact:  # the scan stopped at limits.fingerprint_max_rows
+        rows = f"at least {rows}"
     shown = ev.rows[:SAMPLE_ROWS]
     note = ""
     if ev.row_count > len(shown):
