@@ -22,6 +22,7 @@ Rules from the design notes (§5) and the issue that specified schedules:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
 
@@ -43,6 +44,7 @@ _TAKES = f"Lookout takes 5 fields: {' '.join(CRON_FIELD_NAMES)}"
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd])")
 _DURATION_FORMS = "seconds as a number, or a string like '90s', '30m', '1h', '2d'"
 _REFERENCE = dt.datetime(2000, 1, 1)  # a fixed start: the check gives the same answer every day
+_CACHED = 4096  # expressions whose checks are kept: pure functions, and croniter is slow
 
 
 def cron_fields(expression: str) -> list[str]:
@@ -55,6 +57,7 @@ def cron_fields(expression: str) -> list[str]:
     return CRON_ALIASES.get(stripped.lower(), stripped).split()
 
 
+@functools.lru_cache(maxsize=_CACHED)
 def validate_cron(expression: str) -> str:
     """Check a schedule and return it without surrounding spaces.
 
@@ -82,6 +85,7 @@ def validate_cron(expression: str) -> str:
     return stripped
 
 
+@functools.lru_cache(maxsize=_CACHED)
 def needs_day_match(expression: str) -> bool:
     """Whether day-of-month and day-of-week are both restricted in a valid expression.
 
@@ -97,6 +101,7 @@ def needs_day_match(expression: str) -> bool:
     return day_of_month[0] != "*" and day_of_week[0] != "*"
 
 
+@functools.lru_cache(maxsize=_CACHED)
 def check_computable(expression: str, day_match: str | None) -> None:
     """Refuse a valid expression for which croniter can compute no date.
 

@@ -24,6 +24,7 @@ from checks.errors import AutomationError
 Loc = tuple[Any, ...]  # a location in the YAML data: keys and list indexes
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_STR_TAG = "tag:yaml.org,2002:str"
 _COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 _MAX_NODES = 20_000  # stops alias bombs ("billion laughs")
 _MAX_DEPTH = 64
@@ -145,6 +146,8 @@ class YamlTree:
             self._open.pop()
 
     def _scalar(self, node: Any, loc: Loc) -> Any:
+        if node.tag == _STR_TAG:  # most values: what SafeConstructor gives, without its dispatch
+            return node.value
         try:
             return self._constructor.construct_object(node)
         except yaml.YAMLError:
