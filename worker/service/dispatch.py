@@ -47,6 +47,7 @@ from worker.service.slots import CronSchedule, SlotDecision, next_occurrences, o
 
 log = logging.getLogger("lookout.dispatch")
 
+_MAX_SHARED_SLOTS = 50_000  # (schedule, cursor) pairs kept; cleared when full
 Sender = Callable[[QueuedRun], None]
 BatchSender = Callable[[], AbstractContextManager[Sender]]
 """Opens a batch: yields a ``Sender`` whose messages share one broker connection."""
@@ -171,14 +172,22 @@ class Dispatcher:
             settings.automations_dir, settings.sources.keys()
         )
         self._next: dict[str, tuple[Cursor, dt.datetime | None]] = {}
+        # (schedule key, cursor time) -> next slot: automations sharing a schedule
+        # and a cursor (created or moved by the same tick) share one croniter walk
+        self._slots: dict[tuple[str, dt.datetime], dt.datetime | None] = {}
 
     def next_slot(self, name: str, schedule: CronSchedule, cursor: Cursor) -> dt.datetime | None:
         """Return the first slot after ``cursor`` (cached until the cursor moves), or None."""
         cached = self._next.get(name)
         if cached is not None and cached[0] == cursor:
             return cached[1]
-        found = next_occurrences(schedule, cursor.at, 1)
-        slot = found[0] if found else None
+        shared = (schedule.key, cursor.at)
+        if shared not in self._slots:
+            if len(self._slots) >= _MAX_SHARED_SLOTS:
+                self._slots.clear()
+            found = next_occurrences(schedule, cursor.at, 1)
+            self._slots[shared] = found[0] if found else None
+        slot = self._slots[shared]
         self._next[name] = (cursor, slot)
         return slot
 
