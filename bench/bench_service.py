@@ -9,7 +9,12 @@
    (default 0.2) the agent is on, talking to ``checks.fakes.llm_server`` in a process
    of its own, which answers every request after that latency: one
    ``execute_query`` call, then ``submit_report`` — two calls per run.
-   ``--llm-latency-s 0`` runs the checks-only path.
+   ``--llm-latency-s 0`` runs the checks-only path. Beside the time: the CPU
+   the worker's processes used (main process and pool, user + system, read
+   from ``/proc``) from the first run row inserted to the last report, per
+   run, and, for the checks-only path, the CPU the same runs' SQL takes in
+   plain DuckDB (every declared check of the automations run, on the same
+   cache file, in this process): the service's overhead is the ratio of the two.
 2. **Dispatch.** ``Dispatcher.dispatch_due`` in this process over M
    automations (default 10,000) in 100 files, the broker replaced by a list:
    the first call (every file parsed, every cursor created), a call with
@@ -162,6 +167,11 @@ def finished_count(store: Store) -> int:
         return int(session.scalar(query) or 0)
 
 
+def run_count(store: Store) -> int:
+    with store.session() as session:
+        return int(session.scalar(select(func.count()).select_from(RunRow)) or 0)
+
+
 def throughput(
     tmp: Path, runs: int, pool: str, concurrency: int, llm_base_url: str | None
 ) -> dict[str, Any]:
@@ -187,17 +197,21 @@ def throughput(
         procs = Processes({"LOOKOUT_CONFIG": str(config)}, tmp)
         started = time.monotonic()
         try:
-            procs.worker(
+            worker = procs.worker(
                 f"w-{pool}-{concurrency}",
                 f"--pool={pool}",
                 f"--concurrency={concurrency}",
                 "--loglevel=WARNING",
             )
             procs.beat(f"b-{pool}-{concurrency}")
+            cpu_at_dispatch = None  # the worker's start (imports, parsing the files) is not a run's
             while finished_count(store) < runs:
                 if time.monotonic() - started > 1800:
                     raise RuntimeError("gave up after 30 minutes")
-                time.sleep(0.5)
+                if cpu_at_dispatch is None and run_count(store):
+                    cpu_at_dispatch = tree_cpu_s(worker.pid)
+                time.sleep(0.1 if cpu_at_dispatch is None else 0.5)
+            cpu_s = tree_cpu_s(worker.pid) - (cpu_at_dispatch or 0.0)
         finally:
             procs.stop_all()
         with store.session() as session:
@@ -216,7 +230,51 @@ def throughput(
         "seconds": seconds,
         "per_s": runs / seconds,
         "statuses": statuses,
+        "cpu_ms_per_run": cpu_s / runs * 1000,
+        "sql_ms_per_run": sql_cpu_ms_per_run(runs) if not llm_base_url else None,
     }
+
+
+def tree_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process and all its descendants still alive (``/proc``)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    stats: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ppid, utime, stime = int(fields[1]), int(fields[11]), int(fields[12])
+        children.setdefault(ppid, []).append(int(entry.name))
+        stats[int(entry.name)] = (utime + stime) / tick
+    total, todo = 0.0, [pid]
+    while todo:
+        current = todo.pop()
+        total += stats.get(current, 0.0)
+        todo.extend(children.get(current, []))
+    return total
+
+
+def sql_cpu_ms_per_run(runs: int) -> float:
+    """CPU milliseconds per run of the runs' declared SQL in plain DuckDB (the floor)."""
+    import duckdb
+
+    cache = ROOT / ".lookout" / "cache" / "sources"
+    database = max(cache.glob("flights-*.duckdb"), key=lambda p: p.stat().st_mtime)
+    base = examples()
+    conn = duckdb.connect(str(database), read_only=True)
+    for item in base:  # warm-up: the file in the page cache, as the workers had it
+        for check in item["checks"]:
+            conn.execute(check["sql"]).fetchall()
+    began = time.process_time()
+    for n in range(runs):
+        for check in base[n % len(base)]["checks"]:
+            conn.execute(check["sql"]).fetchall()
+    conn.close()
+    return (time.process_time() - began) / runs * 1000
 
 
 # -- 2. dispatch -------------------------------------------------------------------------
@@ -335,14 +393,21 @@ def main() -> None:
             else "checks only, no LLM"
         )
         print(f"\n{args.runs} automations due in the same minute ({what}):")
-        print("| pool | concurrency | dispatch → last report stored | runs/s | statuses |")
-        print("| --- | ---: | ---: | ---: | --- |")
+        print(
+            "| pool | concurrency | dispatch → last report stored | runs/s | worker CPU per run "
+            "| its SQL in plain DuckDB | statuses | load |"
+        )
+        print("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |")
         try:
             for spec in args.pools.split(","):
                 pool, size = spec.split(":")
                 row = throughput(tmp, args.runs, pool, int(size), llm_url)
                 cells = [pool, size, f"{row['seconds']:.1f} s", f"{row['per_s']:.1f}"]
-                print("| " + " | ".join([*cells, str(row["statuses"])]) + " |", flush=True)
+                cells.append(f"{row['cpu_ms_per_run']:.0f} ms")
+                sql = row["sql_ms_per_run"]
+                cells.append("-" if sql is None else f"{sql:.1f} ms")
+                load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+                print("| " + " | ".join([*cells, str(row["statuses"]), load]) + " |", flush=True)
         finally:
             if server is not None:
                 server.terminate()
