@@ -136,14 +136,20 @@ def automation_files(folder: Path) -> tuple[list[Path], list[AutomationError]]:
     """
     files: list[Path] = []
     problems: list[AutomationError] = []
-    try:
-        entries = sorted(folder.iterdir())
+    try:  # scandir: the file type comes with the listing, no stat per regular file
+        with os.scandir(folder) as listing:
+            found = sorted(listing, key=lambda e: e.name)
     except OSError as exc:
         return [], [AutomationError(f"cannot list: {exc.strerror}", path=str(folder))]
-    for entry in entries:
-        if entry.name.startswith(".") or not entry.name.lower().endswith(AUTOMATION_SUFFIXES):
+    for item in found:
+        if item.name.startswith(".") or not item.name.lower().endswith(AUTOMATION_SUFFIXES):
             continue
-        if entry.is_file():
+        entry = folder / item.name
+        try:
+            regular = item.is_file()  # follows a symbolic link, as Path.is_file
+        except OSError:
+            regular = False
+        if regular:
             files.append(entry)
             continue
         if entry.is_symlink() and not entry.exists():
