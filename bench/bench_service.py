@@ -236,7 +236,7 @@ def throughput(
 
 
 def tree_cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process and all its descendants still alive (``/proc``)."""
+    """User + system CPU seconds of a process and its descendants, reaped ones too (``/proc``)."""
     tick = os.sysconf("SC_CLK_TCK")
     children: dict[int, list[int]] = {}
     stats: dict[int, float] = {}
@@ -247,9 +247,10 @@ def tree_cpu_s(pid: int) -> float:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        ppid, utime, stime = int(fields[1]), int(fields[11]), int(fields[12])
+        # utime, stime, and cutime, cstime: the CPU of children already reaped (query processes)
+        ppid, used = int(fields[1]), sum(int(f) for f in fields[11:15])
         children.setdefault(ppid, []).append(int(entry.name))
-        stats[int(entry.name)] = (utime + stime) / tick
+        stats[int(entry.name)] = used / tick
     total, todo = 0.0, [pid]
     while todo:
         current = todo.pop()
