@@ -41,14 +41,25 @@ import datetime as dt
 import math
 import re
 from decimal import Decimal
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from checks.automation.expectation import Unit, duration_text
 from checks.automation.fields import DurationS, not_blank, time_zone
+from checks.automation.yaml_tree import shown
 
-Scalar = str | int | float | bool
+
+def _scalar(value: object) -> object:
+    """One listed value: text, a number or a boolean (one message, not one per type tried)."""
+    if isinstance(value, str | int | float | bool):
+        return value
+    hint = "; quote it to list it as text" if isinstance(value, dt.date) else ""
+    raise ValueError(f"a listed value is text, a number or a boolean (got {shown(value)}){hint}")
+
+
+Scalar = Annotated[str | int | float | bool, BeforeValidator(_scalar)]
+"""A value listed by ``accepted_values`` or ``missing_values``."""
 Bound = int | float | Decimal | dt.date | dt.datetime
 
 TYPE_FAMILIES: dict[str, str] = {
@@ -203,7 +214,9 @@ class Relationships(_OneColumn):
     @classmethod
     def _to(cls, value: str) -> str:
         if not _TO.fullmatch(value):
-            raise ValueError(f"'to' is the parent table and column as table.column (got {value!r})")
+            raise ValueError(
+                f"'to' is the parent table and column as table.column (got {shown(value)})"
+            )
         return value
 
     @property
@@ -262,9 +275,11 @@ class Range(_OneColumn):
                     return parse(value.strip())
                 except ValueError:
                     continue
-            raise ValueError(f"expected a number, a date or a timestamp (got {value!r})")
+            raise ValueError(f"expected a number, a date or a timestamp (got {shown(value)})")
         if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"expected a finite number, a date or a timestamp (got {value})")
+            raise ValueError(
+                f"expected a finite number, a date or a timestamp (got {shown(value)})"
+            )
         return value
 
     @model_validator(mode="after")

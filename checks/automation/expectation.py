@@ -431,7 +431,7 @@ def _describe_other(value: Any) -> str:
     if isinstance(value, dt.time):
         return f"a time of day ({value.isoformat()})"
     if isinstance(value, dt.timedelta):
-        return f"an interval ({value})"
+        return f"an interval ({interval_text(value)})"
     if isinstance(value, bytes | bytearray | memoryview):
         return f"binary data ({len(bytes(value))} bytes)"
     if isinstance(value, list | tuple):
@@ -439,6 +439,25 @@ def _describe_other(value: Any) -> str:
     if isinstance(value, dict):
         return "a structure"
     return "a value of another kind"
+
+
+def interval_text(value: dt.timedelta) -> str:
+    """Write an interval in the units ``expect`` takes: ``3h``, ``1d 2h 30m``, ``-90s``, ``0.5s``.
+
+    Exact to the microsecond; never Python's ``1 day, 2:00:00``.
+    """
+    micros = (value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds
+    sign, micros = ("-" if micros < 0 else ""), abs(micros)
+    whole, fraction = divmod(micros, 1_000_000)
+    parts = []
+    for unit in ("d", "h", "m"):
+        amount, whole = divmod(whole, DURATION_UNITS_S[unit])
+        if amount:
+            parts.append(f"{amount}{unit}")
+    if whole or fraction or not parts:
+        seconds = Decimal(whole) + Decimal(fraction).scaleb(-6)
+        parts.append(f"{seconds.normalize():f}s")
+    return sign + " ".join(parts)
 
 
 def _short(text: str, limit: int = 60) -> str:

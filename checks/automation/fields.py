@@ -24,7 +24,7 @@ from checks.automation.schedule import (
     needs_day_match,
     parse_duration,
 )
-from checks.automation.yaml_tree import Loc
+from checks.automation.yaml_tree import Loc, shown
 
 SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 CHECK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.-]{0,99}")
@@ -48,7 +48,7 @@ def slug(value: str, noun: str = "a name") -> str:
     if not SLUG.fullmatch(value):
         raise ValueError(
             f"{noun} is lowercase letters, digits, '_' and '-', starting with a letter "
-            f"or digit, at most 64 characters (got {value!r})"
+            f"or digit, at most 64 characters (got {shown(value)})"
         )
     return value
 
@@ -58,7 +58,7 @@ def check_name(value: str) -> str:
     if not CHECK_NAME.fullmatch(value):
         raise ValueError(
             "a check name is letters, digits, spaces and '_.-', starting with a letter "
-            f"or digit, at most 100 characters (got {value!r})"
+            f"or digit, at most 100 characters (got {shown(value)})"
         )
     return value
 
@@ -100,7 +100,7 @@ def time_zone(value: str) -> str:
             raise KeyError(value)
     except (ValueError, KeyError, OSError):  # not found is a KeyError; odd names others
         hint = did_you_mean(value, known) or "; use an IANA name such as 'Europe/Paris'"
-        raise ValueError(f"unknown time zone {value!r}{hint}") from None
+        raise ValueError(f"unknown time zone {shown(value)}{hint}") from None
     return value
 
 
@@ -121,7 +121,7 @@ def to_expectation(value: object) -> Expectation:
     if isinstance(value, Expectation):
         return value
     if not isinstance(value, str):
-        raise ValueError(f"expect must be text such as '== 0' (got {value!r})")
+        raise ValueError(f"expect must be text such as '== 0' (got {shown(value)})")
     return parse_expectation(value)
 
 

@@ -26,7 +26,7 @@ from checks.automation.fields import (
     did_you_mean,
 )
 from checks.automation.model import LOADER_FIELDS, Automation, Check
-from checks.automation.yaml_tree import Loc, Place, YamlTree, place, position
+from checks.automation.yaml_tree import Loc, Place, YamlTree, place, position, shown
 from checks.errors import AutomationError
 
 
@@ -215,11 +215,11 @@ def _message(err: ErrorDetails) -> str:
         return str(ctx["error"])
     if kind == "model_type":
         return f"expected a mapping of fields, got {_kind(value)}"
-    shown = _kind(value) if value is None or isinstance(value, dict | list) else repr(value)
-    if len(shown) > 60:
-        shown = shown[:57] + "..."
+    written = _kind(value) if value is None or isinstance(value, dict | list) else shown(value)
+    if len(written) > 60:
+        written = written[:57] + "..."
     msg = err["msg"]
-    return f"{msg[:1].lower()}{msg[1:]} (got {shown})"
+    return f"{msg[:1].lower()}{msg[1:]} (got {written})"
 
 
 class _FileLoader:

@@ -28,6 +28,8 @@ import re
 
 from croniter import CroniterError, croniter
 
+from checks.automation.yaml_tree import shown
+
 CRON_FIELD_NAMES = ("minute", "hour", "day-of-month", "month", "day-of-week")
 CRON_ALIASES: dict[str, str] = {
     "@midnight": "0 0 * * *",
@@ -142,14 +144,14 @@ def parse_duration(value: object) -> float:
 
     """
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ValueError(f"expected a duration: {_DURATION_FORMS} (got {value!r})")
+        raise ValueError(f"expected a duration: {_DURATION_FORMS} (got {shown(value)})")
     if isinstance(value, str):
         match = _DURATION.fullmatch(value.strip())
         if not match:
-            raise ValueError(f"expected a duration: {_DURATION_FORMS} (got {value!r})")
+            raise ValueError(f"expected a duration: {_DURATION_FORMS} (got {shown(value)})")
         seconds = float(match.group(1)) * DURATION_UNITS_S[match.group(2)]
     else:
         seconds = float(value)
     if not math.isfinite(seconds) or seconds <= 0:
-        raise ValueError(f"a duration must be more than 0 seconds (got {value!r})")
+        raise ValueError(f"a duration must be more than 0 seconds (got {shown(value)})")
     return seconds

@@ -14,6 +14,9 @@ libyaml refuses a file, it is composed again by PyYAML's pure-Python
 
 from __future__ import annotations
 
+import datetime as dt
+import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +32,39 @@ _COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 _MAX_NODES = 20_000  # stops alias bombs ("billion laughs")
 _MAX_DEPTH = 64
 _FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # without libyaml: the same
+
+
+def shown(value: object) -> str:
+    """A value read from YAML as an error message shows it: as YAML writes it, never a Python repr.
+
+    Text is single-quoted (``'Late Flights'``; double-quoted with escapes when it
+    holds control characters), booleans are ``true``/``false``, infinities
+    ``.inf``; a date or timestamp YAML read from an unquoted value says so
+    (``the date 2024-01-01``), since that is why text was not found.
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return ".nan" if math.isnan(value) else ("-.inf" if value < 0 else ".inf")
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, str):
+        if value.isprintable():
+            return "'" + value.replace("'", "''") + "'"
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dt.datetime):
+        return f"the timestamp {value.isoformat(sep=' ')}"
+    if isinstance(value, dt.date):
+        return f"the date {value.isoformat()}"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, bytes):
+        return "binary data"
+    return "a value of another kind"
 
 
 class YamlTree:

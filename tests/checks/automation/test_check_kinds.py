@@ -177,6 +177,46 @@ BAD = [
         "  - name: c\n    missing: {table: t, column: c}\n    expect: between 1% and 5\n",
         ("7:13: checks.0.expect: between 1% and 5: both bounds need the same unit",),
     ),
+    # Values YAML read as something else are shown as YAML writes them, never as Python reprs.
+    Bad(
+        "a date where text is expected",
+        "  - name: c\n    sql: SELECT 1\n    expect: 2024-01-01\n",
+        ("7:13: checks.0.expect: expect must be text such as '== 0' (got the date 2024-01-01)",),
+    ),
+    Bad(
+        "a boolean duration",
+        "  - name: c\n    freshness: {table: t, column: c, max_age: true}\n",
+        (
+            "6:47: checks.0.freshness.max_age: expected a duration: seconds as a number, or a "
+            "string like '90s', '30m', '1h', '2d' (got true)",
+        ),
+    ),
+    Bad(
+        "a timestamp as a table",
+        "  - name: c\n    row_count: {table: 2024-01-01 10:00:00}\n",
+        (
+            "6:24: checks.0.row_count.table: input should be a valid string "
+            "(got the timestamp 2024-01-01 10:00:00)",
+        ),
+    ),
+    Bad(
+        "a date among accepted values",
+        "  - name: c\n    accepted_values: {table: t, column: c, values: [a, 2024-01-01]}\n",
+        (
+            "6:56: checks.0.accepted_values.values.1: a listed value is text, a number or a "
+            "boolean (got the date 2024-01-01); quote it to list it as text",
+        ),
+    ),
+    Bad(
+        "an infinite bound",
+        "  - name: c\n    range: {table: t, column: c, min: -.inf}\n",
+        ("6:39: checks.0.range.min: expected a finite number, a date or a timestamp (got -.inf)",),
+    ),
+    Bad(
+        "a bound with a control character",
+        '  - name: c\n    range: {table: t, column: c, min: "1\\t2"}\n',
+        ('6:39: checks.0.range.min: expected a number, a date or a timestamp (got "1\\t2")',),
+    ),
 ]
 
 

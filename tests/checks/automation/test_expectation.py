@@ -11,8 +11,10 @@ import pytest
 from checks.automation.expectation import (
     Expectation,
     Outcome,
+    describe,
     duration_text,
     evaluate,
+    interval_text,
     judge_percent,
     parse_expectation,
 )
@@ -207,7 +209,7 @@ FAILED = [
         ["v"],
         [(dt.timedelta(hours=3),)],
         1,
-        "returned an interval (3:00:00); compare it with a duration such as '< 3h'",
+        "returned an interval (3h); compare it with a duration such as '< 3h'",
     ),
 ]
 
@@ -393,3 +395,22 @@ def test_duration_text() -> None:
         "1.5s",
         "0s",
     ]
+
+
+@pytest.mark.parametrize(
+    ("interval", "text"),
+    [
+        (dt.timedelta(hours=3), "3h"),
+        (dt.timedelta(days=1, hours=2, minutes=30), "1d 2h 30m"),
+        (dt.timedelta(days=400), "400d"),
+        (dt.timedelta(seconds=-90), "-1m 30s"),
+        (dt.timedelta(milliseconds=500), "0.5s"),
+        (dt.timedelta(minutes=1, microseconds=1), "1m 0.000001s"),
+        (dt.timedelta(0), "0s"),
+    ],
+)
+def test_an_interval_in_an_error_reads_as_expect_writes_it(
+    interval: dt.timedelta, text: str
+) -> None:
+    assert interval_text(interval) == text
+    assert describe(interval) == f"an interval ({text})"

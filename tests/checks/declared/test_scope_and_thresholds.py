@@ -290,9 +290,53 @@ def test_sessions_are_utc_whatever_tz_and_pgtz_say(
                 "name": "naive freshness",
                 "freshness": {"table": "loads", "column": "loaded_at", "max_age": "1h"},
             },
+            {
+                "name": "timestamptz freshness",
+                "freshness": {"table": "loads", "column": "loaded_tz", "max_age": "1h"},
+            },
         )
     assert [(r.outcome, r.value) for r in results] == [
         (CheckOutcome.PASSED, 1),
         (CheckOutcome.PASSED, 1),
         (CheckOutcome.PASSED, -7200.0),
+        (CheckOutcome.FAILED, 5400.0),  # 01:30 UTC, 1h30m before 03:00 UTC
     ]
+    assert results[3].metrics["latest"] == "2024-01-10T01:30:00+00:00"
+
+
+def test_raw_percents_durations_and_booleans(shop: Source) -> None:
+    results, _ = run(
+        shop,
+        {
+            "name": "tiny",
+            "sql": "SELECT count(*) FILTER (WHERE v IS NULL), count(*) FROM tiny",
+            "expect": "> 0%",
+        },
+        {
+            "name": "near all",
+            "sql": "SELECT count(*) FILTER (WHERE v IS NULL), count(*) FROM nearly_all",
+            "expect": "< 100%",
+        },
+        {
+            "name": "denominator without NULLs",
+            "sql": "SELECT count(*) FILTER (WHERE email IS NULL), count(email) FROM customers",
+            "expect": "<= 25%",
+        },
+        {
+            "name": "span",
+            "sql": "SELECT max(loaded_tz) - min(loaded_tz) FROM loads",
+            "expect": "between 4h and 270m",
+        },
+        {"name": "every order", "sql": "SELECT count(*) = 5 FROM orders", "expect": "is true"},
+        {"name": "a count is no duration", "sql": "SELECT count(*) FROM loads", "expect": "< 3h"},
+    )
+    assert [(r.outcome, r.value, r.metrics) for r in results] == [
+        (CheckOutcome.PASSED, float(Fraction(3, 10_000)), {"count": 3, "total": 1_000_000}),
+        (CheckOutcome.PASSED, 99.9999, {"count": 999_999, "total": 1_000_000}),
+        # 1 NULL email over the 3 non-NULL ones is 33.3 %: the query chose that denominator
+        (CheckOutcome.FAILED, float(Fraction(100, 3)), {"count": 1, "total": 3}),
+        (CheckOutcome.PASSED, 16200.0, {}),
+        (CheckOutcome.PASSED, True, {}),
+        (CheckOutcome.ERROR, None, {}),
+    ]
+    assert results[-1].error == "returned a number (3), not an interval; a duration needs one"
