@@ -54,7 +54,11 @@ def _scalar(value: object) -> object:
     """One listed value: text, a number or a boolean (one message, not one per type tried)."""
     if isinstance(value, str | int | float | bool):
         return value
-    hint = "; quote it to list it as text" if isinstance(value, dt.date) else ""
+    hint = ""
+    if isinstance(value, dt.date):
+        hint = "; quote it to list it as text"
+    elif value is None:
+        hint = "; NULL is never listed: accepted_values takes null: allowed, missing counts it"
     raise ValueError(f"a listed value is text, a number or a boolean (got {shown(value)}){hint}")
 
 

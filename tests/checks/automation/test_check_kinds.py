@@ -208,6 +208,15 @@ BAD = [
         ),
     ),
     Bad(
+        "a NULL among accepted values",
+        "  - name: c\n    accepted_values: {table: t, column: c, values: [a, null]}\n",
+        (
+            "6:56: checks.0.accepted_values.values.1: a listed value is text, a number or a "
+            "boolean (got null); NULL is never listed: accepted_values takes null: allowed, "
+            "missing counts it",
+        ),
+    ),
+    Bad(
         "an infinite bound",
         "  - name: c\n    range: {table: t, column: c, min: -.inf}\n",
         ("6:39: checks.0.range.min: expected a finite number, a date or a timestamp (got -.inf)",),
