@@ -1,15 +1,15 @@
-"""What an agent run produced and what it cost: ``AgentStats`` and ``AgentResult``."""
+"""What an agent run produced and what it cost: ``AgentStats``, ``AgentResult``, ``cost_text``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from checks.agent.chat_client import ChatReply
-from checks.agent.contract import (
-    AcceptedReport,
-)
 from checks.report import Evidence
+
+if TYPE_CHECKING:  # the terminal reads ``cost_text`` without loading the LLM client
+    from checks.agent.chat_client import ChatReply
+    from checks.agent.contract import AcceptedReport
 
 
 @dataclass
@@ -61,6 +61,29 @@ class AgentStats:
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON-safe counters."""
         return dict(self.__dict__)
+
+
+COST_UNKNOWN = "cost unknown (no usage.cost sent; see llm.prices_usd_per_mtok)"
+NO_CALL = "no model call completed"
+
+
+def cost_text(steps: int, cost_usd: float | None) -> str:
+    """How an agent's cost is shown, the same in the terminal, eval and the review page.
+
+    Args:
+        steps: model calls completed (``AgentStats.steps``).
+        cost_usd: their summed cost in USD, None when any one's cost was unknown.
+
+    Returns:
+        ``$0.0031``; ``cost unknown (…)`` when the provider sent no ``usage.cost``
+        and no price is configured; ``no model call completed`` when no call
+        completed (the endpoint failed), never ``$0.0000`` for what was not measured.
+    """
+    if not steps:
+        return NO_CALL
+    if cost_usd is None:
+        return COST_UNKNOWN
+    return f"${cost_usd:.4f}"
 
 
 @dataclass

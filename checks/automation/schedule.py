@@ -40,6 +40,14 @@ CRON_ALIASES: dict[str, str] = {
     "@yearly": "0 0 1 1 *",
     "@annually": "0 0 1 1 *",
 }
+CRON_FIELD_RANGES: dict[str, str] = {
+    "minute": "0-59",
+    "hour": "0-23",
+    "day-of-month": "1-31",
+    "month": "1-12 or JAN-DEC",
+    "day-of-week": "0-7 (0 and 7 are Sunday) or SUN-SAT",
+}
+"""The values each field takes (croniter's), shown when one is out of range."""
 DURATION_UNITS_S: dict[str, float] = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 _TAKES = f"Lookout takes 5 fields: {' '.join(CRON_FIELD_NAMES)}"
@@ -83,8 +91,32 @@ def validate_cron(expression: str) -> str:
     try:
         croniter.expand(stripped, strict=True)
     except (ValueError, TypeError) as exc:  # croniter's errors derive from these
-        raise ValueError(f"invalid cron expression: {exc}") from None
+        raise ValueError(f"invalid cron expression: {_field_problem(fields) or exc}") from None
     return stripped
+
+
+def _field_problem(fields: list[str]) -> str | None:
+    """Name the first field croniter refuses on its own, with the values it takes.
+
+    Each field is tried in an expression where every other field is ``*``; None
+    when each is fine alone (the fields only clash together, ``0 0 31 2 *``).
+    """
+    for i, (name, raw) in enumerate(zip(CRON_FIELD_NAMES, fields, strict=True)):
+        alone = ["*"] * 5
+        alone[i] = raw
+        try:
+            croniter.expand(" ".join(alone), strict=True)
+        except (ValueError, TypeError) as exc:
+            step = re.search(r"step '([^']*)'", str(exc))
+            what = (
+                "is out of range"
+                if "out of range" in str(exc)
+                else f"has a step of {step.group(1)}, which is not acceptable"
+                if step
+                else "is not acceptable"
+            )
+            return f"the {name} field {raw!r} {what}: {name} takes {CRON_FIELD_RANGES[name]}"
+    return None
 
 
 @functools.lru_cache(maxsize=_CACHED)

@@ -147,11 +147,21 @@ class _Channel(Strict):
         timeout_s: time limit of one HTTP request, in seconds.
     """
 
-    url: str = Field(min_length=1)
+    url: str
     quiet_hours: QuietHours | None = None
     events: list[EventKind] | None = None
     rate_per_s: float = Field(default=1.0, gt=0, le=100)
     timeout_s: float = Field(default=10.0, gt=0, le=120)
+
+    @field_validator("url")
+    @classmethod
+    def _not_empty(cls, value: str) -> str:
+        if not value.strip():
+            raise _config_error(
+                "the channel's URL is empty: give its webhook URL (or set the environment "
+                "variable it names to one)"
+            )
+        return value
 
     def accepts(self, event: EventKind) -> bool:
         """Return whether this channel takes ``event`` (no ``events:`` list: every event)."""

@@ -173,6 +173,41 @@ def _read_text(path: Path) -> str:
         raise ConfigError(f"cannot read the config file: {exc.strerror}", path=str(path)) from None
 
 
+def _locate(text: str, loc: tuple[Any, ...]) -> tuple[str, int | None, int | None]:
+    """Return a validation error's field path and its value's line and column in ``text``.
+
+    ``loc`` is pydantic's: it also holds the tag of a tagged union (a channel's
+    ``type``), which is not a key of the file and is left out of the path. The
+    names the types a value was tried as after it (``str``), left out as well. The
+    line and column (1-based) are those of the deepest value found in the file;
+    None when not even the first key is there (a value set from the environment).
+    """
+    try:
+        node: Any = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        node = None
+    parts: list[str] = []
+    found: Any = None
+    for part in loc:
+        if isinstance(node, yaml.ScalarNode):
+            break  # the rest names the types a value was tried as (``str``), not keys
+        if isinstance(node, yaml.MappingNode):
+            values = {k.value: v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+            tag = values.get("type")
+            if isinstance(tag, yaml.ScalarNode) and tag.value == part and part not in values:
+                continue  # the union's tag: the same mapping goes on
+            node = values.get(str(part))
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            node = node.value[part] if 0 <= part < len(node.value) else None
+        else:
+            node = None
+        parts.append(str(part))
+        if node is not None:
+            found = node
+    mark = found.start_mark if found is not None else None
+    return ".".join(parts), (mark.line + 1 if mark else None), (mark.column + 1 if mark else None)
+
+
 def load_settings(path: str | Path | None = None, env: dict[str, str] | None = None) -> Settings:
     """Read settings from ``path`` (or ``LOOKOUT_CONFIG``, or ``config/lookout.yaml``).
 
@@ -187,9 +222,11 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
     env = dict(os.environ) if env is None else env
     named = path or env.get("LOOKOUT_CONFIG")
     config_path = Path(named) if named else DEFAULT_CONFIG
+    text = ""
     if config_path.exists():
+        text = _read_text(config_path)
         try:
-            raw = yaml.safe_load(_read_text(config_path)) or {}
+            raw = yaml.safe_load(text) or {}
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             raise ConfigError(
@@ -207,7 +244,10 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
     try:
         data = _expand(raw, "", env)
     except ConfigError as exc:
-        raise ConfigError(exc.message, path=str(config_path), field=exc.field) from None
+        _, line, column = _locate(text, tuple((exc.field or "").split(".")))
+        raise ConfigError(
+            exc.message, path=str(config_path), line=line, column=column, field=exc.field
+        ) from None
     for var, dotted in ENV_OVERRIDES.items():
         if env.get(var):
             _set_dotted(data, dotted, env[var])
@@ -215,5 +255,7 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
         return Settings.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        raise ConfigError(err["msg"], path=str(config_path), field=field) from None
+        field, line, column = _locate(text, tuple(err["loc"]))
+        raise ConfigError(
+            err["msg"], path=str(config_path), line=line, column=column, field=field
+        ) from None

@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from checks.agent.result import cost_text
 from checks.errors import ConfigError
 from checks.eval import DEFAULT_CONCURRENCY, DEFAULT_PLOT
 from checks.eval.reliability import write_reliability_diagram
@@ -189,8 +190,17 @@ def _case_row(case: CaseScore) -> list[Text | str]:
         ",".join(case.finding_sources) or "—",
         _num(case.steps_mean, ".1f"),
         tokens,
-        "—" if case.cost_usd is None else f"${case.cost_usd:.4f}",
+        _case_cost(case),
     ]
+
+
+def _case_cost(case: CaseScore) -> str:
+    """The cost cell: ``—`` when no agent ran, ``no call`` when none of its calls completed."""
+    if not case.agent_runs:
+        return "—"
+    if not case.steps_mean:
+        return "no call"
+    return "unknown" if case.cost_usd is None else f"${case.cost_usd:.4f}"
 
 
 def print_result(console: Console, result: EvalResult, plot: Path | None) -> None:
@@ -252,10 +262,10 @@ def summary_lines(result: EvalResult) -> list[str]:
         lines.append("Agent: did not run (no LLM configured, or every case was skipped).")
     else:
         lines.append(
-            f"Agent: {agent['runs']} runs, {agent['steps']} steps, "
-            f"{agent['tool_calls']} tool calls, "
+            f"Agent: {_plural(agent['runs'], 'run')}, {_plural(agent['steps'], 'step')}, "
+            f"{_plural(agent['tool_calls'], 'tool call')}, "
             f"{agent['input_tokens']:,} in / {agent['output_tokens']:,} out tokens, "
-            + ("cost unknown" if cost is None else f"${cost:.4f}")
+            + cost_text(agent["steps"], cost)
             + "."
         )
     d = result.scorecard.decision

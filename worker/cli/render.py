@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.text import Text
 
+from checks.agent.result import cost_text
 from checks.report import Evidence, Finding, RunReport, Status
 from worker.cli.layout import Column, Grid
 from worker.cli.safe_text import SafeConsole, clean, print_markdown, wrap_text
@@ -248,12 +249,7 @@ def agent_line(agent: dict[str, Any]) -> str:
         f"{agent.get('input_tokens', 0):,} in / {agent.get('output_tokens', 0):,} out tokens",
     ]
     cost = agent.get("cost_usd")
-    if not steps:
-        parts.append("no model call completed")
-    elif isinstance(cost, int | float):
-        parts.append(f"${cost:.4f}")
-    else:
-        parts.append("cost unknown (no usage.cost sent; see llm.prices_usd_per_mtok)")
+    parts.append(cost_text(steps, float(cost) if isinstance(cost, int | float) else None))
     return " · ".join(parts)
 
 

@@ -59,6 +59,16 @@ RESOLVE_LABELS: dict[ResolveReason, str] = {
 }
 
 
+def unknown_reason(value: object) -> str:
+    """The message for a resolve reason that is not one of ``ResolveReason``, listing them.
+
+    ``value`` is what the request sent, shown as its ``repr`` cut to 40 characters.
+    """
+    allowed = ", ".join(reason.value for reason in ResolveReason)
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:39] + "…"
+    return f"unknown resolve reason {shown}: the reason is one of {allowed}"
+
+
 class QuickFilter(StrEnum):
     """The list's quick filters; several given together must all hold.
 

@@ -63,7 +63,10 @@ class DispatchResult:
         requeued: ids of runs whose lease ran out, sent again.
         gave_up: ids of runs ended in error after ``max_attempts``.
         resent: ids of queued runs whose message was sent again.
-        file_errors: every problem in the automation files, one line each.
+        file_errors: every problem in the automation files, one line each, when
+            they differ from the last dispatch's (a file changed); else empty,
+            so the result logged every tick does not repeat them.
+        file_error_count: the problems in the automation files now, always.
         automations: enabled automations with a schedule.
     """
 
@@ -73,6 +76,7 @@ class DispatchResult:
     gave_up: list[int] = field(default_factory=list)
     resent: list[int] = field(default_factory=list)
     file_errors: list[str] = field(default_factory=list)
+    file_error_count: int = 0
     automations: int = 0
 
     def to_dict(self) -> dict[str, object]:
@@ -175,6 +179,7 @@ class Dispatcher:
         # (schedule key, cursor time) -> next slot: automations sharing a schedule
         # and a cursor (created or moved by the same tick) share one croniter walk
         self._slots: dict[tuple[str, dt.datetime], dt.datetime | None] = {}
+        self._file_errors: list[str] = []  # the problems the last result listed
 
     def next_slot(self, name: str, schedule: CronSchedule, cursor: Cursor) -> dt.datetime | None:
         """Return the first slot after ``cursor`` (cached until the cursor moves), or None."""
@@ -199,7 +204,10 @@ class Dispatcher:
         """
         result = DispatchResult()
         loaded = self.catalog.refresh()
-        result.file_errors = [e.location_message() for e in loaded.errors]
+        problems = [e.location_message() for e in loaded.errors]
+        result.file_error_count = len(problems)
+        if problems != self._file_errors:
+            result.file_errors = self._file_errors = problems
         cursors = self.queue.cursors()
         moves: dict[str, Cursor] = {}
         plans: dict[str, tuple[Automation, list[SlotDecision]]] = {}

@@ -48,6 +48,7 @@ from checks.settings.config import Settings
 from checks.store.store import Store, utcnow
 from worker.review import InvalidAction, NotFound, ReviewError
 from worker.review.actions import Send
+from worker.review.vocabulary import unknown_reason
 from worker.web import api, ops, pages
 from worker.web.auth import Access, LoginRequired, login_url
 from worker.web.context import Web, celery_send
@@ -64,6 +65,20 @@ def _is_api(request: Request) -> bool:
     return request.url.path.startswith(("/api/", "/metrics"))
 
 
+async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+    """A request FastAPI could not parse: a bad run id is a 404; a bad resolve reason lists them."""
+    errors = exc.errors()
+    if any(tuple(e.get("loc", ()))[:2] == ("path", "run_id") for e in errors):
+        message = f"no run with id {request.path_params.get('run_id', '')}"[:100]
+        if _is_api(request):
+            return JSONResponse({"detail": message}, status_code=404)
+        return pages.error_page(request, 404, message)
+    for error in errors:
+        if tuple(error.get("loc", ())) == ("body", "reason"):
+            return JSONResponse({"detail": unknown_reason(error.get("input"))}, status_code=422)
+    return await request_validation_exception_handler(request, exc)
+
+
 def _handlers(app: FastAPI) -> None:
     @app.exception_handler(LoginRequired)
     def _login(request: Request, exc: LoginRequired) -> Response:
@@ -78,14 +93,7 @@ def _handlers(app: FastAPI) -> None:
             return await http_exception_handler(request, exc)
         return pages.error_page(request, exc.status_code, str(exc.detail))
 
-    @app.exception_handler(RequestValidationError)
-    async def _invalid(request: Request, exc: RequestValidationError) -> Response:
-        if any(tuple(e.get("loc", ()))[:2] == ("path", "run_id") for e in exc.errors()):
-            message = f"no run with id {request.path_params.get('run_id', '')}"[:100]
-            if _is_api(request):
-                return JSONResponse({"detail": message}, status_code=404)
-            return pages.error_page(request, 404, message)
-        return await request_validation_exception_handler(request, exc)
+    app.exception_handler(RequestValidationError)(_invalid)
 
     @app.exception_handler(ReviewError)
     def _review(request: Request, exc: ReviewError) -> Response:

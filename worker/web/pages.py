@@ -30,6 +30,7 @@ from worker.review import (
     run_now,
     trace_of,
 )
+from worker.review.vocabulary import unknown_reason
 from worker.web.auth import Identity, csrf_matches, page_identity, require_csrf, safe_next
 from worker.web.context import RunId, web_of
 from worker.web.markdown import render_summary
@@ -141,9 +142,12 @@ def _action_request(
     """Turn the form's fields into an action request, or raise ``InvalidAction``."""
     try:
         action = ActionKind(kind)
+    except ValueError:
+        raise InvalidAction("unknown action") from None
+    try:
         why = ResolveReason(reason) if reason else None
     except ValueError:
-        raise InvalidAction("unknown action or reason") from None
+        raise InvalidAction(unknown_reason(reason)) from None
     until = None
     if action == ActionKind.SNOOZE:
         if snooze not in SNOOZE_HOURS:

@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from starlette.templating import Jinja2Templates
 
+from checks.agent.result import cost_text
 from worker.review import RESOLVE_LABELS, QuickFilter, ResolveReason
 
 LABELS: dict[str, str] = {
@@ -105,6 +106,12 @@ def query(params: dict[str, Any], **changes: Any) -> str:
     return "?" + urlencode(pairs) if pairs else ""
 
 
+def agent_cost(agent: dict[str, Any]) -> str:
+    """An agent's cost as the terminal shows it (``checks.agent.result.cost_text``)."""
+    cost = agent.get("cost_usd")
+    return cost_text(int(agent.get("steps") or 0), cost if isinstance(cost, int | float) else None)
+
+
 def make_templates() -> Jinja2Templates:
     """Return the templates of ``worker/web/templates`` with the filters above."""
     env = Environment(
@@ -114,7 +121,9 @@ def make_templates() -> Jinja2Templates:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(label=label, when=when, pct=pct, cell=cell, pretty=pretty)
+    env.filters.update(
+        label=label, when=when, pct=pct, cell=cell, pretty=pretty, agent_cost=agent_cost
+    )
     env.globals.update(
         ago=ago,
         query=query,

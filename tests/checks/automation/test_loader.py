@@ -88,7 +88,7 @@ BROKEN_FILES = [
         "invalid_cron.yaml",
         (
             "invalid_cron.yaml:2:11: schedule: invalid cron expression: "
-            "[0 25 * * *] is not acceptable, out of range",
+            "the hour field '25' is out of range: hour takes 0-23",
         ),
     ),
     Broken(
@@ -580,6 +580,40 @@ def test_cron_messages() -> None:
         validate_cron("0 0 * *")
     with pytest.raises(ValueError, match=r"^unknown cron alias '@reboot'; the aliases are @mid"):
         validate_cron("@reboot")
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("0 25 * * *", "the hour field '25' is out of range: hour takes 0-23"),
+        ("60 * * * *", "the minute field '60' is out of range: minute takes 0-59"),
+        ("0 0 0 * *", "the day-of-month field '0' is out of range: day-of-month takes 1-31"),
+        ("0 0 * 13 *", "the month field '13' is out of range: month takes 1-12 or JAN-DEC"),
+        (
+            "0 0 * * 8",
+            "the day-of-week field '8' is out of range: "
+            "day-of-week takes 0-7 (0 and 7 are Sunday) or SUN-SAT",
+        ),
+        (
+            "*/0 * * * *",
+            "the minute field '*/0' has a step of 0, which is not acceptable: minute takes 0-59",
+        ),
+        (
+            "0 0 * * 5L",
+            "the day-of-week field '5L' is not acceptable: "
+            "day-of-week takes 0-7 (0 and 7 are Sunday) or SUN-SAT",
+        ),
+        # each field is fine alone: croniter's reason, which names the clash
+        (
+            "0 0 31 2 *",
+            "[0 0 31 2 *] is not acceptable. Day(s) [31] can never occur in month(s) [2]",
+        ),
+    ],
+)
+def test_a_cron_field_out_of_range_is_named_with_its_range(expression: str, message: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        validate_cron(expression)
+    assert str(caught.value) == f"invalid cron expression: {message}"
 
 
 @dataclass(frozen=True)

@@ -610,15 +610,15 @@ def test_backend_none_sends_nothing() -> None:
 
 @pytest.mark.parametrize(
     ("values", "message"),
-    [
-        ({"backend": "systemone"}, "decision.base_url: backend systemone needs a base_url"),
+    [  # the line and column of the decision mapping, or of the blank model
+        ({"backend": "systemone"}, "1:14: decision.base_url: backend systemone needs a base_url"),
         (
             {"backend": "systemone", "base_url": "http://x"},
-            "decision.model: backend systemone needs a model",
+            "1:14: decision.model: backend systemone needs a model",
         ),
         (
             {"backend": "chat-logprobs", "base_url": "http://x/v1", "model": " "},
-            "decision.model: backend chat-logprobs needs a model",
+            "1:79: decision.model: backend chat-logprobs needs a model",
         ),
     ],
 )
@@ -629,7 +629,7 @@ def test_settings_errors_are_refused_at_load(
     config.write_text(json.dumps({"decision": values}), encoding="utf-8")
     with pytest.raises(ConfigError) as caught:
         load_settings(config, env={})
-    assert str(caught.value) == f"{config}: {message}"
+    assert str(caught.value) == f"{config}:{message}"
 
 
 def test_settings_built_without_validation_are_still_refused() -> None:

@@ -60,10 +60,10 @@ def test_environment_wins_and_expands(tmp_path: Path) -> None:
     [
         (
             "llm:\n  api_key: ${NOPE_NOT_SET}\n",
-            "lookout.yaml: llm.api_key: environment variable NOPE_NOT_SET is not set",
+            "lookout.yaml:2:12: llm.api_key: environment variable NOPE_NOT_SET is not set",
         ),
-        ("stor_url: x\n", "lookout.yaml: stor_url: Extra inputs are not permitted"),
-        ("decision:\n  backend: gpt\n", "lookout.yaml: decision.backend: Input should be"),
+        ("stor_url: x\n", "lookout.yaml:1:11: stor_url: Extra inputs are not permitted"),
+        ("decision:\n  backend: gpt\n", "lookout.yaml:2:12: decision.backend: Input should be"),
         ("sources: [\n", "lookout.yaml:2:1: not valid YAML"),
         ("- a\n", "lookout.yaml: the config file must be a mapping"),
     ],

@@ -414,7 +414,8 @@ def test_teams_office_365_connector_urls_are_refused_at_load(tmp_path: Path, url
     path = write_config(tmp_path, f"channels:\n  ops:\n    type: teams\n    url: {url}\n")
     with pytest.raises(ConfigError) as caught:
         load_settings(path, env={})
-    assert caught.value.field == "channels.ops.teams.url"
+    assert caught.value.field == "channels.ops.url"  # the union's tag (teams) is not a key
+    assert (caught.value.line, caught.value.column) == (4, 10)
     assert "Office 365 connector" in caught.value.message
     assert "Workflows" in caught.value.message
 
@@ -429,6 +430,45 @@ def test_slack_and_discord_are_refused_through_apprise(tmp_path: Path, url: str)
         load_settings(path, env={})
     with pytest.raises(AppriseRefused):
         check_url(url)
+
+
+@pytest.mark.parametrize(
+    ("text", "env"),
+    [
+        ("channels:\n  ops:\n    type: slack\n    url: ''\n", {}),
+        ("channels:\n  ops:\n    type: slack\n    url: '${SLACK_URL}'\n", {"SLACK_URL": ""}),
+        ("channels:\n  ops:\n    type: slack\n    url: '  '\n", {}),
+    ],
+)
+def test_an_empty_channel_url_names_the_channel_the_field_and_the_line(
+    tmp_path: Path, text: str, env: dict[str, str]
+) -> None:
+    path = write_config(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path, env=env)
+    assert caught.value.location_message() == (
+        f"{path}:4:10: channels.ops.url: the channel's URL is empty: give its webhook URL "
+        "(or set the environment variable it names to one)"
+    )
+
+
+def test_other_config_errors_point_at_their_line(tmp_path: Path) -> None:
+    unset = write_config(tmp_path, "channels:\n  ops: {type: slack, url: '${NOPE}'}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(unset, env={})
+    assert caught.value.location_message() == (
+        f"{unset}:2:27: channels.ops.url: environment variable NOPE is not set"
+    )
+    missing = write_config(tmp_path, "channels:\n  ops: {type: slack}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(missing, env={})
+    assert caught.value.location_message() == f"{missing}:2:8: channels.ops.url: Field required"
+    table = write_config(tmp_path, "sources:\n  s: {type: duckdb, tables: {a: 1}}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(table, env={})
+    assert caught.value.location_message() == (
+        f"{table}:2:33: sources.s.tables.a: Input should be a valid string"
+    )
 
 
 def test_routes_name_configured_channels_and_quiet_hours_are_checked(tmp_path: Path) -> None:

@@ -89,11 +89,52 @@ def test_a_report_says_each_problem_once_and_null_as_null() -> None:
 
 
 def test_agent_line_never_shows_a_cost_for_no_call() -> None:
-    failed = {"model": "m", "steps": 0, "tool_calls": 0, "cost_usd": 0.0}
-    assert agent_line(failed).endswith("· no model call completed")
-    unknown = {"model": "m", "steps": 2, "tool_calls": 2, "cost_usd": None}
-    assert "cost unknown" in agent_line(unknown)
-    assert agent_line({**unknown, "cost_usd": 0.0012}).endswith("· $0.0012")
+    failed = {"model": "m", "steps": 0, "tool_calls": 0, "cost_usd": 0.0}  # the endpoint failed
+    assert agent_line(failed) == (
+        "agent: m · 0 steps · 0 tool calls · 0 in / 0 out tokens · no model call completed"
+    )
+    unknown = {"model": "m", "steps": 2, "tool_calls": 2, "input_tokens": 1200, "cost_usd": None}
+    assert agent_line(unknown) == (
+        "agent: m · 2 steps · 2 tool calls · 1,200 in / 0 out tokens · "
+        "cost unknown (no usage.cost sent; see llm.prices_usd_per_mtok)"
+    )
+    assert agent_line({**unknown, "cost_usd": 0.0012}).endswith(
+        "· 1,200 in / 0 out tokens · $0.0012"
+    )
+
+
+def test_eval_shows_the_cost_as_the_terminal_does() -> None:
+    from checks.eval.scoring import Expected, RunOutcome, score_case
+    from worker.cli.eval import _case_cost
+
+    def case(*outcomes: RunOutcome) -> str:
+        return _case_cost(score_case("c", Expected("clear", True), outcomes))
+
+    failed = RunOutcome("c", 1, "error", None, agent=True, steps=0, cost_usd=0.0)
+    fine = RunOutcome("c", 2, "completed", "clear", agent=True, steps=2, cost_usd=None)
+    priced = RunOutcome("c", 3, "completed", "clear", agent=True, steps=2, cost_usd=0.002)
+    assert case(failed) == "no call"  # not $0.0000
+    assert case(fine) == "unknown" and case(failed, fine) == "unknown"
+    assert case(priced, failed) == "$0.0020"
+    assert case(RunOutcome("c", 1, "completed", "clear")) == "—"  # no agent ran
+
+
+def test_eval_summary_says_no_call_completed_rather_than_a_zero_cost() -> None:
+    from types import SimpleNamespace
+
+    from checks.eval.scoring import Expected, RunOutcome, score_runs
+    from worker.cli.eval import summary_lines
+
+    failed = RunOutcome("c", 1, "error", None, agent=True, steps=0, cost_usd=0.0)
+    result = SimpleNamespace(
+        scorecard=score_runs({"c": Expected("clear", True)}, [failed]),
+        decision_backend="none",
+        elapsed_s=1.0,
+    )
+    [agent] = [line for line in summary_lines(result) if line.startswith("Agent:")]  # type: ignore[arg-type]
+    assert agent == (
+        "Agent: 1 run, 0 steps, 0 tool calls, 0 in / 0 out tokens, no model call completed."
+    )
 
 
 def test_totals_count_each_outcome_once() -> None:

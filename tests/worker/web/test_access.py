@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -12,6 +15,7 @@ from typer.testing import CliRunner
 
 from checks.errors import ConfigError
 from checks.settings.config import load_settings
+from tests.paths import ROOT
 from tests.worker.web.web_support import (
     PASSWORD,
     SECRET_KEY,
@@ -210,3 +214,22 @@ def test_secrets_are_stored_hashed_and_plain_ones_refused(tmp_path: Path) -> Non
     assert sorted(settings.review.users) == ["alice", "bob"]
     assert settings.review.tokens == {"ci": hash_token(TOKEN)}
     assert SECRET_KEY in settings.secrets() and hashed in settings.secrets()
+
+
+def test_the_passwords_module_runs_as_a_program_without_warnings() -> None:
+    made = subprocess.run(
+        [sys.executable, "-m", "worker.web.passwords", "token", "grafana"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (made.returncode, made.stderr) == (0, "")  # no RuntimeWarning from runpy
+    token, config, env = made.stdout.splitlines()
+    found = re.fullmatch(
+        r"token \(give it to the client; it is not stored\): (lookout_\S{43})", token
+    )
+    assert found is not None, token
+    assert config == f"config:  review: {{tokens: {{grafana: {hash_token(found.group(1))}}}}}"
+    assert env == f"or env:  LOOKOUT_REVIEW_TOKENS=grafana={hash_token(found.group(1))}"

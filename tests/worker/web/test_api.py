@@ -97,6 +97,13 @@ def test_actions_through_the_api(web_world: World) -> None:
     ]:
         response = client.post(f"/api/runs/{run}/actions", json=body, headers=bearer())
         assert response.status_code == status, body
+    bored = client.post(
+        f"/api/runs/{run}/actions", json={"kind": "resolve", "reason": "bored"}, headers=bearer()
+    )
+    assert bored.json() == {
+        "detail": "unknown resolve reason 'bored': the reason is one of fixed, expected, "
+        "no_action_needed, false_positive"
+    }
 
 
 def test_the_openapi_schema_describes_the_api(web_world: World) -> None:

@@ -106,6 +106,7 @@ def test_a_report_page_shows_everything_and_keeps_hostile_markdown_inert(
         'id="evidence-Q1"',
         "fake-model",
         "report accepted",  # the trace
+        "cost unknown (no usage.cost sent; see llm.prices_usd_per_mtok) · ended: submitted",
         "Needs attention alert to ops-slack: sent",  # the timeline
         "first completed run",
     ]:
@@ -183,6 +184,11 @@ def test_wrong_actions_say_why_and_change_nothing(web_world: World) -> None:
         ({"kind": "comment", "comment": "  "}, "a comment needs text"),
         ({"kind": "snooze", "snooze": "9999"}, "choose how long to snooze"),
         ({"kind": "explode"}, "unknown action"),
+        (
+            {"kind": "resolve", "reason": "bored"},
+            "unknown resolve reason &#39;bored&#39;: the reason is one of fixed, expected, "
+            "no_action_needed, false_positive",
+        ),
     ]:
         response = client.post(f"/runs/{run}/actions", data={"csrf_token": csrf, **data})
         assert response.status_code == 422 and message in response.text, data
