@@ -1,24 +1,30 @@
 #!/usr/bin/env bash
-# The main job beside Soda: `lookout run --all` on the 12 comparison checks, timed in the same
-# round-robin session as Soda Core by the Soda peer harness (its bench.sh: GNU `time -v`, one warm-up,
-# N rounds, paired ratios to Soda v3's scan, CPU time, max RSS, the load beside each figure).
+# The main job beside Soda: `lookout run --all` on the 12 comparison checks, timed round-robin with
+# Soda Core's scan of the same checks (bench/main_job/roundrobin.py: GNU `time -v`, one warm-up, N
+# rounds each running every command once in turn, paired ratios to Soda v3's scan in the same round,
+# CPU time, max RSS, the load average each round). Soda runs from the peer harness's venvs
+# (../shared/peers/soda, `setup.sh` first).
 #
 # Usage: bench/main_job.sh [N] [TREE ...]
 #   N      rounds (default 15; at least 15 for figures worth writing down)
 #   TREE   Lookout checkouts to time, each with its own .venv (`make dev`); default this one. Give a
 #          worktree of an older commit first to time before and after side by side.
 # Env: SODA_PEER  the Soda harness (default ../shared/peers/soda beside the main checkout);
-#      BENCH_SKIP  built-in Soda commands to leave out (a grep -E pattern on their labels).
+#      BENCH_ONLY a grep -E pattern on the labels: only the commands it matches (Soda v3's 12-check
+#                 scan, the reference, always runs).
 #
 # For each TREE it times, with the tree's short commit in the label:
 #   run 12        lookout run --all on bench/main_job/automations (3 automations, 12 checks)
 #   run 120 same  the 12 checks 10 times over, copies with the same SQL (scale.py same)
 #   run 120 dist  the same, every copy a query of its own (scale.py distinct)
 #   --help, validate 12
-# and, beside Soda v3's scan of its 12 checks, the same scan of the 12 checks 10 times over.
+# and Soda v3's scan of its 12 checks (the reference), Soda v4's 3 contracts in one process, the 12
+# checks as plain SQL (the floor), and Soda v3's scan of the 12 checks 10 times over. Soda's commands
+# are the scan itself (the harness's run.sh also prints a summary, another interpreter start).
 # Every Lookout run stores its reports in a SQLite file of its own under the state folder and reads the
 # flights source's DuckDB cache built there by the warm-up. LLM and decision settings are unset, as in
-# Soda's run: the checks decide.
+# Soda's run: the checks decide. Each tree's own modules are byte-compiled first (a pip install does
+# that; an editable one under PYTHONDONTWRITEBYTECODE would compile them on every start).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -29,8 +35,10 @@ trees=("$@")
 [[ ${#trees[@]} -gt 0 ]] || trees=("$repo")
 common=$(cd "$(git -C "$repo" rev-parse --git-common-dir)/.." && pwd)
 peer=${SODA_PEER:-$common/../shared/peers/soda}
-[[ -x $peer/bench.sh ]] || { echo "no Soda harness at $peer (set SODA_PEER)" >&2; exit 2; }
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/lookout-peers
+cache_root=${XDG_CACHE_HOME:-$HOME/.cache}/lookout-peers
+cache=$cache_root
+[[ -x $peer/setup.sh ]] || { echo "no Soda harness at $peer (set SODA_PEER)" >&2; exit 2; }
+[[ -x $cache_root/soda/v3-venv/bin/soda ]] || { echo "run $peer/setup.sh first" >&2; exit 2; }
 state=$cache/lookout
 rm -rf "$state"
 mkdir -p "$state"
@@ -43,15 +51,31 @@ cp "$peer/v3/configuration.yml" "$state/soda-120/"
 
 # shellcheck disable=SC1091
 source "$cache/soda/v3.env"
-soda120="cd '$state/soda-120' && LOOKOUT_PEERS_DB='$LOOKOUT_PEERS_DB' HOME='$cache/soda/home-v3'"
+db3=$LOOKOUT_PEERS_DB
+# shellcheck disable=SC1091
+source "$cache/soda/v4.env"
+db4=$LOOKOUT_PEERS_DB
+soda3="cd '$peer/v3' && LOOKOUT_PEERS_DB='$db3' HOME='$cache/soda/home-v3'"
+soda3+=" '$cache/soda/v3-venv/bin/soda' scan -d flights -c configuration.yml checks.yml"
+soda3+=" >'$state/soda-12.log' 2>&1; [ \$? -le 2 ]"  # 2 = checks failed, as they should
+soda4="cd '$peer/v4' && LOOKOUT_PEERS_DB='$db4' SODA_CORE_TELEMETRY_ENABLED=false"
+soda4+=" '$cache/soda/v4-venv/bin/python' verify.py '$state/v4.json' 2>'$state/soda-v4.log'; [ \$? -le 1 ]"
+soda120="cd '$state/soda-120' && LOOKOUT_PEERS_DB='$db3' HOME='$cache/soda/home-v3'"
 soda120+=" '$cache/soda/v3-venv/bin/soda' scan -d flights -c configuration.yml checks.yml"
-soda120+=" >'$state/soda-120.log' 2>&1; [ \$? -le 2 ]"  # 2 = checks failed, as they should
-extra=("soda v3 scan, 120 checks (12 x 10)|$soda120")
+soda120+=" >'$state/soda-120.log' 2>&1; [ \$? -le 2 ]"
+reference="soda v3 scan, 12 checks"
+extra=(
+  "$reference|$soda3"
+  "soda v4, 3 contracts in one process|$soda4"
+  "12 checks as plain SQL (DuckDB of Soda v4)|LOOKOUT_PEERS_DB='$db4' '$cache/soda/v4-venv/bin/python' '$peer/baseline_sql.py' >/dev/null"
+  "soda v3 scan, 120 checks (12 x 10)|$soda120"
+)
 
 unset LOOKOUT_LLM_BASE_URL LOOKOUT_LLM_MODEL LOOKOUT_LLM_API_KEY LOOKOUT_DECISION_BACKEND
 for tree in "${trees[@]}"; do
   tree=$(cd "$tree" && pwd)
   [[ -x $tree/.venv/bin/lookout ]] || { echo "$tree has no .venv/bin/lookout (make dev)" >&2; exit 2; }
+  "$tree/.venv/bin/python" -m compileall -q "$tree/checks" "$tree/worker" >/dev/null
   rev=$(git -C "$tree" rev-parse --short HEAD)
   env="cd '$state' && LOOKOUT_CACHE_DIR='$state/cache' LOOKOUT_STORE_URL='sqlite:///$state/$rev.db'"
   lk="$env '$tree/.venv/bin/lookout' --config '$tree/config/lookout.yaml'"
@@ -64,4 +88,12 @@ for tree in "${trees[@]}"; do
     "lookout $rev validate, 12 checks|$lk --automations '$here/main_job/automations' validate >/dev/null"
   )
 done
-"$peer/bench.sh" "$n" "${extra[@]}"
+if [[ -n ${BENCH_ONLY:-} ]]; then
+  kept=()
+  for entry in "${extra[@]}"; do
+    label=${entry%%|*}
+    if [[ $label == "$reference" ]] || grep -qE "$BENCH_ONLY" <<<"$label"; then kept+=("$entry"); fi
+  done
+  extra=("${kept[@]}")
+fi
+"$python" "$here/main_job/roundrobin.py" "$n" "$reference" "${extra[@]}"

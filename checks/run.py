@@ -28,7 +28,7 @@ from checks.opinion.decision_model import make_decision_model
 from checks.opinion.second_opinion import second_opinion
 from checks.report import CheckOutcome, FindingSource, RunReport, Status
 from checks.settings.config import Settings, redact
-from checks.sources import Source, open_source
+from checks.sources.pool import SourcePool as SourcePool
 from checks.store.incidents import plan_run
 from checks.store.review_reads import current_recalibrations, verdicts_for_next_run
 from checks.store.store import Store, first_line, utcnow
@@ -39,46 +39,6 @@ NEEDS_LLM = (
 )
 
 Progress = Callable[[str], None]
-
-
-class SourcePool:
-    """Opens each configured source once, on first use, and closes them all at the end."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self._open: dict[str, Source] = {}
-
-    def get(self, name: str) -> Source:
-        """Return the open source ``name``.
-
-        Raises:
-            SourceError: the name is not configured or the source cannot be opened.
-        """
-        if name not in self._open:
-            config = self.settings.sources.get(name)
-            if config is None:
-                known = ", ".join(sorted(self.settings.sources)) or "none"
-                raise SourceError(f"source '{name}' is not configured (configured: {known})")
-            try:
-                self._open[name] = open_source(name, config, self.settings)
-            except OSError as exc:  # e.g. the cache folder cannot be created
-                where = f" ({exc.filename})" if exc.filename else ""
-                raise SourceError(
-                    f"source '{name}' cannot be opened: {exc.strerror}{where}"
-                ) from None
-        return self._open[name]
-
-    def close(self) -> None:
-        """Close every source opened so far."""
-        for source in self._open.values():
-            source.close()
-        self._open.clear()
-
-    def __enter__(self) -> SourcePool:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
 
 
 def llm_configured(settings: Settings) -> bool:

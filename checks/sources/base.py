@@ -18,12 +18,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Self, TypeAlias
-
-from sqlglot import exp
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeAlias
 
 from checks.errors import QueryTimeout, SourceError
-from checks.settings.limits import Limits
 from checks.sources.budget import MIN_NAME_CHARS as MIN_NAME_CHARS
 from checks.sources.budget import _cut
 from checks.sources.budget import check_width as check_width
@@ -32,8 +29,10 @@ from checks.sources.budget import shown_names as shown_names
 from checks.sources.budget import to_jsonable as to_jsonable
 from checks.sources.cells import FETCH_CELL_CHARS as FETCH_CELL_CHARS
 from checks.sources.cells import Oversized as Oversized
-from checks.sql.facts import SourceFacts
-from checks.sql.guard import guard
+
+if TYPE_CHECKING:  # a DuckDB query process imports this module: no sqlglot, no pydantic there
+    from checks.settings.limits import Limits
+    from checks.sql.facts import SourceFacts
 
 JSONValue: TypeAlias = "bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None"
 
@@ -197,6 +196,18 @@ _CANONICAL: dict[type, Callable[[Any], str]] = {
 """The common types' canonical text without the checks of ``_canonical`` (same text)."""
 
 
+class ResultBudget(Protocol):
+    """The two limits a result's column names are shown within (``Limits`` has both)."""
+
+    @property
+    def max_cell_chars(self) -> int:
+        """Longest text shown for one cell or name."""
+
+    @property
+    def max_result_chars(self) -> int:
+        """JSON size of one result's sample."""
+
+
 def collect(
     fetchmany: Callable[[int], Sequence[Sequence[Any]]],
     *,
@@ -206,7 +217,7 @@ def collect(
     scan_rows: int,
     started: float,
     timeout_s: float,
-    limits: Limits | None = None,
+    limits: ResultBudget | None = None,
 ) -> QueryResult:
     """Stream a result in batches: hash up to ``scan_rows`` rows, keep the first ``max_rows``.
 
@@ -222,7 +233,10 @@ def collect(
             ``time.monotonic()`` value) before the scan ended.
 
     """
-    limits = limits or Limits()
+    if limits is None:
+        from checks.settings.limits import Limits
+
+        limits = Limits()
     shown = shown_names(
         columns, max_cell_chars=limits.max_cell_chars, max_result_chars=limits.max_result_chars
     )
@@ -348,6 +362,8 @@ class Source(ABC):
         if not found:
             known = ", ".join(d.name for d in self.catalog())
             raise SourceError(f"source {self.name} has no data set {name!r}; it has: {known}")
+        from sqlglot import exp
+
         data_set = found[0]
         table = exp.Table(this=exp.to_identifier(data_set.name, quoted=True))
         # Short aliases: the counts' own names (count("…")) need not fill the result budget.
@@ -397,6 +413,8 @@ class Source(ABC):
             QueryTimeout: the query ran past its time limit and was interrupted.
 
         """
+        from checks.sql.guard import guard
+
         self.catalog()
         checked = guard(
             sql,

@@ -13,7 +13,9 @@ autoload off, Python replacement scans off, configuration locked.
 
 Each query runs in a child process holding its own read-only connection, with
 the memory, thread and spill limits of ``limits:``, killed past its time limit
-(``checks.sources.query_process``). A query whose result has variable-size
+(``checks.sources.query_process``); so do the catalog's own queries (tables,
+columns, row counts and the guard's facts), and this process imports DuckDB
+only to build a cache file. A query whose result has variable-size
 columns (text, blobs, lists, structs…) runs wrapped in a projection that
 measures each such cell in SQL first: a cell larger than
 ``Limits.fetch_cell_chars`` never reaches Python whole (turning one huge
@@ -32,19 +34,27 @@ import json
 import os
 import shutil
 import tempfile
-import threading
 import uuid
 import zipfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import duckdb
-
-from checks.errors import SourceError
+from checks.errors import QueryError, SourceError
 from checks.settings.limits import Limits
 from checks.settings.sources import DuckDBSource, TableFile
 from checks.sources.base import Column, DataSet, QueryResult, Source, first_line
-from checks.sources.query_process import QueryProcesses, connection_config, pin_and_lock
+from checks.sources.query_process import START_TIMEOUT_S, QueryProcesses
 from checks.sql.facts import HARMLESS_VOLATILE, SourceFacts
+
+if TYPE_CHECKING:
+    import duckdb
+
+CATALOG_TIMEOUT_S = START_TIMEOUT_S
+"""Seconds each of the catalog's queries may take (they read DuckDB's own tables)."""
+
+Rows = Callable[[str], Sequence[Sequence[Any]]]
+"""Runs one catalog query in a query process and returns all its rows."""
 
 BUILD_VERSION = 1
 """Bumped when the way files are loaded changes, so old cache files are not reused."""
@@ -54,11 +64,13 @@ _CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")
 
 
 class DuckDBQuerySource(Source):
-    """A DuckDB file opened read-only with external access off.
+    """A DuckDB file opened read-only with external access off, in query processes.
 
-    One connection per source; each query gets its own ``cursor()`` (DuckDB
-    connections are not thread-safe, cursors are), so concurrent ``query``
-    calls from several threads are safe.
+    Every query, the catalog's included, runs in one of the source's query
+    processes (``QueryProcesses``), which are safe to share between threads,
+    so concurrent ``query`` calls from several threads are safe. The first
+    process starts here and opens the file while the caller goes on; a file it
+    cannot open fails the first query or catalog read with ``SourceError``.
 
     Args:
         name: the source's name in the settings.
@@ -66,7 +78,7 @@ class DuckDBQuerySource(Source):
         limits: the query limits.
 
     Raises:
-        SourceError: the file cannot be opened.
+        SourceError: the file does not exist.
 
     """
 
@@ -80,88 +92,66 @@ class DuckDBQuerySource(Source):
         self.path = path
         if not path.is_file():
             raise SourceError(f"source {name}: database file {path} does not exist")
-        try:
-            self._conn = duckdb.connect(str(path), read_only=True, config=connection_config(limits))
-        except duckdb.Error as error:
-            raise SourceError(f"source {name}: cannot open {path}: {first_line(error)}") from None
-        try:
-            pin_and_lock(self._conn)
-        except duckdb.Error as error:
-            self._conn.close()
-            raise SourceError(f"source {name}: cannot open {path}: {first_line(error)}") from None
-        self._lock = threading.Lock()
         self._processes = QueryProcesses(name, path, limits)
 
-    def _cursor(self) -> duckdb.DuckDBPyConnection:
-        with self._lock:
-            return self._conn.cursor()
+    def _rows(self, sql: str, what: str) -> Sequence[Sequence[Any]]:
+        """All rows of one of the catalog's own queries (no guard: the text is ours)."""
+        try:
+            return self._processes.run(
+                sql, max_rows=CATALOG_MAX_ROWS, timeout_s=CATALOG_TIMEOUT_S, measure_cells=False
+            ).rows
+        except QueryError as error:
+            raise SourceError(f"source {self.name}: cannot read {what}: {error}") from None
 
     def _load_catalog(self) -> list[DataSet]:
-        cur = self._cursor()
-        try:
-            columns: dict[str, list[Column]] = {}
-            for table, column, type_, nullable in cur.execute(
-                "SELECT table_name, column_name, data_type, is_nullable"
-                " FROM information_schema.columns"
-                " WHERE table_schema = 'main' AND table_catalog = current_database()"
-                " ORDER BY table_name, ordinal_position"
-            ).fetchall():
-                columns.setdefault(table, []).append(Column(column, type_, nullable != "NO"))
-            found = []
-            for table, cols in columns.items():
-                row = cur.execute(f"SELECT count(*) FROM {quote(table)}").fetchone()
-                found.append(DataSet(table, tuple(cols), int(row[0]) if row else 0))
-            return found
-        except duckdb.Error as error:
-            raise SourceError(
-                f"source {self.name}: cannot read the catalog: {first_line(error)}"
-            ) from None
-        finally:
-            cur.close()
+        columns: dict[str, list[Column]] = {}
+        for table, column, type_, nullable in self._rows(
+            "SELECT table_name, column_name, data_type, is_nullable"
+            " FROM information_schema.columns"
+            " WHERE table_schema = 'main' AND table_catalog = current_database()"
+            " ORDER BY table_name, ordinal_position",
+            "the catalog",
+        ):
+            columns.setdefault(table, []).append(Column(column, type_, nullable != "NO"))
+        counts: dict[str, int] = {}
+        if columns:  # one statement counts every table
+            counted = " UNION ALL ".join(
+                f"SELECT {_literal(table)}, count(*) FROM {quote(table)}" for table in columns
+            )
+            counts = {str(t): int(n) for t, n in self._rows(counted, "the catalog")}
+        return [DataSet(table, tuple(cols), counts[table]) for table, cols in columns.items()]
 
     def _read_columns(self, name: str) -> tuple[Column, ...]:
-        cur = self._cursor()
-        try:
-            found = cur.execute(
-                "SELECT column_name, data_type, is_nullable FROM information_schema.columns"
-                " WHERE table_schema = 'main' AND table_catalog = current_database()"
-                " AND table_name = ? ORDER BY ordinal_position",
-                [name],
-            ).fetchall()
-        except duckdb.Error as error:
-            raise SourceError(
-                f"source {self.name}: cannot read the columns of {name}: {first_line(error)}"
-            ) from None
-        finally:
-            cur.close()
+        found = self._rows(
+            "SELECT column_name, data_type, is_nullable FROM information_schema.columns"
+            " WHERE table_schema = 'main' AND table_catalog = current_database()"
+            f" AND table_name = {_literal(name)} ORDER BY ordinal_position",
+            f"the columns of {name}",
+        )
         return tuple(Column(column, type_, nullable != "NO") for column, type_, nullable in found)
 
     def _load_facts(self) -> SourceFacts:
-        cur = self._cursor()
-        try:
-            return duckdb_facts(cur)
-        except duckdb.Error as error:
-            raise SourceError(
-                f"source {self.name}: cannot read the catalog: {first_line(error)}"
-            ) from None
-        finally:
-            cur.close()
+        return duckdb_facts(lambda sql: self._rows(sql, "the catalog"))
 
     def _execute(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
         return self._processes.run(sql, max_rows=max_rows, timeout_s=timeout_s)
 
     def close(self) -> None:
-        """Stop the query processes and close the catalog's connection."""
+        """Stop the query processes."""
         self._processes.close()
-        self._conn.close()
 
 
-def duckdb_facts(cur: duckdb.DuckDBPyConnection) -> SourceFacts:
+CATALOG_MAX_ROWS = 10**9
+"""Rows kept of a catalog query: all of them (names of tables, columns, functions and types)."""
+
+
+def duckdb_facts(rows: Rows) -> SourceFacts:
     """Read what the guard may allow (``checks.sql.facts``) from DuckDB's own tables.
 
-    Functions: the built-ins (database ``system``) and this database's ``main``
-    schema, without side effects (``duckdb_functions().has_side_effects``), or
-    in ``HARMLESS_VOLATILE``. Types: the same places (``duckdb_types()``).
+    ``rows`` runs one query and returns its rows. Functions: the built-ins
+    (database ``system``) and this database's ``main`` schema, without side
+    effects (``duckdb_functions().has_side_effects``), or in
+    ``HARMLESS_VOLATILE``. Types: the same places (``duckdb_types()``).
     """
     own = (
         "(database_name = 'system' AND schema_name IN ('main', 'pg_catalog'))"
@@ -169,21 +159,20 @@ def duckdb_facts(cur: duckdb.DuckDBPyConnection) -> SourceFacts:
     )
     functions = {
         str(name).lower()
-        for name, side_effects in cur.execute(
+        for name, side_effects in rows(
             f"SELECT function_name, bool_or(coalesce(has_side_effects, false))"
             f" FROM duckdb_functions() WHERE {own} GROUP BY function_name"
-        ).fetchall()
+        )
         if not side_effects or str(name).lower() in HARMLESS_VOLATILE
     }
     types = {
-        str(name).lower()
-        for (name,) in cur.execute(f"SELECT type_name FROM duckdb_types() WHERE {own}").fetchall()
+        str(name).lower() for (name,) in rows(f"SELECT type_name FROM duckdb_types() WHERE {own}")
     }
     schemas = {
         str(name).lower()
-        for (name,) in cur.execute(
+        for (name,) in rows(
             "SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database()"
-        ).fetchall()
+        )
     }
     return SourceFacts(frozenset(functions), frozenset(types), frozenset(schemas))
 
@@ -289,6 +278,8 @@ def build_cache(name: str, config: DuckDBSource, cache_dir: Path) -> Path:
     final = cache_dir / "sources" / f"{name}-{digest}.duckdb"
     if final.is_file():
         return final
+    import duckdb  # only here: building a cache file
+
     final.parent.mkdir(parents=True, exist_ok=True)
     partial = final.with_name(f".{final.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
     try:
@@ -308,6 +299,8 @@ def build_cache(name: str, config: DuckDBSource, cache_dir: Path) -> Path:
 def _build(
     target: Path, config: DuckDBSource, files: dict[str, Path], database: Path | None, scratch: Path
 ) -> None:
+    import duckdb
+
     conn = duckdb.connect(str(target))
     try:
         if database is not None:

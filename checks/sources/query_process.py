@@ -18,7 +18,9 @@ own read-only connection:
 A child serves one query at a time and is reused; a child that was killed, ran
 out of memory or died is replaced. Requests and answers are pickles framed by
 their length over the child's stdin and stdout, between processes of the same
-program.
+program. A child imports DuckDB and this module's few dependencies, never
+sqlglot or pydantic: its limits arrive as a plain ``QueryLimits``, and the
+parent imports DuckDB only when it runs something itself.
 """
 
 from __future__ import annotations
@@ -37,14 +39,16 @@ import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
-
-import duckdb
+from typing import IO, TYPE_CHECKING, Any
 
 from checks.errors import QueryFailed, QueryTimeout, SourceError
-from checks.settings.limits import Limits
 from checks.sources.base import QueryResult, collect, first_line
 from checks.sources.cells import _CellPlan, _weight
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from checks.settings.limits import Limits
 
 QUERY_CONFIG: dict[str, str | bool | int | float | list[str]] = {
     "enable_external_access": False,
@@ -64,13 +68,51 @@ _HEADER = struct.Struct("!Q")
 _LOCKING = threading.Lock()  # serialises pin_and_lock between threads sharing an instance
 
 
-def connection_config(limits: Limits) -> dict[str, str | bool | int | float | list[str]]:
+@dataclass(frozen=True)
+class QueryLimits:
+    """What a query process applies, as plain values (``Limits`` is a pydantic model).
+
+    Attributes:
+        query_memory: bytes a query may add to its process.
+        query_threads: DuckDB threads per query.
+        query_temp_disk: bytes a query may spill to disk.
+        fetch_cell_chars, max_cell_chars, max_result_chars, fingerprint_max_rows:
+            as in ``Limits``.
+        memory_text: ``query_memory`` as people read it (``1.0GiB``), for errors.
+
+    """
+
+    query_memory: int
+    query_threads: int
+    query_temp_disk: int
+    fetch_cell_chars: int
+    max_cell_chars: int
+    max_result_chars: int
+    fingerprint_max_rows: int
+    memory_text: str
+
+    @classmethod
+    def of(cls, limits: Limits) -> QueryLimits:
+        """The values of ``limits`` a query process needs."""
+        return cls(
+            query_memory=int(limits.query_memory),
+            query_threads=limits.query_threads,
+            query_temp_disk=int(limits.query_temp_disk),
+            fetch_cell_chars=limits.fetch_cell_chars,
+            max_cell_chars=limits.max_cell_chars,
+            max_result_chars=limits.max_result_chars,
+            fingerprint_max_rows=limits.fingerprint_max_rows,
+            memory_text=limits.query_memory.human_readable(),
+        )
+
+
+def connection_config(limits: QueryLimits) -> dict[str, str | bool | int | float | list[str]]:
     """Return ``QUERY_CONFIG`` with the memory, thread and spill limits of ``limits``."""
     return {
         **QUERY_CONFIG,
-        "memory_limit": f"{int(limits.query_memory)}B",
+        "memory_limit": f"{limits.query_memory}B",
         "threads": limits.query_threads,
-        "max_temp_directory_size": f"{int(limits.query_temp_disk)}B",
+        "max_temp_directory_size": f"{limits.query_temp_disk}B",
     }
 
 
@@ -80,6 +122,8 @@ def pin_and_lock(conn: duckdb.DuckDBPyConnection) -> None:
     DuckDB shares one instance per file and config within a process, so a
     second source on the same file finds it already locked.
     """
+    import duckdb
+
     with _LOCKING:
         locked = conn.execute("SELECT current_setting('lock_configuration')").fetchone()
         if locked and locked[0]:
@@ -96,6 +140,8 @@ def one_select(cur: duckdb.DuckDBPyConnection, sql: str) -> duckdb.Statement:
         QueryFailed: several statements, or one that is not a SELECT.
 
     """
+    import duckdb
+
     statements = cur.extract_statements(sql)
     if len(statements) != 1:
         raise QueryFailed(f"exactly one statement per query; got {len(statements)}")
@@ -104,21 +150,51 @@ def one_select(cur: duckdb.DuckDBPyConnection, sql: str) -> duckdb.Statement:
     return statements[0]
 
 
-def memory_message(limits: Limits) -> str:
+def memory_message(limits: QueryLimits) -> str:
     """The error of a query that needed more memory than ``limits.query_memory``."""
-    return f"the query went over its memory limit of {limits.query_memory.human_readable()}"
+    return f"the query went over its memory limit of {limits.memory_text}"
+
+
+def open_connection(path: str, limits: QueryLimits) -> duckdb.DuckDBPyConnection:
+    """Open ``path`` read-only as every query process does: ``connection_config``, then locked.
+
+    Raises:
+        duckdb.Error: the file cannot be opened or configured.
+
+    """
+    import duckdb
+
+    conn = duckdb.connect(path, read_only=True, config=connection_config(limits))
+    try:
+        pin_and_lock(conn)
+    except duckdb.Error:
+        conn.close()
+        raise
+    return conn
 
 
 def run_query(
-    conn: duckdb.DuckDBPyConnection, sql: str, *, max_rows: int, timeout_s: float, limits: Limits
+    conn: duckdb.DuckDBPyConnection,
+    sql: str,
+    *,
+    max_rows: int,
+    timeout_s: float,
+    limits: QueryLimits,
+    measure_cells: bool = True,
 ) -> QueryResult:
     """Run checked ``sql`` on ``conn`` with the watchdog and cell measuring (layers 2 and 3).
+
+    ``measure_cells`` False fetches every cell whole: only for the catalog's
+    own queries (names and type names), never for a query from a check or the
+    agent.
 
     Raises:
         QueryFailed: DuckDB refused or failed the query, or it ran out of memory.
         QueryTimeout: DuckDB saw the interrupt at ``timeout_s``.
 
     """
+    import duckdb
+
     cur = conn.cursor()
     timer = threading.Timer(timeout_s, cur.interrupt)
     timer.daemon = True
@@ -135,7 +211,7 @@ def run_query(
             head_chars=limits.max_cell_chars,
         )
         fetch: Callable[[int], Sequence[Sequence[Any]]] = cur.fetchmany
-        if plan.needed:
+        if plan.needed and measure_cells:
             cur.execute(one_select(cur, plan.wrap(sql)))
             if len(cur.description or []) != plan.width:
                 raise QueryFailed("the query could not be wrapped to limit its cells")
@@ -168,6 +244,7 @@ class _Request:
     sql: str
     max_rows: int
     timeout_s: float
+    measure_cells: bool = True
 
 
 def _send(stream: IO[bytes], value: object) -> None:
@@ -190,7 +267,7 @@ def _receive(stream: IO[bytes]) -> Any:
 class _Child:
     """One child process serving queries on one DuckDB file."""
 
-    def __init__(self, path: Path, limits: Limits) -> None:
+    def __init__(self, path: Path, limits: QueryLimits) -> None:
         env = {**os.environ, "MALLOC_ARENA_MAX": "2"}  # fewer reserved arenas: a tighter cap
         self.process = subprocess.Popen(
             [sys.executable, "-c", "from checks.sources.query_process import main; main()"],
@@ -247,6 +324,7 @@ class QueryProcesses:
 
     def __init__(self, name: str, path: Path, limits: Limits) -> None:
         self.name, self.path, self.limits = name, path, limits
+        self.query_limits = QueryLimits.of(limits)
         self._idle: list[_Child] = []
         self._all: set[_Child] = set()
         self._lock = threading.Lock()
@@ -256,7 +334,7 @@ class QueryProcesses:
         weakref.finalize(self, _kill_all, self._all)
 
     def _start(self) -> _Child:
-        child = _Child(self.path, self.limits)
+        child = _Child(self.path, self.query_limits)
         with self._lock:
             self._all.add(child)
         return child
@@ -266,8 +344,12 @@ class QueryProcesses:
         with self._lock:
             self._all.discard(child)
 
-    def run(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
+    def run(
+        self, sql: str, *, max_rows: int, timeout_s: float, measure_cells: bool = True
+    ) -> QueryResult:
         """Run checked ``sql`` in a child; kill it at ``limits.kill_after_s(timeout_s)``.
+
+        ``measure_cells`` as in ``run_query`` (False: the catalog's own queries).
 
         At most ``limits.query_processes`` queries run at once; another waits
         for a free process (each running one ends within its own kill time).
@@ -280,9 +362,10 @@ class QueryProcesses:
 
         """
         with self._slots:
-            return self._run(sql, max_rows=max_rows, timeout_s=timeout_s)
+            return self._run(_Request(sql, max_rows, timeout_s, measure_cells))
 
-    def _run(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
+    def _run(self, request: _Request) -> QueryResult:
+        timeout_s = request.timeout_s
         with self._lock:
             if self._closed:
                 raise SourceError(f"source {self.name} is closed")
@@ -297,7 +380,7 @@ class QueryProcesses:
             child.ready = True
         started = time.monotonic()
         try:
-            _send(child.stdin, _Request(sql, max_rows, timeout_s))
+            _send(child.stdin, request)
         except OSError:
             self._drop(child)
             raise QueryFailed("the query's process ended before it could run the query") from None
@@ -313,7 +396,7 @@ class QueryProcesses:
             raise QueryTimeout(value)
         self._drop(child)
         if kind == "oom":
-            raise QueryFailed(memory_message(self.limits))
+            raise QueryFailed(memory_message(self.query_limits))
         if kind == "timeout":
             raise QueryTimeout(
                 f"the query ran past its time limit of {timeout_s:g} s and was stopped"
@@ -354,20 +437,21 @@ def _kill_all(children: set[_Child]) -> None:
         child.kill()
 
 
-def _cap_memory(limits: Limits) -> None:
+def _cap_memory(limits: QueryLimits) -> None:
     """Cap this process's address space at what it maps now plus ``limits.query_memory``."""
     with open("/proc/self/statm") as statm:
         mapped = int(statm.read().split()[0]) * resource.getpagesize()
-    cap = mapped + int(limits.query_memory)
+    cap = mapped + limits.query_memory
     with contextlib.suppress(ValueError, OSError):  # a lower hard limit set from outside wins
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
 
 def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
+    import duckdb
+
     path, limits = _receive(stdin)
     try:
-        conn = duckdb.connect(path, read_only=True, config=connection_config(limits))
-        pin_and_lock(conn)
+        conn = open_connection(path, limits)
     except duckdb.Error as error:
         _send(stdout, ("error", first_line(error)))
         return
@@ -387,6 +471,7 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
                 max_rows=request.max_rows,
                 timeout_s=request.timeout_s,
                 limits=limits,
+                measure_cells=request.measure_cells,
             )
             answer: tuple[str, Any] = ("ok", result)
         except QueryTimeout as error:

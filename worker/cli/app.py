@@ -34,8 +34,9 @@ if TYPE_CHECKING:
     from checks.automation.loader import LoadResult
     from checks.automation.model import Automation
     from checks.declared.validation import Validation
-    from checks.run import SourcePool
     from checks.settings.config import Settings
+    from checks.sources.pool import SourcePool
+    from checks.store.store import Store
 
 # Each command imports what it needs inside its body, so ``lookout --help`` never
 # loads the settings, the store, the agent's LLM client, Celery or the web stack
@@ -113,7 +114,7 @@ def validate(
     catalog's tables and columns, and the lint (as warnings).
     """
     from checks.automation.loader import load_automations
-    from checks.run import SourcePool
+    from checks.sources.pool import SourcePool
 
     settings = ctx.obj.settings()
     target = path or Path(settings.automations_dir)
@@ -215,9 +216,7 @@ def run(
 ) -> None:
     """Run automations now, in this process, and store their reports."""
     from checks.automation.loader import load_automations
-    from checks.run import SourcePool, run_and_store
-    from checks.settings.config import redact
-    from checks.store.store import Store
+    from checks.sources.pool import SourcePool
 
     if not names and not run_all:
         raise ConfigError("name at least one automation, or pass --all")
@@ -227,12 +226,41 @@ def run(
     # Warnings are 'lookout validate''s: a goal-only automation's report says it was skipped.
     render.print_load_problems(err, loaded, None if run_all else names or [])
     chosen = _select(loaded, names or [], run_all)
-    store = Store(settings.store_url)
+    with SourcePool(settings) as pool:
+        # The sources open first: a DuckDB source's query process starts up on the other
+        # core while this one loads the run path and the store.
+        llm = bool(settings.llm.base_url and settings.llm.model)
+        pool.start(dict.fromkeys(a.source for a in chosen if a.checks or llm))
+        from checks.store.store import Store
+
+        store = Store(settings.store_url)
+        reports = _run_chosen(chosen, settings, pool, store, as_json=as_json, notify=notify)
+    totals = render.totals_line(reports, time.monotonic() - started)
+    if run_all and not chosen:
+        totals += f" (no enabled automation in {settings.automations_dir})"
+    (err if as_json else out).print(totals)
+    # Bad files elsewhere in the folder count only when --all asked to run them.
+    raise typer.Exit(exit_status(reports, len(loaded.errors) if run_all else 0))
+
+
+def _run_chosen(
+    chosen: list[Automation],
+    settings: Settings,
+    pool: SourcePool,
+    store: Store,
+    *,
+    as_json: bool,
+    notify: bool,
+) -> list[RunReport]:
+    """Run and store each automation in turn, printing each report as it ends."""
+    from checks.run import run_and_store
+    from checks.settings.config import redact
+
     reports: list[RunReport] = []
     if not as_json and chosen:
         out.print(Text(render.decider_line(settings), style="dim"))
         out.print()
-    with SourcePool(settings) as pool, err.status("starting…") as status:
+    with err.status("starting…") as status:
         for automation in chosen:
             report = run_and_store(
                 automation,
@@ -255,12 +283,7 @@ def run(
                         line += f" ({record.error})"
                     err.print(redact(line, settings.secrets()))
             status.start()
-    totals = render.totals_line(reports, time.monotonic() - started)
-    if run_all and not chosen:
-        totals += f" (no enabled automation in {settings.automations_dir})"
-    (err if as_json else out).print(totals)
-    # Bad files elsewhere in the folder count only when --all asked to run them.
-    raise typer.Exit(exit_status(reports, len(loaded.errors) if run_all else 0))
+    return reports
 
 
 def _print_report(

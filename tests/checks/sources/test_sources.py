@@ -35,6 +35,7 @@ from checks.sources.base import (
     names_chars,
     shown_names,
 )
+from checks.sources.query_process import QueryLimits, open_connection
 
 SETUP = [
     "CREATE TABLE customers (id INTEGER, name VARCHAR, region VARCHAR)",
@@ -907,13 +908,25 @@ def test_fingerprint_canonical_forms() -> None:
 
 
 def test_duckdb_configuration_is_locked(duck_path: Path) -> None:
-    with DuckDBQuerySource("shop", duck_path, Limits()) as source:
-        cursor = source._conn.cursor()  # below the statement check: DuckDB itself refuses
+    # The connection every query process opens, below the statement check: DuckDB itself refuses.
+    conn = open_connection(str(duck_path), QueryLimits.of(Limits()))
+    try:
+        cursor = conn.cursor()
         for setting in ("enable_external_access = true", "lock_configuration = false"):
             with pytest.raises(duckdb.InvalidInputException, match="locked"):
                 cursor.execute(f"SET {setting}")
+    finally:
+        conn.close()
+    with DuckDBQuerySource("shop", duck_path, Limits()) as source:
         time_zone = source._execute("SELECT current_setting('TimeZone')", max_rows=1, timeout_s=5)
+        locked = source._execute(
+            "SELECT current_setting('lock_configuration'),"
+            " current_setting('enable_external_access')",
+            max_rows=1,
+            timeout_s=5,
+        )
         assert time_zone.rows == [("UTC",)]
+        assert locked.rows == [(True, False)]
 
 
 # Cells too large to fetch (DuckDB): cut in SQL before they reach Python.
@@ -934,17 +947,19 @@ WRAPPED_QUERIES = [
 
 
 @pytest.mark.parametrize("sql", WRAPPED_QUERIES)
-def test_cells_within_the_fetch_limit_are_unchanged(sources: dict[str, Source], sql: str) -> None:
+def test_cells_within_the_fetch_limit_are_unchanged(
+    sources: dict[str, Source], sql: str, duck_path: Path
+) -> None:
     source = sources["duckdb"]
     assert isinstance(source, DuckDBQuerySource)
     result = source.query(sql)
-    cur = source._conn.cursor()  # the query as it is, without the wrapper
+    conn = duckdb.connect(str(duck_path), read_only=True)  # the query as it is, without the wrapper
     try:
-        cur.execute(sql)
+        cur = conn.execute(sql)
         expected = [tuple(r) for r in cur.fetchall()]
         names = [d[0] for d in cur.description or []]
     finally:
-        cur.close()
+        conn.close()
     assert result.rows == expected
     assert result.columns == names
 
