@@ -80,8 +80,9 @@ def main(argv: list[str]) -> int:
         ),
         platform.machine(),
     )
+    when = time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())
     print(
-        f"round-robin, {rounds} rounds after 1 warm-up, {time.strftime('%Y-%m-%dT%H:%MZ', time.gmtime())}"
+        f"round-robin, {rounds} rounds after 1 warm-up, {when}"
         f"; nproc {os.cpu_count()}, {cpu_model}; Python {platform.python_version()}"
         f"; load at start {loads[0]:.2f}",
         flush=True,

@@ -11,6 +11,10 @@ any data is **not evaluated**, never passed:
   ``allow_empty: true`` (it then runs and its reason notes the empty table);
 - a percent over a total of 0 is undefined: not evaluated.
 
+Identical statements of one run (the same text once the guard has
+regenerated it, the same rows kept) execute once and share their result
+(``checks.sources.run_cache``); each check is still evaluated and reported.
+
 An ``expect: empty`` query whose result is longer than the fingerprint scan
 is counted (``SELECT count(*) FROM (…)``), so its value is the true number of
 violating rows, never the scan's cap.
@@ -32,6 +36,7 @@ from checks.errors import QueryError, SourceError
 from checks.report import CheckOutcome, CheckResult, Evidence
 from checks.settings.limits import Limits
 from checks.sources import Source
+from checks.sources.run_cache import RunCache
 from checks.sql.lint import lint
 from checks.sql.tables import fold, tables_read
 
@@ -193,6 +198,7 @@ def run_checks(
     """
     results: list[CheckResult] = []
     evidence: list[Evidence] = []
+    source = RunCache(source)  # identical statements of this run execute once
     empty_tables = EmptyTables(source)
     for position, check in enumerate(automation.checks or [], start=1):
         remaining = deadline - time.monotonic()

@@ -1,0 +1,77 @@
+"""Identical statements of one run execute once; every check is still evaluated and reported."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from checks.report import CheckOutcome
+from checks.sources import Source
+from checks.sources.base import QueryResult
+from tests.checks.declared.shop import run
+
+NEGATIVE = "SELECT count(*) FROM orders WHERE amount < 0"
+BAD_CAST = "SELECT CAST(status AS INTEGER) FROM orders WHERE status = 'paid'"
+
+
+def counted(monkeypatch: pytest.MonkeyPatch, source: Source) -> list[str]:
+    """Record every statement ``source`` executes (below the run, on the real engine)."""
+    executed: list[str] = []
+    execute = source._execute
+
+    def counting(sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
+        executed.append(sql)
+        return execute(sql, max_rows=max_rows, timeout_s=timeout_s)
+
+    monkeypatch.setattr(source, "_execute", counting)
+    return executed
+
+
+def test_identical_statements_run_once_and_each_check_is_reported(
+    shop: Source, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    executed = counted(monkeypatch, shop)
+    checks: list[dict[str, Any]] = [
+        {"name": "no refunds", "sql": NEGATIVE, "expect": "== 0"},
+        {
+            "name": "one refund",
+            "sql": "select COUNT(*)\n  from orders   where amount<0",
+            "expect": "== 1",
+        },
+        {"name": "no refunds again", "sql": NEGATIVE, "expect": "== 0"},
+        {"name": "five orders", "sql": "SELECT count(*) FROM orders", "expect": "== 5"},
+        {"name": "bad cast", "sql": BAD_CAST, "expect": "== 0"},
+        {"name": "bad cast again", "sql": BAD_CAST, "expect": "== 0"},
+    ]
+    results, evidence = run(shop, *checks)
+
+    # The probe of orders for rows, the refunds once, the count once, the failing cast once.
+    assert len(executed) == 4, executed
+    assert len(set(executed)) == 4
+    assert [r.name for r in results] == [c["name"] for c in checks]
+    assert [r.value for r in results[:4]] == [1, 1, 1, 5]
+    assert [r.outcome for r in results] == [
+        CheckOutcome.FAILED,
+        CheckOutcome.PASSED,
+        CheckOutcome.FAILED,
+        CheckOutcome.PASSED,
+        CheckOutcome.ERROR,
+        CheckOutcome.ERROR,
+    ]
+    assert results[4].error is not None and results[4].error == results[5].error
+    assert [r.evidence_id for r in results] == ["C1", "C2", "C3", "C4", None, None]
+    assert evidence["C1"].fingerprint == evidence["C2"].fingerprint == evidence["C3"].fingerprint
+    assert evidence["C1"].rows == evidence["C3"].rows == [[1]]
+    assert evidence["C1"].sql == NEGATIVE and evidence["C2"].sql.startswith("select COUNT(*)")
+
+
+def test_each_run_executes_its_statements_again(
+    shop: Source, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    executed = counted(monkeypatch, shop)
+    check = {"name": "five orders", "sql": "SELECT count(*) FROM orders", "expect": "== 5"}
+    first, _ = run(shop, check)
+    second, _ = run(shop, check)
+    assert [first[0].value, second[0].value] == [5, 5]
+    assert len(executed) == 4  # the probe and the count, in each run: nothing kept between runs
