@@ -1,8 +1,9 @@
 """One report as the review page shows it, and its agent trace.
 
 The view holds the finding, the second opinion, checks, evidence, the diff
-against the previous run, recent runs, the incident, the review state and
-the alert timeline; the trace comes apart (``trace_of``).
+against the previous run, recent runs, the incident, the review state, the
+alert timeline and each check's history (``worker.review.history``); the
+trace comes apart (``trace_of``).
 
 Text that reaches a person is redacted with the settings' secrets first
 (``checks.settings.config.redact``), as ``lookout show`` does. The summary stays
@@ -27,6 +28,7 @@ from checks.store.run_tables import CheckRow, RunRow
 from checks.store.store import Store
 from worker.alerts.delivery_log import DeliveryRecord, record_of
 from worker.review.board import opinion_fields
+from worker.review.history import run_histories
 from worker.review.state import actions_for, fold, incident_of, needs_me
 from worker.review.timeline import timeline
 from worker.review.views import (
@@ -263,6 +265,7 @@ def report_view(
             actions=actions,
             deliveries=deliveries,
             timeline=timeline(run, incident_row, deliveries, attempts, actions),
+            history=run_histories(session, run, [c.name for c in run.checks]),
         )
 
 

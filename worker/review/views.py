@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from worker.alerts.delivery_log import DeliveryRecord
+from worker.review.history import CheckHistory
 from worker.review.timeline import TimelineEntry
 from worker.review.vocabulary import Action, ReviewState
 
@@ -142,7 +143,11 @@ class IncidentView:
 
 @dataclass(frozen=True)
 class ReportView:
-    """Everything the report page shows except the trace (``trace_of``)."""
+    """Everything the report page shows except the trace (``trace_of``).
+
+    ``history`` is each check's value over the last runs up to this one
+    (``worker.review.history``), in the order of ``checks``.
+    """
 
     run_id: int
     automation: str
@@ -174,6 +179,7 @@ class ReportView:
     actions: list[Action]
     deliveries: list[DeliveryRecord]
     timeline: list[TimelineEntry]
+    history: list[CheckHistory]
 
 
 @dataclass(frozen=True)

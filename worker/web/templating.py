@@ -2,7 +2,9 @@
 
 Everything a template prints is escaped unless it is the output of
 ``worker.web.markdown.render_summary`` (already sanitised), which the report
-template marks safe explicitly; no other value is ever marked safe.
+template marks safe explicitly, or a chart of ``worker.web.chart`` (the
+``chart`` filter: SVG whose every text is escaped where it is built); no
+other value is ever marked safe.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from starlette.templating import Jinja2Templates
 
 from checks.agent.result import cost_text
 from worker.review import RESOLVE_LABELS, QuickFilter, ResolveReason
+from worker.web.chart import history_chart
 
 LABELS: dict[str, str] = {
     "needs_attention": "Needs attention",
@@ -122,7 +125,13 @@ def make_templates() -> Jinja2Templates:
         lstrip_blocks=True,
     )
     env.filters.update(
-        label=label, when=when, pct=pct, cell=cell, pretty=pretty, agent_cost=agent_cost
+        label=label,
+        when=when,
+        pct=pct,
+        cell=cell,
+        pretty=pretty,
+        agent_cost=agent_cost,
+        chart=history_chart,
     )
     env.globals.update(
         ago=ago,

@@ -9,7 +9,9 @@ test's temporary folder.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +19,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from checks.report import CheckResult, Finding, FindingSource, RunReport, Status
 from tests.worker.web.web_support import PASSWORD, LiveServer, World, app_for
 
 CHROMIUM = "/usr/bin/chromium"
@@ -161,3 +164,127 @@ def test_typing_in_the_search_filters_the_list_in_place(page: Page, site: str) -
     page.locator('nav.quick a[data-filter="needs_me"]').click()  # the chips keep the search
     expect(page).to_have_url(site + "/?f=needs_me&owner=fleet-data&q=registry")
     assert board_rows(page) == ["planes-registry"]
+
+
+CSP_WATCH = """
+window.__csp = [];
+document.addEventListener("securitypolicyviolation", (e) => {
+  window.__csp.push(`${e.violatedDirective} ${e.blockedURI} ${e.sample}`);
+});
+"""
+
+
+def earlier_runs(world: World, automation: str, check: str, count: int) -> list[float | None]:
+    """Store ``count`` finished runs of one check before the world's own, a day apart.
+
+    Every fifth value is ``0.02``-ish; run 20 is above the ``< 0.03`` band and
+    run 25 has no value (an error). Returns the values, oldest first.
+    """
+    first = world.store.get_run(world.runs[automation][0])
+    assert first is not None
+    values: list[float | None] = []
+    for i in range(count):
+        value = None if i == 25 else 0.045 if i == 20 else 0.02 + (i % 5) / 1000
+        slot = first.scheduled_for - dt.timedelta(days=count - i)
+        passed = None if value is None else value < 0.03
+        world.store.save_report(
+            RunReport(
+                automation=automation,
+                scheduled_for=slot,
+                status=Status.ERROR if value is None else Status.COMPLETED,
+                finding=None
+                if value is None
+                else Finding.CLEAR
+                if passed
+                else Finding.NEEDS_ATTENTION,
+                finding_source=FindingSource.CHECKS,
+                checks=[
+                    CheckResult(
+                        check,
+                        "SELECT …",
+                        "< 0.03",
+                        value,
+                        passed,
+                        "connection reset" if value is None else None,
+                        "C1",
+                    )
+                ],
+                started_at=slot,
+                finished_at=slot,
+            )
+        )
+        values.append(value)
+    return values
+
+
+def test_the_report_charts_each_checks_stored_values_inside_the_csp(
+    page: Page, site: str, web_world: World, tmp_path: Path
+) -> None:
+    earlier_runs(web_world, "cancellation-rate", "cancelled share", 33)
+    run = web_world.latest("cancellation-rate")
+    stored = web_world.store.series("cancellation-rate", "cancelled share", completed_only=False)
+    assert len(stored) == 30 and stored[-1].run_id == run
+    console: list[str] = []
+    page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
+    page.add_init_script(CSP_WATCH)
+    log_in(page, site, f"/runs/{run}")
+    expect(page).to_have_url(f"{site}/runs/{run}")
+
+    figure = page.locator("#history figure.history")
+    expect(figure).to_have_count(1)
+    expect(figure.locator("figcaption")).to_have_text(
+        "cancelled share the last 30 of 35 runs · 1 failed"
+    )
+    chart = page.get_by_role(
+        "img",
+        name=re.compile(r"^cancelled share over the last 30 runs of 35, 1 failed\. Oldest first: "),
+    )
+    expect(chart).to_be_visible()
+    points = chart.locator("g.point")
+    expect(points).to_have_count(30)
+    drawn = points.evaluate_all(
+        "gs => gs.map(g => [Number(g.dataset.run), g.dataset.value, g.dataset.high,"
+        " g.dataset.outcome])"
+    )
+    assert drawn == [
+        [p.run_id, "" if p.value is None else repr(p.value), repr(p.high), p.outcome]
+        for p in stored
+    ]
+    assert [p.outcome for p in stored].count("failed") == 1  # run 20 of the earlier ones
+    failed = chart.locator("g.point.failed")
+    expect(failed).to_have_count(1)
+    assert failed.get_attribute("class") == "point failed above"
+    assert failed.locator("path.marker").count() == 1  # a triangle, not a circle
+    expect(failed.locator("title")).to_have_text(
+        re.compile(r"^run \d+ · .* · 0\.045 · band up to 0\.03 · failed, above the band$")
+    )
+    expect(chart.locator("g.point.missing")).to_have_count(1)
+    current = chart.locator("g.point.current")
+    assert current.get_attribute("data-run") == str(run)
+    expect(current.locator("title")).to_have_text(re.compile(rf"^this run {run} · "))
+    box = chart.bounding_box()
+    assert box is not None and box["width"] > 500 and box["height"] > 100
+    band = chart.locator("rect.band")
+    assert band.count() == 1 and band.evaluate("r => getComputedStyle(r).fill") != "none"
+    page.screenshot(path=str(shots_dir(tmp_path) / "report-chart.png"), full_page=True)
+
+    assert page.evaluate("window.__csp") == []
+    assert console == []
+    # the watch itself works: an inline style attribute is what the policy refuses
+    page.evaluate("document.body.setAttribute('style', 'color: red')")
+    page.wait_for_function("window.__csp.length > 0")
+    assert page.evaluate("window.__csp")[0].startswith("style-src")
+
+
+def test_a_goal_only_report_has_no_chart_and_an_error_is_a_cross(
+    page: Page, site: str, web_world: World
+) -> None:
+    log_in(page, site, f"/runs/{web_world.latest('hot-weather')}")
+    expect(page.locator(".finding")).to_contain_text("Needs attention")
+    assert page.locator("#history").count() == 0
+    page.goto(f"{site}/runs/{web_world.latest('broken-check')}")
+    chart = page.locator("#history svg.chart")
+    expect(chart).to_have_count(1)
+    expect(chart.locator("g.point.missing.current title")).to_have_text(
+        re.compile(r"· no value · band from 0 · error: no value$")
+    )

@@ -1,0 +1,99 @@
+"""A check's history up to one run, on SQLite and PostgreSQL: bounded, counted, itself last."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from checks.report import CheckResult, Finding, FindingSource, RunReport, Status
+from checks.store.store import Store
+from tests.conftest import scratch_pg_database
+from worker.review.history import HISTORY_POINTS, histories_of_run
+from worker.review.vocabulary import NotFound
+
+SLOT = dt.datetime(2026, 3, 2, 6, 0, tzinfo=dt.UTC)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    if request.param == "sqlite":
+        opened = Store(f"sqlite:///{tmp_path}/lookout.db")
+        yield opened
+        opened.close()
+        return
+    with scratch_pg_database() as url:
+        opened = Store(url)
+        yield opened
+        opened.close()
+
+
+def report(day: int, volume: float | None, *, status: Status = Status.COMPLETED) -> RunReport:
+    """A run of 'orders' on 2 March + ``day`` days: its volume against ``between 90 and 110``."""
+    slot = SLOT + dt.timedelta(days=day)
+    passed = None if volume is None else 90 <= volume <= 110
+    return RunReport(
+        automation="orders",
+        scheduled_for=slot,
+        status=status,
+        finding=Finding.CLEAR if passed else Finding.NEEDS_ATTENTION,
+        finding_source=FindingSource.CHECKS,
+        checks=[
+            CheckResult(
+                "volume",
+                "SELECT count(*) FROM orders",
+                "between 90 and 110",
+                volume,
+                passed,
+                "no such table" if volume is None else None,
+                "C1",
+            ),
+            CheckResult("paid", "SELECT true", "is true", True, True, None, "C2"),
+        ],
+        started_at=slot,
+        finished_at=slot + dt.timedelta(seconds=1),
+    )
+
+
+def volume(day: int) -> float | None:
+    return {7: 140.0, 9: 20.0, 11: None}.get(day, 100.0 + day % 3)
+
+
+def test_the_history_of_a_run_is_its_last_points_with_how_many_there_are(store: Store) -> None:
+    ids = [
+        store.save_report(
+            report(day, volume(day), status=Status.ERROR if day == 11 else Status.COMPLETED)
+        )
+        for day in range(36)
+    ]
+    volume_, paid = histories_of_run(store, ids[34])
+    assert (volume_.check, paid.check) == ("volume", "paid")
+    assert (len(volume_.points), volume_.total) == (HISTORY_POINTS, 35)
+    assert [p.run_id for p in volume_.points] == ids[5:35]  # never the later run
+    assert [p.current for p in volume_.points] == [False] * 29 + [True]
+    shown = {p.run_id: p for p in volume_.points}
+    assert (shown[ids[7]].value, shown[ids[7]].failed, shown[ids[7]].side) == (140.0, True, "above")
+    assert (shown[ids[9]].value, shown[ids[9]].side) == (20.0, "below")
+    assert (shown[ids[11]].value, shown[ids[11]].outcome, shown[ids[11]].failed) == (
+        None,
+        "error",
+        False,
+    )  # the run in error is shown: it finished
+    assert (shown[ids[12]].low, shown[ids[12]].high, shown[ids[12]].side) == (90.0, 110.0, None)
+    assert volume_.failed == 2
+    assert volume_.values[:3] == [102.0, 100.0, 140.0]
+    assert [p.value for p in paid.points] == [1.0] * 30 and paid.failed == 0
+
+
+def test_a_first_run_has_one_point_and_an_unfinished_run_none(store: Store) -> None:
+    first = store.save_report(report(0, 100.0))
+    (only, _) = histories_of_run(store, first)
+    assert [(p.run_id, p.value, p.current) for p in only.points] == [(first, 100.0, True)]
+    assert only.total == 1
+    queued = store.create_run("orders", SLOT + dt.timedelta(days=1))
+    assert queued is not None
+    assert histories_of_run(store, queued) == []  # no checks stored yet
+    with pytest.raises(NotFound, match="no run with id 999"):
+        histories_of_run(store, 999)
