@@ -11,6 +11,7 @@ import json
 import sys
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from checks.settings.config import Settings
     from checks.sources.pool import SourcePool
     from checks.store.store import Store
+    from worker.review.history import CheckHistory
 
 # Each command imports what it needs inside its body, so ``lookout --help`` never
 # loads the settings, the store, the agent's LLM client, Celery or the web stack
@@ -287,7 +289,12 @@ def _run_chosen(
 
 
 def _print_report(
-    report: RunReport, as_json: bool, settings: Settings, *, full: bool = False
+    report: RunReport,
+    as_json: bool,
+    settings: Settings,
+    *,
+    full: bool = False,
+    histories: Sequence[CheckHistory] = (),
 ) -> None:
     from checks.settings.config import redact
 
@@ -295,7 +302,7 @@ def _print_report(
         out.print(redact(json.dumps(report.to_dict()), settings.secrets()), soft_wrap=True)
     else:
         decider = None if full else render.usual_decider(settings)
-        render.print_report(out, report, full=full, usual_decider=decider)
+        render.print_report(out, report, full=full, usual_decider=decider, histories=histories)
 
 
 @app.command()
@@ -358,7 +365,7 @@ def show(
         typer.Option("--trace", help="The agent's trace instead: one JSON event per line."),
     ] = False,
 ) -> None:
-    """Show one stored run: finding, summary, checks and evidence (or its agent trace)."""
+    """Show one stored run: finding, summary, checks' history and evidence (or its agent trace)."""
     from checks.agent.trace import read_trace, to_jsonl
     from checks.settings.config import redact
     from checks.store.store import Store
@@ -376,7 +383,12 @@ def show(
         return
     secrets = settings.secrets()
     report.clean_text(lambda text: redact(text, secrets))  # rows stored before redaction, too
-    _print_report(report, as_json, settings, full=True)
+    histories: list[CheckHistory] = []
+    if not as_json:
+        from worker.review.history import histories_of_run
+
+        histories = histories_of_run(store, run_id)
+    _print_report(report, as_json, settings, full=True, histories=histories)
 
 
 # worker, beat, schedule, run-now (Celery); notify (alerts); serve (review page); eval; calibrate

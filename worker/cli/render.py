@@ -28,6 +28,7 @@ from worker.cli.safe_text import SafeConsole, clean, print_markdown, wrap_text
 if TYPE_CHECKING:  # the loader and the settings (pydantic) load only for the commands using them
     from checks.automation.loader import LoadResult
     from checks.settings.config import Settings
+    from worker.review.history import CheckHistory
 
 __all__ = [
     "SafeConsole",
@@ -124,9 +125,14 @@ def decider_line(settings: Settings) -> str:
 
 
 def print_report(
-    console: Console, report: RunReport, *, full: bool = False, usual_decider: str | None = None
+    console: Console,
+    report: RunReport,
+    *,
+    full: bool = False,
+    usual_decider: str | None = None,
+    histories: Sequence[CheckHistory] = (),
 ) -> None:
-    """Print one run: headline, summary (Markdown), the error unless said, agent, evidence.
+    """Print one run: headline, summary (Markdown), the error unless said, agent, history, evidence.
 
     Args:
         console: where to print (a ``SafeConsole``).
@@ -135,6 +141,8 @@ def print_report(
             the samples the summary does not already hold (a check's single value,
             an empty result).
         usual_decider: what the invocation said decides its runs (see ``headline``).
+        histories: each check's value over the last runs, printed as one sparkline
+            each (``worker.cli.sparkline``; ``lookout show``).
     """
     console.print(headline(report, usual_decider=usual_decider))
     if report.summary:
@@ -145,6 +153,10 @@ def print_report(
         console.print(Text(agent_line(report.agent), style="dim"))
     if report.second_opinion and report.second_opinion.get("backend") not in (None, "none"):
         console.print(Text(opinion_line(report.second_opinion), style="dim"))
+    if histories:
+        from worker.cli.sparkline import print_histories
+
+        print_histories(console, histories)
     for ev in report.evidence:
         if full or _worth_showing(report, ev):
             _print_evidence(console, report, ev, full=full)

@@ -32,6 +32,13 @@ HISTORY_POINTS = 30
 Side = Literal["above", "below"]
 
 
+def number(value: float) -> str:
+    """A value as charts and sparklines write it: integers whole, others to 6 significant digits."""
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:.6g}"
+
+
 @dataclass(frozen=True)
 class HistoryPoint:
     """One run's value of one check.

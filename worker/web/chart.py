@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 
 from markupsafe import Markup, escape
 
-from worker.review.history import CheckHistory, HistoryPoint
+from worker.review.history import CheckHistory, HistoryPoint, number
 
 WIDTH = 640
 HEIGHT = 168
@@ -43,13 +43,6 @@ BOTTOM = 136.0
 LABEL_BASELINE = 156.0
 """Where the slot times under the plot sit."""
 RADIUS = 3.5
-
-
-def number(value: float) -> str:
-    """A value as the chart writes it: integers whole, others to 6 significant digits."""
-    if value == int(value) and abs(value) < 1e15:
-        return str(int(value))
-    return f"{value:.6g}"
 
 
 def band_words(low: float | None, high: float | None) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import xml.etree.ElementTree as ET
 
-from worker.review.history import CheckHistory, HistoryPoint
-from worker.web.chart import Scale, history_chart, number
+from worker.review.history import CheckHistory, HistoryPoint, number
+from worker.web.chart import Scale, history_chart
 
 SLOT = dt.datetime(2026, 3, 2, 6, 0, tzinfo=dt.UTC)
 

@@ -1,0 +1,162 @@
+"""``lookout show``'s sparklines: one line per check, failures as shapes, exact output."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from checks.report import CheckResult, Finding, FindingSource, RunReport, Status
+from checks.store.store import Store
+from tests.paths import ROOT
+from worker.cli.safe_text import SafeConsole
+from worker.cli.sparkline import print_histories, sparkline
+from worker.review.history import CheckHistory, HistoryPoint
+
+SLOT = dt.datetime(2026, 3, 2, 6, 0, tzinfo=dt.UTC)
+# a volume judged against `between 90 and 110`: a spike, a drop, an error, the rest normal
+VOLUMES: list[float | None] = [100, 101, 102, 100, 140, 101, 20, None, 102, 100]
+
+
+def history(volumes: list[float | None], *, total: int, name: str = "volume") -> CheckHistory:
+    points = []
+    for i, value in enumerate(volumes):
+        outcome = "error" if value is None else "passed" if 90 <= value <= 110 else "failed"
+        slot = SLOT + dt.timedelta(days=i)
+        current = i == len(volumes) - 1
+        points.append(HistoryPoint(i + 1, slot, value, 90.0, 110.0, outcome, current))
+    return CheckHistory(name, points, total)
+
+
+def terminal(width: int) -> tuple[SafeConsole, io.StringIO]:
+    buffer = io.StringIO()
+    return SafeConsole(file=buffer, width=width, color_system=None, highlight=False), buffer
+
+
+def test_each_run_is_one_character_and_a_failure_is_a_shape_not_a_height() -> None:
+    line = sparkline(history(VOLUMES, total=10))
+    # passing values 100–102 take the eight heights; the spike ▲, the drop ▼, the error ×
+    assert line.plain == "▁▅█▁▲▅▼×█▁"
+    styled = [(line.plain[s.start : s.end], str(s.style)) for s in line.spans if s.style]
+    assert styled == [("▲", "bold red"), ("▼", "bold red"), ("×", "dim")]
+
+
+def test_a_flat_series_is_mid_height_and_a_failure_without_a_side_is_a_square() -> None:
+    flat = CheckHistory(
+        "paid",
+        [
+            HistoryPoint(1, SLOT, 1.0, 1.0, 1.0, "passed"),
+            HistoryPoint(2, SLOT, 1.0, 1.0, 1.0, "passed"),
+            HistoryPoint(3, SLOT, 3.0, None, None, "failed"),  # `!= 3`: no band to leave
+        ],
+        3,
+    )
+    assert sparkline(flat).plain == "▄▄■"
+
+
+def test_the_rows_give_name_sparkline_min_max_and_how_many_runs() -> None:
+    console, buffer = terminal(100)
+    print_histories(
+        console,
+        [
+            history(VOLUMES, total=12),
+            history([0.5, 0.25], total=2, name="late share"),
+            CheckHistory("never stored", [], 0),
+        ],
+    )
+    assert buffer.getvalue().splitlines() == [
+        "  history, oldest first: ▲ ▼ failed above or below the band, ■ failed, × no value",
+        "  check       last runs    min  max  runs",
+        "  volume      ▁▅█▁▲▅▼×█▁    20  140  10 of 12 runs, 2 failed",
+        "  late share  ▼▼          0.25  0.5  2 runs, 2 failed",
+    ]
+
+
+def test_lookout_show_prints_a_sparkline_per_check(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path}/lookout.db")
+    ids = []
+    for day, volume in enumerate(VOLUMES):
+        slot = SLOT + dt.timedelta(days=day)
+        passed = None if volume is None else 90 <= volume <= 110
+        ids.append(
+            store.save_report(
+                RunReport(
+                    automation="orders",
+                    scheduled_for=slot,
+                    status=Status.ERROR if volume is None else Status.COMPLETED,
+                    finding=None
+                    if passed is None
+                    else Finding.CLEAR
+                    if passed
+                    else Finding.NEEDS_ATTENTION,
+                    finding_source=FindingSource.CHECKS,
+                    summary=f"Orders on day {day}.",
+                    checks=[
+                        CheckResult(
+                            "volume",
+                            "SELECT count(*) FROM orders",
+                            "between 90 and 110",
+                            volume,
+                            passed,
+                            "connection reset" if volume is None else None,
+                        ),
+                        CheckResult("paid", "SELECT true", "is true", True, True, None),
+                    ],
+                    started_at=slot,
+                    finished_at=slot,
+                )
+            )
+        )
+    store.close()
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "COLUMNS": "100",
+        "LOOKOUT_STORE_URL": f"sqlite:///{tmp_path}/lookout.db",
+        "HOME": os.environ.get("HOME", "/root"),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", "from worker.cli.app import main; main()", "show", str(ids[-1])],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    start = lines.index(
+        "  history, oldest first: ▲ ▼ failed above or below the band, ■ failed, × no value"
+    )
+    assert lines[start + 1 : start + 4] == [
+        "  check   last runs   min  max  runs",
+        "  volume  ▁▅█▁▲▅▼×█▁   20  140  10 runs, 2 failed",
+        "  paid    ▄▄▄▄▄▄▄▄▄▄    1    1  10 runs",
+    ]
+    earlier = subprocess.run(
+        [sys.executable, "-c", "from worker.cli.app import main; main()", "show", str(ids[4])],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "  volume  ▁▅█▁▲      100  140  5 runs, 1 failed" in earlier.stdout.splitlines()
+    as_json = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from worker.cli.app import main; main()",
+            "show",
+            str(ids[4]),
+            "--json",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert as_json.returncode == 0 and "▁" not in as_json.stdout  # JSON stays the report's shape

@@ -1,0 +1,99 @@
+"""A check's history as one line of the terminal: a sparkline of block characters.
+
+``lookout show`` prints, under a report, one row per check
+(``print_histories``): its name, the sparkline of its value in the last runs
+up to this one (``worker.review.history``, oldest first), the smallest and
+largest value, and how many runs of how many with how many failed.
+
+Each run is one character. A failing value is a shape rather than a height,
+so it reads without colour: ``▲`` above its band, ``▼`` below it, ``■`` when
+the band does not say (``!= N``); a run with no value (an error, not
+evaluated) is ``×``. Failing shapes are also bold red where the terminal has
+colour. A passing value is a block whose height is its place between the
+smallest and largest *passing* value (``▁`` to ``█``, to the nearest of the
+eight; all ``▄`` when they are the same): the failures are already shapes,
+so a spike does not flatten the rest. The min and max printed beside it are
+of every value shown.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.text import Text
+
+from worker.cli.layout import Column, Grid
+from worker.review.history import CheckHistory, HistoryPoint, number
+
+BLOCKS = "▁▂▃▄▅▆▇█"
+ABOVE, BELOW, FAILED, NO_VALUE = "▲", "▼", "■", "×"
+LEGEND = (
+    f"history, oldest first: {ABOVE} {BELOW} failed above or below the band, "
+    f"{FAILED} failed, {NO_VALUE} no value"
+)
+
+
+def _char(point: HistoryPoint, low: float, high: float) -> tuple[str, str]:
+    """One run's character and style (``low``, ``high``: the passing values' range)."""
+    if point.value is None:
+        return NO_VALUE, "dim"
+    if point.failed:
+        shape = {"above": ABOVE, "below": BELOW}.get(point.side or "", FAILED)
+        return shape, "bold red"
+    if high == low:
+        return BLOCKS[3], ""
+    level = math.floor((point.value - low) / (high - low) * (len(BLOCKS) - 1) + 0.5)
+    return BLOCKS[level], ""
+
+
+def sparkline(history: CheckHistory) -> Text:
+    """The history's points as one character each (see the module docstring)."""
+    passing = [p.value for p in history.points if p.value is not None and not p.failed]
+    low, high = (min(passing), max(passing)) if passing else (0.0, 0.0)
+    line = Text()
+    for point in history.points:
+        char, style = _char(point, low, high)
+        line.append(char, style=style)
+    return line
+
+
+def counts(history: CheckHistory) -> str:
+    """``30 of 35 runs, 1 failed`` (``4 runs``; the failures only when there are some)."""
+    shown = len(history.points)
+    runs = f"{shown} of {history.total} runs" if history.total > shown else f"{shown} run"
+    runs += "" if history.total > shown or shown == 1 else "s"
+    return runs + (f", {history.failed} failed" if history.failed else "")
+
+
+def print_histories(
+    console: Console, histories: Sequence[CheckHistory], *, indent: int = 2
+) -> None:
+    """Print one row per check with a history: name, sparkline, min, max and counts.
+
+    Checks without a stored point are left out; with none at all nothing is printed.
+    """
+    shown = [h for h in histories if h.points]
+    if not shown:
+        return
+    console.print(Text(" " * indent + LEGEND, style="dim"), soft_wrap=True)
+    grid = Grid(
+        [
+            Column("check", title=True),
+            Column("last runs"),
+            Column("min", justify="right"),
+            Column("max", justify="right"),
+            Column("runs", flex=True),
+        ]
+    )
+    for history in shown:
+        values = history.values
+        grid.add_row(
+            Text(history.check),
+            sparkline(history),
+            number(min(values)) if values else "",
+            number(max(values)) if values else "",
+            counts(history),
+        )
+    grid.print(console, indent=indent)
