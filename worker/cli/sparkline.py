@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.text import Text
 
 from worker.cli.layout import Column, Grid
+from worker.cli.safe_text import wrap_text
 from worker.review.history import CheckHistory, HistoryPoint, number
 
 BLOCKS = "▁▂▃▄▅▆▇█"
@@ -77,7 +78,8 @@ def print_histories(
     shown = [h for h in histories if h.points]
     if not shown:
         return
-    console.print(Text(" " * indent + LEGEND, style="dim"), soft_wrap=True)
+    for line in wrap_text(console, Text(LEGEND, style="dim"), console.width - indent):
+        console.print(Text(" " * indent) + line, soft_wrap=True)
     grid = Grid(
         [
             Column("check", title=True),

@@ -160,3 +160,14 @@ def test_lookout_show_prints_a_sparkline_per_check(tmp_path: Path) -> None:
         timeout=120,
     )
     assert as_json.returncode == 0 and "▁" not in as_json.stdout  # JSON stays the report's shape
+
+
+def test_the_legend_wraps_to_a_narrow_terminal() -> None:
+    console, buffer = terminal(50)
+    print_histories(console, [history([100, 140], total=2)])
+    assert buffer.getvalue().splitlines() == [
+        "  history, oldest first: ▲ ▼ failed above or below",
+        "  the band, ■ failed, × no value",
+        "  check   last runs  min  max  runs",
+        "  volume  ▄▲         100  140  2 runs, 1 failed",
+    ]
