@@ -14,7 +14,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the plan imports this module
+    from checks.pinned.plan import PinnedPlan
 
 
 class Status(StrEnum):
@@ -50,11 +53,16 @@ class CheckOutcome(StrEnum):
 
 
 class FindingSource(StrEnum):
-    """Who decided the finding: the declared checks, the agent, or the runtime overriding it."""
+    """Who decided the finding: the checks, the agent, the runtime overriding it, or a plan.
+
+    ``pinned``: the automation's pinned plan, an earlier accepted agent report
+    whose evidence is unchanged (``checks.pinned``); no LLM was asked.
+    """
 
     CHECKS = "checks"
     AGENT = "agent"
     OVERRIDE = "override"
+    PINNED = "pinned"
 
 
 def json_value(value: Any) -> Any:
@@ -199,7 +207,14 @@ class CheckResult:
 
 @dataclass
 class RunReport:
-    """Everything known about one run; ``to_dict`` is the ``--json`` document."""
+    """Everything known about one run; ``to_dict`` is the ``--json`` document.
+
+    ``pinning`` says what the automation's pinned plan did in this run
+    (``checks.pinned.consult.PlanCheck.record``): taken (``used``), or why the
+    agent was asked again; None when there was no plan. ``new_plan`` is the
+    plan this run's accepted agent report makes, written with the run by
+    ``Store.finish_run``; it is never in ``--json``.
+    """
 
     automation: str
     scheduled_for: dt.datetime
@@ -218,13 +233,15 @@ class RunReport:
     finished_at: dt.datetime | None = None
     definition: dict[str, Any] = field(default_factory=dict)
     attempt: int = 0
+    pinning: dict[str, Any] | None = None
+    new_plan: PinnedPlan | None = field(default=None, repr=False, compare=False)
 
     def clean_text(self, clean: Callable[[str], str]) -> None:
         """Pass every text a person or a model wrote through ``clean``, in place.
 
         That is the summary, the errors (the run's and each check's), each
-        check's reason and lint warnings, and every
-        string inside ``agent`` and ``second_opinion``; used to redact secrets
+        check's reason and lint warnings, every string inside ``agent``,
+        ``pinning`` and ``second_opinion``, and the new plan's summary; used to redact secrets
         once, before a report is stored or shown (``checks.settings.config.redact``).
         Evidence rows are data, kept as the query returned them.
         """
@@ -240,6 +257,9 @@ class RunReport:
             for c in self.checks
         ]
         self.agent = _clean_tree(self.agent, clean)
+        self.pinning = _clean_tree(self.pinning, clean)
+        if self.new_plan is not None:
+            self.new_plan = replace(self.new_plan, summary=clean(self.new_plan.summary))
         self.second_opinion = _clean_tree(self.second_opinion, clean)
 
     def to_dict(self) -> dict[str, Any]:
@@ -259,6 +279,7 @@ class RunReport:
             ],
             "agent": self.agent,
             "second_opinion": self.second_opinion,
+            "pinning": self.pinning,
             "error": self.error,
             "started_at": self.started_at.isoformat() if self.started_at else None,
             "finished_at": self.finished_at.isoformat() if self.finished_at else None,

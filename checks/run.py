@@ -26,10 +26,13 @@ from checks.declared.finding import decide_from_checks
 from checks.errors import SourceError, StoreError
 from checks.opinion.decision_model import make_decision_model
 from checks.opinion.second_opinion import second_opinion
+from checks.pinned.consult import PlanCheck, consult, pinning_record, take_plan
+from checks.pinned.plan import PinnedPlan
 from checks.report import CheckOutcome, FindingSource, RunReport, Status
 from checks.settings.config import Settings, redact
 from checks.sources.pool import SourcePool as SourcePool
 from checks.store.incidents import plan_run
+from checks.store.plans import current_plan
 from checks.store.review_reads import current_recalibrations, verdicts_for_next_run
 from checks.store.store import Store, first_line, utcnow
 
@@ -56,6 +59,7 @@ def run_automation(
     progress: Progress | None = None,
     trace: TraceSink | None = None,
     store: Store | None = None,
+    fresh: bool = False,
 ) -> RunReport:
     """Run one automation and return its report (not stored; see ``run_and_store``).
 
@@ -69,12 +73,16 @@ def run_automation(
         trace: where the agent's requests, responses and tool calls are written
             as they happen (default: kept in memory and dropped).
         store: where the previous completed run is looked up for the second
-            opinion; without it every run counts as a first run.
+            opinion, and the automation's pinned plan (``checks.pinned``); without
+            it every run counts as a first run and no plan is kept.
+        fresh: ask the agent even when the pinned plan's evidence is unchanged.
 
     Every text of the report (summary, errors, the agent's and the second
     opinion's) comes back with the settings' secrets redacted.
     """
-    report = _decide(automation, settings, sources, scheduled_for, trigger, progress, trace, store)
+    report = _decide(
+        automation, settings, sources, scheduled_for, trigger, progress, trace, store, fresh
+    )
     if report.status != Status.SKIPPED:
         (progress or (lambda _line: None))(f"{automation.name}: asking for a second opinion")
         previous = (
@@ -108,11 +116,15 @@ def _decide(
     progress: Progress | None,
     trace: TraceSink | None,
     store: Store | None,
+    fresh: bool = False,
 ) -> RunReport:
-    """Checks, then the agent: the report with its finding, before the second opinion.
+    """Checks, then the pinned plan or the agent: the report before the second opinion.
 
-    With a store, the agent is also told ops' verdicts on earlier runs
-    (``checks.store.review_reads.verdicts_for_next_run``).
+    With a store, the automation's pinned plan is consulted after the checks
+    (``checks.pinned.consult``) and taken when its evidence is unchanged; else
+    the agent is told ops' verdicts on earlier runs
+    (``checks.store.review_reads.verdicts_for_next_run``) and the plan it did
+    not take, and its accepted report becomes the new plan.
     """
     started = utcnow()
     report = RunReport(
@@ -124,7 +136,9 @@ def _decide(
         definition=automation.definition(),
     )
     say = progress or (lambda _line: None)
-    if not automation.checks and not llm_configured(settings):
+    pinning = settings.llm.pin_plans and store is not None
+    plan = current_plan(store, automation.name) if pinning and store is not None else None
+    if not automation.checks and not llm_configured(settings) and plan is None:
         return _end(report, Status.SKIPPED, error=NEEDS_LLM, summary=f"**Skipped** — {NEEDS_LLM}.")
     deadline = time.monotonic() + automation.timeout_s
     try:
@@ -140,11 +154,17 @@ def _decide(
     for check in report.checks:
         if check.outcome is CheckOutcome.NOT_EVALUATED:
             say(f"{automation.name}: check '{check.name}' not evaluated: {check.reason}")
+    looked = _consult_plan(automation, settings, report, source, plan, fresh, deadline, say)
+    if looked is not None and looked.used:
+        take_plan(report, looked)
+        report.finished_at = utcnow()
+        return report
     if llm_configured(settings):
         # the agent, its LLM client and the ranking: loaded only when an LLM is set
         from checks.agent.loop import run_agent
         from checks.agent.prompt import AgentTask
         from checks.agent.verdict import apply_agent_result
+        from checks.pinned.plan import make_plan
 
         model = automation.model or settings.llm.model
         say(f"{automation.name}: the agent is exploring ({model})")
@@ -156,6 +176,7 @@ def _decide(
             source.dialect,
             verdicts=tuple(verdicts_for_next_run(store, automation.name)) if store else (),
             timezone=automation.timezone,
+            previous=looked,
         )
         result = run_agent(
             task,
@@ -168,12 +189,55 @@ def _decide(
             deadline=deadline,
         )
         apply_agent_result(report, result)
+        if pinning and result.report is not None:
+            report.new_plan = make_plan(report, result.report, model=result.stats.model)
+        if pinning:
+            report.pinning = _pinning(looked, new_plan=report.new_plan is not None)
         report.finished_at = utcnow()
         return report
+    if looked is not None:
+        report.pinning = looked.record()
+    if not automation.checks:  # goal-only, its plan not taken, and no LLM to ask
+        why = f"{NEEDS_LLM}; its pinned plan was not taken: {looked.reason if looked else ''}"
+        return _end(report, Status.SKIPPED, error=why, summary=f"**Skipped** — {why}.")
     decision = decide_from_checks(report.checks)
     report.finding = decision.finding
     report.finding_source = FindingSource.CHECKS if decision.finding else None
     return _end(report, decision.status, error=decision.error, summary=decision.summary)
+
+
+def _consult_plan(
+    automation: Automation,
+    settings: Settings,
+    report: RunReport,
+    source: Source,
+    plan: PinnedPlan | None,
+    fresh: bool,
+    deadline: float,
+    say: Progress,
+) -> PlanCheck | None:
+    """Consult the automation's pinned plan (None: it has none); see ``checks.pinned.consult``."""
+    if plan is None:
+        return None
+    say(f"{automation.name}: re-running the pinned plan of run {plan.run_id}")
+    model = (automation.model or settings.llm.model) if llm_configured(settings) else None
+    return consult(
+        plan,
+        report,
+        source,
+        settings.limits,
+        repin_after_s=automation.repin_after_s or settings.llm.repin_after_s,
+        model=model,
+        now=report.started_at or utcnow(),
+        fresh=fresh,
+        deadline=deadline,
+    )
+
+
+def _pinning(looked: PlanCheck | None, *, new_plan: bool) -> dict[str, object]:
+    if looked is None:
+        return pinning_record(None, False, None, [], new_plan=new_plan)
+    return looked.record(new_plan=new_plan)
 
 
 def _end(report: RunReport, status: Status, *, error: str | None, summary: str) -> RunReport:
@@ -194,6 +258,7 @@ def run_and_store(
     trigger: str = "manual",
     progress: Progress | None = None,
     announce: bool = False,
+    fresh: bool = False,
 ) -> RunReport:
     """Run one automation in-process and store it: start (created claimed) → run (traced) → finish.
 
@@ -210,6 +275,7 @@ def run_and_store(
         announce: the run's alerts will be delivered (``lookout run --notify``):
             its events are planned; without it incidents move and nothing is
             announced (the next announcing run announces what is still open).
+        fresh: ask the agent even when the pinned plan's evidence is unchanged.
 
     Raises:
         StoreError: the slot already has a run, its incidents could not be
@@ -240,6 +306,7 @@ def run_and_store(
             progress=progress,
             trace=trace,
             store=store,
+            fresh=fresh,
         )
         report.run_id = run_id
         report.attempt = attempt

@@ -195,8 +195,9 @@ class Automation(_Strict):
     """One automation, as validated from its YAML file.
 
     Durations are given in YAML as seconds or strings like ``"30m"`` and held in
-    seconds (``catchup_window_s``, ``repeat_interval_s``; YAML keys
-    ``catchup_window``, ``repeat_interval``). ``path`` and ``line`` say where the
+    seconds (``catchup_window_s``, ``repeat_interval_s``, ``repin_after_s``; YAML
+    keys ``catchup_window``, ``repeat_interval``, ``repin_after``: the oldest its
+    pinned plan may be, None for ``llm.repin_after``). ``path`` and ``line`` say where the
     automation was defined (1-based line of its first key); they are set by the
     loader and refused in YAML. Rules for ``schedule`` and ``day_match`` are in
     ``checks.automation.schedule`` and the design notes §5.
@@ -222,6 +223,7 @@ class Automation(_Strict):
     catchup_window_s: DurationS = Field(default=3600.0, alias="catchup_window")
     overlap: Literal["skip", "buffer_one", "allow"] = "skip"
     repeat_interval_s: DurationS = Field(default=86400.0, alias="repeat_interval")
+    repin_after_s: DurationS | None = Field(default=None, alias="repin_after")
     path: str
     line: int
 

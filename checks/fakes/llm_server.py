@@ -40,8 +40,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from checks.fakes.openai_wire import chat_usage, model_list
@@ -131,6 +132,45 @@ def completion(step: Mapping[str, Any], body: Mapping[str, Any], serial: int) ->
         ],
         "usage": usage,
     }
+
+
+_AUTOMATION = re.compile(r"^Automation: (.+)$", re.M)
+_FENCED = re.compile(r"```json\n(.*)\n```", re.S)
+
+
+def one_query_agent(queries: Mapping[str, str]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """A step (for ``default``) that plays a two-call agent, per automation.
+
+    Its first answer in a conversation calls ``execute_query`` with
+    ``queries[automation]`` (the automation named in the first user message);
+    once the result is back it calls ``submit_report``, citing ``Q1``:
+    ``clear`` when the query returned no rows or a first cell of 0, else
+    ``needs_attention``. Nothing here is a model: it is a fixed rule, so the
+    same data always gives the same finding.
+    """
+
+    def step(body: Mapping[str, Any]) -> dict[str, Any]:
+        messages = body.get("messages") or []
+        opening = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
+        named = _AUTOMATION.search(opening)
+        sql = queries.get(named.group(1).strip() if named else "", "SELECT 1")
+        results = [m for m in messages if m.get("role") == "tool"]
+        if not results:
+            return {"tool_calls": [{"name": "execute_query", "arguments": {"sql": sql}}]}
+        fenced = _FENCED.search(results[-1].get("content") or "")
+        result = json.loads(fenced.group(1)) if fenced else {}
+        rows = result.get("rows") or []
+        quiet = not rows or rows[0][:1] == [0]
+        finding = "clear" if quiet else "needs_attention"
+        summary = (
+            f"The query returned {result.get('row_count', 0)} rows [Q1]."
+            if "error" not in result
+            else "The query failed."
+        )
+        report = {"finding": finding, "summary": summary, "evidence": ["Q1"], "confidence": "high"}
+        return {"tool_calls": [{"name": "submit_report", "arguments": report}]}
+
+    return step
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Annotated
 
+from pydantic import BeforeValidator, Field
+
+from checks.automation.schedule import parse_duration
 from checks.settings.strict import Strict
 
 
@@ -33,6 +36,12 @@ class LLMSettings(Strict):
         max_parallel_tools: read tool calls of one turn run on at most this many threads.
         prices_usd_per_mtok: model -> (input, output) price in USD per million
             tokens, used when the provider reports no ``usage.cost``.
+        pin_plans: keep each accepted agent report as its automation's pinned
+            plan and let later runs take it while its evidence is unchanged
+            (``checks.pinned``); False: the agent is asked on every run.
+        repin_after_s: the oldest a pinned plan may be before the agent is asked
+            again, in seconds (YAML ``repin_after``: ``7d``, ``12h``, or seconds);
+            an automation's ``repin_after`` wins.
     """
 
     base_url: str | None = None
@@ -50,3 +59,7 @@ class LLMSettings(Strict):
     repeat_limit: int = Field(default=3, ge=2)
     max_parallel_tools: int = Field(default=4, ge=1, le=32)
     prices_usd_per_mtok: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    pin_plans: bool = True
+    repin_after_s: Annotated[float, BeforeValidator(parse_duration)] = Field(
+        default=7 * 86400.0, alias="repin_after"
+    )

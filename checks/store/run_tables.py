@@ -65,7 +65,8 @@ class RunRow(Base):
     the source whose queue and concurrency bound the run uses, and when its
     Celery message was last sent (None: not sent yet). A run with no ``source``
     was made in-process (``lookout run``): only its own process runs it, and
-    the reaper ends it in error rather than queueing it.
+    the reaper ends it in error rather than queueing it. ``pinning`` is
+    ``RunReport.pinning``: what the automation's pinned plan did in the run.
     """
 
     __tablename__ = "runs"
@@ -91,6 +92,7 @@ class RunRow(Base):
     source: Mapped[str | None] = mapped_column(String(64))
     flags: Mapped[str] = mapped_column(String(200), default="", server_default="")
     enqueued_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    pinning: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
     checks: Mapped[list[CheckRow]] = relationship(
         back_populates="run", cascade="all, delete-orphan", order_by="CheckRow.position"

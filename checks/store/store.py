@@ -54,6 +54,7 @@ from checks.report import (
     json_value,
 )
 from checks.settings.config import redact
+from checks.store.plan_tables import write_plan
 from checks.store.run_tables import CheckRow, EvidenceRow, RunRow
 from checks.store.series import COMPLETED, FINISHED, SeriesPoint, read_series, series_rows
 
@@ -370,7 +371,9 @@ class Store:
         """Write a run's result if ``attempt`` is still the current one; return whether it was.
 
         Check results, evidence and the checks' series points
-        (``checks.store.series``) replace any earlier ones of the run.
+        (``checks.store.series``) replace any earlier ones of the run. When the
+        report makes a new pinned plan (``report.new_plan``), it becomes the
+        automation's plan in the same transaction (``checks.store.plan_tables``).
         """
         with self.session() as session:
             row = session.get(RunRow, run_id, with_for_update=True)
@@ -386,6 +389,7 @@ class Store:
             row.definition = report.definition or row.definition
             row.agent = report.agent
             row.second_opinion = report.second_opinion
+            row.pinning = report.pinning
             row.flags = flags_column(report.second_opinion)
             row.lease_expires_at = None
             row.checks = [
@@ -423,6 +427,8 @@ class Store:
                 for i, e in enumerate(report.evidence)
             ]
             row.series = series_rows(report, row)
+            if report.new_plan is not None:
+                write_plan(session, report.new_plan, run_id)
             return True
 
     def save_report(self, report: RunReport) -> int:
@@ -556,6 +562,7 @@ def _to_report(row: RunRow, *, full: bool) -> RunReport:
         finished_at=row.finished_at,
         definition=row.definition or {},
         attempt=row.attempt,
+        pinning=row.pinning,
     )
     if full:
         report.checks = [

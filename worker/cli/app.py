@@ -215,6 +215,12 @@ def run(
         bool,
         typer.Option("--notify", help="Deliver each run's alerts now, in this process."),
     ] = False,
+    fresh: Annotated[
+        bool,
+        typer.Option(
+            "--fresh", help="Ask the agent even when the pinned plan's evidence is unchanged."
+        ),
+    ] = False,
 ) -> None:
     """Run automations now, in this process, and store their reports."""
     from checks.automation.loader import load_automations
@@ -271,6 +277,7 @@ def _run_chosen(
                 store,
                 progress=lambda line: status.update(line),
                 announce=notify,
+                fresh=fresh,
             )
             reports.append(report)
             status.stop()
@@ -389,6 +396,33 @@ def show(
 
         histories = histories_of_run(store, run_id)
     _print_report(report, as_json, settings, full=True, histories=histories)
+
+
+@app.command()
+def pin(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The automation whose pinned plan to print.")],
+) -> None:
+    """Print an automation's pinned plan as declared checks: YAML to review and commit.
+
+    The automation as its file would hold it, with one check per query the
+    plan rests on, each expecting what it returned when the plan was made.
+    """
+    from checks.automation.loader import load_automations
+    from checks.pinned.as_checks import plan_as_yaml
+    from checks.store.plans import current_plan
+    from checks.store.store import Store
+
+    settings = ctx.obj.settings()
+    loaded = load_automations(settings.automations_dir, known_sources=settings.sources.keys())
+    (automation,) = _select(loaded, [name], False)
+    plan = current_plan(Store(settings.store_url), automation.name)
+    if plan is None:
+        raise ConfigError(
+            f"{automation.name} has no pinned plan: one is kept when the agent's report is "
+            "accepted (an LLM configured, llm.pin_plans on)"
+        )
+    sys.stdout.write(plan_as_yaml(plan, automation))
 
 
 # worker, beat, schedule, run-now (Celery); notify (alerts); serve (review page); eval; calibrate

@@ -36,6 +36,7 @@ __all__ = [
     "clean",
     "decider_line",
     "headline",
+    "pinning_lines",
     "print_load_problems",
     "print_report",
     "print_runs",
@@ -151,6 +152,9 @@ def print_report(
         console.print(Text(f"error: {clean(report.error)}", style="red"))
     if report.agent:
         console.print(Text(agent_line(report.agent), style="dim"))
+    if report.pinning:
+        for line in pinning_lines(report.pinning):
+            console.print(Text(clean(line), style="dim"))
     if report.second_opinion and report.second_opinion.get("backend") not in (None, "none"):
         console.print(Text(opinion_line(report.second_opinion), style="dim"))
     if histories:
@@ -263,6 +267,28 @@ def agent_line(agent: dict[str, Any]) -> str:
     cost = agent.get("cost_usd")
     parts.append(cost_text(steps, float(cost) if isinstance(cost, int | float) else None))
     return " · ".join(parts)
+
+
+def pinning_lines(pinning: dict[str, Any]) -> list[str]:
+    """What the pinned plan did in a run, one line, then one per change found.
+
+    ``pinned plan of run 12 (fake, 2026-12-01 09:00 UTC): taken, the LLM was not
+    asked``; ``pinned plan of run 12 not taken: <why>`` with ``  - <change>``
+    lines; ``this report is now the pinned plan`` when it replaced the plan.
+    """
+    lines = []
+    from_run = pinning.get("from_run")
+    if from_run is not None:
+        made = str(pinning.get("made_at") or "")[:16].replace("T", " ")
+        where = f"pinned plan of run {from_run} ({pinning.get('model')}, {made} UTC)"
+        if pinning.get("used"):
+            lines.append(f"{where}: taken, the LLM was not asked")
+        else:
+            lines.append(f"{where} not taken: {pinning.get('reason')}")
+            lines += [f"  - {change}" for change in pinning.get("changes") or []]
+    if pinning.get("new_plan"):
+        lines.append("this report is now the automation's pinned plan (lookout pin shows it)")
+    return lines
 
 
 def totals_line(reports: Sequence[RunReport], elapsed_s: float) -> str:

@@ -4,6 +4,7 @@ from alembic import context
 from sqlalchemy import engine_from_config, pool
 
 import checks.store.alert_tables
+import checks.store.plan_tables
 import checks.store.review_tables  # noqa: F401  (registers the review tables)
 from checks.store.run_tables import Base
 

@@ -278,6 +278,7 @@ def test_defaults_and_goal_only_warning(tmp_path: Path) -> None:
         "catchup_window": 3600.0,
         "overlap": "skip",
         "repeat_interval": 86400.0,
+        "repin_after": None,
     }
     assert result.warnings == [
         f"{tmp_path / 'a.yml'}:1: goal-only: no checks: needs an LLM to run; "

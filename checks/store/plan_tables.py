@@ -1,0 +1,74 @@
+"""The pinned plans table: one automation's accepted agent report, kept for later runs.
+
+Migration ``0014``. One row per automation (its primary key), replaced when a
+later accepted report makes a new plan (``Store.finish_run``, in the same
+transaction as the run, so a refused result never pins). ``run_id`` is the run
+the plan came from; ``queries`` the cited evidence as
+``checks.pinned.plan.PinnedQuery.to_dict``; ``check_outcomes`` the declared
+checks' ``[name, outcome]`` pairs. Times are naive UTC in the database and
+aware UTC in Python (``UTCDateTime``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import JSON, ForeignKey, String, Text
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+from checks.pinned.plan import PinnedPlan, PinnedQuery
+from checks.report import Finding, FindingSource
+from checks.store.run_tables import Base, UTCDateTime
+
+
+class PinnedPlanRow(Base):
+    """The current pinned plan of one automation (see the module docstring)."""
+
+    __tablename__ = "pinned_plans"
+
+    automation: Mapped[str] = mapped_column(String(64), primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    made_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    definition_hash: Mapped[str] = mapped_column(String(64))
+    model: Mapped[str] = mapped_column(String(200))
+    finding: Mapped[str] = mapped_column(String(24))
+    finding_source: Mapped[str] = mapped_column(String(16))
+    summary: Mapped[str] = mapped_column(Text)
+    confidence: Mapped[str | None] = mapped_column(String(16))
+    queries: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    check_outcomes: Mapped[list[list[str]]] = mapped_column(JSON)
+
+    def to_plan(self) -> PinnedPlan:
+        """The plan this row holds."""
+        return PinnedPlan(
+            automation=self.automation,
+            run_id=self.run_id,
+            made_at=self.made_at,
+            definition_hash=self.definition_hash,
+            model=self.model,
+            finding=Finding(self.finding),
+            finding_source=FindingSource(self.finding_source),
+            summary=self.summary,
+            confidence=self.confidence,
+            queries=tuple(PinnedQuery.from_dict(q) for q in self.queries),
+            check_outcomes=tuple((str(n), str(o)) for n, o in self.check_outcomes),
+        )
+
+
+def write_plan(session: Session, plan: PinnedPlan, run_id: int) -> None:
+    """Make ``plan`` (made by run ``run_id``) its automation's plan, replacing any older one."""
+    row = session.get(PinnedPlanRow, plan.automation, with_for_update=True)
+    if row is None:
+        row = PinnedPlanRow(automation=plan.automation)
+        session.add(row)
+    row.run_id = run_id
+    row.made_at = plan.made_at
+    row.definition_hash = plan.definition_hash
+    row.model = plan.model
+    row.finding = str(plan.finding)
+    row.finding_source = str(plan.finding_source)
+    row.summary = plan.summary
+    row.confidence = plan.confidence
+    row.queries = [q.to_dict() for q in plan.queries]
+    row.check_outcomes = [[n, o] for n, o in plan.check_outcomes]
