@@ -33,7 +33,7 @@ from checks.settings.config import Settings, redact
 from checks.sources.pool import SourcePool as SourcePool
 from checks.store.incidents import plan_run
 from checks.store.plans import current_plan
-from checks.store.review_reads import current_recalibrations, verdicts_for_next_run
+from checks.store.review_reads import Verdict, current_recalibrations, verdicts_for_next_run
 from checks.store.store import Store, first_line, utcnow
 
 NEEDS_LLM = (
@@ -154,7 +154,10 @@ def _decide(
     for check in report.checks:
         if check.outcome is CheckOutcome.NOT_EVALUATED:
             say(f"{automation.name}: check '{check.name}' not evaluated: {check.reason}")
-    looked = _consult_plan(automation, settings, report, source, plan, fresh, deadline, say)
+    verdicts = tuple(verdicts_for_next_run(store, automation.name)) if store else ()
+    looked = _consult_plan(
+        automation, settings, report, source, plan, fresh, verdicts, deadline, say
+    )
     if looked is not None and looked.used:
         take_plan(report, looked)
         report.finished_at = utcnow()
@@ -174,7 +177,7 @@ def _decide(
             automation.instructions or "",
             source.name,
             source.dialect,
-            verdicts=tuple(verdicts_for_next_run(store, automation.name)) if store else (),
+            verdicts=verdicts,
             timezone=automation.timezone,
             previous=looked,
         )
@@ -213,6 +216,7 @@ def _consult_plan(
     source: Source,
     plan: PinnedPlan | None,
     fresh: bool,
+    verdicts: tuple[Verdict, ...],
     deadline: float,
     say: Progress,
 ) -> PlanCheck | None:
@@ -230,6 +234,7 @@ def _consult_plan(
         model=model,
         now=report.started_at or utcnow(),
         fresh=fresh,
+        verdicts=verdicts,
         deadline=deadline,
     )
 

@@ -96,8 +96,8 @@ def plan_as_yaml(plan: PinnedPlan, automation: Automation) -> str:
 
     The automation's fields are its ``definition()`` (defaults filled in,
     durations in seconds; unset and empty fields left out), then ``checks``,
-    so the text loads back as the same automation with more checks. A header of comments names the run, model and finding the
-    plan came from.
+    so the text loads back as the same automation with more checks. A header
+    of comments names the run, model and finding the plan came from.
     """
     definition = automation.definition()
     checks = list(definition.get("checks") or [])

@@ -5,7 +5,10 @@ finding is the plan's, ``finding_source: pinned``, and no LLM is called — only
 when all of these hold, checked in this order (the first that fails is the
 reason the agent is asked again):
 
-1. the run was not asked to be fresh (``lookout run --fresh``);
+1. the run was not asked to be fresh (``lookout run --fresh``), and ops have
+   not resolved a run as ``false_positive`` or ``expected`` since the last run
+   (``checks.store.review_reads.verdicts_for_next_run``: the plan may be what
+   they judged wrong);
 2. the automation's deciding fields hash as they did (``checks.pinned.plan.definition_hash``);
 3. with an LLM configured, the model asked would be the plan's model;
 4. the plan is not older than ``repin_after`` (the automation's, else ``llm.repin_after``);
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +39,7 @@ from checks.report import CheckOutcome, Evidence, Finding, FindingSource, RunRep
 if TYPE_CHECKING:
     from checks.settings.limits import Limits
     from checks.sources import Source
+    from checks.store.review_reads import Verdict
 
 FRESH = "a fresh run was asked for (--fresh)"
 
@@ -121,6 +126,7 @@ def consult(
     model: str | None,
     now: dt.datetime,
     fresh: bool = False,
+    verdicts: Sequence[Verdict] = (),
     deadline: float | None = None,
 ) -> PlanCheck:
     """Decide whether ``report`` (its declared checks already run) takes ``plan``.
@@ -135,6 +141,7 @@ def consult(
         model: the LLM model this run would ask, or None when no LLM is set.
         now: the time the run started (aware).
         fresh: the run was asked to ignore the plan.
+        verdicts: ops' verdicts since the last run, newest first.
         deadline: ``time.monotonic()`` after which no query starts.
 
     Returns:
@@ -144,6 +151,11 @@ def consult(
     check = PlanCheck(plan)
     if fresh:
         check.reason = FRESH
+        return check
+    if verdicts:
+        check.reason = (
+            f"ops resolved run {verdicts[0].run_id} as {verdicts[0].reason} since the last run"
+        )
         return check
     if definition_hash(report.definition) != plan.definition_hash:
         check.reason = "the automation's definition changed since the plan was made"

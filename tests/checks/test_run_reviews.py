@@ -61,7 +61,8 @@ def test_the_next_run_tells_the_agent_what_ops_said_fenced(tmp_path: Path) -> No
     steps = [{"tool_calls": [{"name": "submit_report", "arguments": report}]}]
     with FakeLLM(default=steps[0]) as llm:
         settings = settings_for(tmp_path, db, None)
-        settings.llm = LLMSettings(base_url=llm.base_url, model="m", max_retries=0)
+        # pinning off: the third run asks the agent too (else it takes the second's plan)
+        settings.llm = LLMSettings(base_url=llm.base_url, model="m", max_retries=0, pin_plans=False)
         store = Store(settings.store_url)
         with SourcePool(settings) as pool:
             first = run_and_store(automation(), settings, pool, store)

@@ -242,6 +242,7 @@ def report_view(
             started_at=run.started_at,
             finished_at=run.finished_at,
             agent=redacted(run.agent, keys) if run.agent else None,
+            pinning=redacted(run.pinning, keys) if run.pinning else None,
             checks=[_check_view(c) for c in run.checks],
             evidence=[
                 EvidenceView(

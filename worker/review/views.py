@@ -168,6 +168,7 @@ class ReportView:
     started_at: dt.datetime | None
     finished_at: dt.datetime | None
     agent: dict[str, Any] | None
+    pinning: dict[str, Any] | None
     checks: list[CheckView]
     evidence: list[EvidenceView]
     opinion: OpinionView | None

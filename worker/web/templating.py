@@ -38,6 +38,7 @@ LABELS: dict[str, str] = {
     "checks": "the declared checks",
     "agent": "the agent",
     "override": "the checks, overriding the agent",
+    "pinned": "the pinned plan (the LLM was not asked)",
     "attention": "Needs attention",
     **{str(reason): label for reason, label in RESOLVE_LABELS.items()},
 }

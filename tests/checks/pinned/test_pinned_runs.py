@@ -367,3 +367,24 @@ def test_without_an_llm_a_plan_still_decides_while_its_evidence_holds(tmp_path: 
     pinned = world.run(goal_only())
     assert (pinned.finding, pinned.finding_source) == (Finding.CLEAR, FindingSource.PINNED)
     assert pinned.pinning is not None and pinned.pinning["from_run"] == first.run_id
+
+
+def test_a_false_positive_verdict_sends_the_next_run_to_the_agent(tmp_path: Path) -> None:
+    from worker.review.actions import ActionRequest, record
+    from worker.review.vocabulary import ActionKind, ResolveReason
+
+    with agent() as llm:
+        world = World(tmp_path, llm)
+        world.run(goal_only())
+        pinned = world.run(goal_only())
+        resolve = ActionRequest(ActionKind.RESOLVE, reason=ResolveReason.FALSE_POSITIVE)
+        record(world.store, pinned.run_id or 0, resolve, actor="alice", now=dt.datetime.now(dt.UTC))
+        asked = world.run(goal_only())
+        assert world.calls() == 4
+        again = world.run(goal_only())
+        assert world.calls() == 4
+    assert pinned.finding_source == FindingSource.PINNED
+    assert asked.pinning is not None and asked.pinning["reason"] == (
+        f"ops resolved run {pinned.run_id} as false_positive since the last run"
+    )
+    assert again.pinning is not None and again.pinning["from_run"] == asked.run_id

@@ -406,3 +406,35 @@ def test_a_stuck_run_in_the_threads_pool_frees_the_worker_at_its_hard_limit(
     env.procs.kill(worker, signal.SIGTERM)  # a warm shutdown, the stuck thread still waiting
     assert time.monotonic() - started < 20
     assert worker.returncode == 0
+
+
+def test_the_service_takes_the_pinned_plan_without_calling_the_llm(env: Env) -> None:
+    import yaml
+
+    from checks.fakes.llm_server import FakeLLM, one_query_agent
+    from checks.report import FindingSource
+
+    sql = "SELECT count(*) AS odd FROM flights WHERE dep_time IS NULL AND dep_delay IS NOT NULL"
+    with FakeLLM(default=one_query_agent({"pinned": sql})) as llm:
+        config = Path(env.procs.env["LOOKOUT_CONFIG"])
+        data = yaml.safe_load(config.read_text(encoding="utf-8"))
+        data["llm"] = {"base_url": llm.base_url, "model": "fake-model", "max_retries": 0}
+        config.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        env.due_now("pinned", checks=[], goal="Every flight without a departure time has no delay.")
+        env.procs.worker()
+        env.procs.beat()
+        [first] = wait_for(lambda: env.finished("pinned"), 60, "the scheduled run to finish")
+        subprocess.run(
+            [LOOKOUT, "run-now", "pinned"], env=env.procs.env, capture_output=True, check=True
+        )
+        runs = wait_for(lambda: env.finished("pinned", 2), 60, "the run-now run to finish")
+        calls = len(llm.chat_requests)
+    assert [(r.trigger, r.status, r.finding, r.finding_source) for r in runs] == [
+        ("schedule", Status.COMPLETED, "clear", FindingSource.AGENT),
+        ("manual", Status.COMPLETED, "clear", FindingSource.PINNED),
+    ]
+    assert calls == 2  # the scheduled run's two; the second run asked nothing
+    second = env.store.get_run(runs[1].run_id or 0)
+    assert second is not None and second.pinning is not None
+    assert (second.pinning["used"], second.pinning["from_run"]) == (True, first.run_id)
+    assert [(e.id, e.origin, e.rows) for e in second.evidence] == [("Q1", "pinned", [[0]])]
