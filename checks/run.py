@@ -30,6 +30,7 @@ from checks.pinned.consult import PlanCheck, consult, pinning_record, take_plan
 from checks.pinned.plan import PinnedPlan
 from checks.report import CheckOutcome, FindingSource, RunReport, Status
 from checks.settings.config import Settings, redact
+from checks.sources.base import Source
 from checks.sources.pool import SourcePool as SourcePool
 from checks.store.incidents import plan_run
 from checks.store.plans import current_plan

@@ -242,7 +242,9 @@ def run(
         from checks.store.store import Store
 
         store = Store(settings.store_url)
-        reports = _run_chosen(chosen, settings, pool, store, as_json=as_json, notify=notify)
+        reports = _run_chosen(
+            chosen, settings, pool, store, as_json=as_json, notify=notify, fresh=fresh
+        )
     totals = render.totals_line(reports, time.monotonic() - started)
     if run_all and not chosen:
         totals += f" (no enabled automation in {settings.automations_dir})"
@@ -259,6 +261,7 @@ def _run_chosen(
     *,
     as_json: bool,
     notify: bool,
+    fresh: bool = False,
 ) -> list[RunReport]:
     """Run and store each automation in turn, printing each report as it ends."""
     from checks.run import run_and_store
