@@ -18,8 +18,8 @@ identical run for run, and whether the first run after the change saw it.
 Nothing here is a model: the fake's answers are a fixed rule over the query's
 result, so the same data always gives the same finding.
 
-Run: ``.venv/bin/python bench/bench_pinning.py [--runs 30] [--after 3]`` (about
-2 minutes on 2 cores).
+Run: ``.venv/bin/python bench/bench_pinning.py [--runs 30] [--after 3]`` (under
+a minute on 2 cores).
 """
 
 from __future__ import annotations
