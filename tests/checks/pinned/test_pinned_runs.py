@@ -388,3 +388,19 @@ def test_a_false_positive_verdict_sends_the_next_run_to_the_agent(tmp_path: Path
         f"ops resolved run {pinned.run_id} as false_positive since the last run"
     )
     assert again.pinning is not None and again.pinning["from_run"] == asked.run_id
+
+
+def test_an_unreadable_plan_row_asks_the_agent_and_is_replaced(tmp_path: Path) -> None:
+    with agent() as llm:
+        world = World(tmp_path, llm)
+        world.run(goal_only())
+        with world.store.session() as session:
+            session.execute(update(PinnedPlanRow).values(queries=[{"id": "Q1"}]))
+        assert current_plan(world.store, "no-negative-orders") is None
+        asked = world.run(goal_only())
+        assert world.calls() == 4
+        pinned = world.run(goal_only())
+        assert world.calls() == 4
+    assert asked.finding_source == FindingSource.AGENT and asked.pinning is not None
+    assert (asked.pinning["reason"], asked.pinning["new_plan"]) == ("no pinned plan yet", True)
+    assert pinned.pinning is not None and pinned.pinning["from_run"] == asked.run_id
