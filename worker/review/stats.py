@@ -50,6 +50,8 @@ class Stats:
         queue_lag_s: seconds the oldest queued run has waited past its slot (0: none).
         open_incidents: incident kind -> open incidents.
         outcomes: resolve reason -> runs labelled so.
+        decided: who decided (``checks``, ``agent``, ``override``, ``pinned``) -> runs
+            with a finding; ``pinned`` runs asked no LLM (``checks.pinned``).
     """
 
     runs: dict[tuple[str, str], int] = field(default_factory=dict)
@@ -62,6 +64,7 @@ class Stats:
     queue_lag_s: float = 0.0
     open_incidents: dict[str, int] = field(default_factory=dict)
     outcomes: dict[str, int] = field(default_factory=dict)
+    decided: dict[str, int] = field(default_factory=dict)
 
 
 def _usage(session: Session, column: str) -> Usage:
@@ -134,4 +137,14 @@ def stats(store: Store, *, now: dt.datetime) -> Stats:
             ).all()
         )
         usage = {"agent": _usage(session, "agent"), "decision": _usage(session, "second_opinion")}
-    return Stats(runs, flags, usage, deliveries, failed, queued, running, lag, incidents, outcomes)
+        decided = {
+            str(source): n
+            for source, n in session.execute(
+                select(RunRow.finding_source, func.count())
+                .where(RunRow.finding_source.is_not(None))
+                .group_by(RunRow.finding_source)
+            )
+        }
+    return Stats(
+        runs, flags, usage, deliveries, failed, queued, running, lag, incidents, outcomes, decided
+    )

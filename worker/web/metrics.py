@@ -6,6 +6,7 @@ Counters are totals over what the store holds:
 
 ===================================  =========================================
 ``lookout_runs_total``               runs by ``status`` and ``finding`` ("" when none)
+``lookout_runs_decided_total``       runs with a finding by ``finding_source`` (``pinned``: no LLM)
 ``lookout_run_flags_total``          runs by second-opinion ``flag``
 ``lookout_llm_tokens_total``         tokens by ``component`` (agent, decision), ``direction``
 ``lookout_llm_cost_usd_total``       known cost in USD by ``component``
@@ -51,6 +52,13 @@ class StoreCollector(Collector):
         )
         for (status, finding), n in sorted(s.runs.items()):
             runs.add_metric([status, finding], n)
+        decided = CounterMetricFamily(
+            "lookout_runs_decided",
+            "Runs with a finding, by who decided it (checks, agent, override, pinned).",
+            labels=["finding_source"],
+        )
+        for source, n in sorted(s.decided.items()):
+            decided.add_metric([source], n)
         flags = CounterMetricFamily(
             "lookout_run_flags", "Runs whose second opinion set a flag.", labels=["flag"]
         )
@@ -70,7 +78,7 @@ class StoreCollector(Collector):
             tokens.add_metric([component, "input"], usage.input_tokens)
             tokens.add_metric([component, "output"], usage.output_tokens)
             cost.add_metric([component], usage.cost_usd)
-        yield from (runs, flags, tokens, cost)
+        yield from (runs, decided, flags, tokens, cost)
         yield from self._deliveries(s)
         yield from self._queue(s)
 

@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 from checks.fakes.llm_server import FakeLLM, one_query_agent
 from checks.settings.config import Settings
 from tests.checks.pinned.test_pinned_runs import NEGATIVES, World, goal_only, write_orders
+from tests.worker.web.test_api import metrics_of
 from tests.worker.web.web_support import World as WebWorld
 from tests.worker.web.web_support import app_for, bearer, login, review_settings
 
@@ -42,3 +43,9 @@ def test_the_report_page_cites_the_plan_it_took_and_says_why_one_was_not(tmp_pat
     api = client.get(f"/api/runs/{pinned.run_id}", headers=bearer()).json()["report"]
     assert api["finding_source"] == "pinned"
     assert (api["pinning"]["used"], api["pinning"]["from_run"]) == (True, first.run_id)
+    decided = {
+        labels: value
+        for (name, labels), value in metrics_of(client).items()
+        if name == "lookout_runs_decided_total"
+    }
+    assert decided == {(("finding_source", "agent"),): 2, (("finding_source", "pinned"),): 1}
