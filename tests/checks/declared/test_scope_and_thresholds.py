@@ -180,6 +180,37 @@ def test_decimal_and_double_equality(shop: Source) -> None:
     ]
 
 
+def test_a_float_average_over_a_million_rows_meets_its_exact_bound(shop: Source) -> None:
+    results, _ = run(
+        shop,
+        {
+            "name": "average",
+            "sql": "SELECT avg(CAST(0.15 AS DOUBLE PRECISION)) FROM tiny",
+            "expect": "between 0.15 and 0.15",
+        },
+        {
+            "name": "sum",
+            "sql": "SELECT sum(CAST(0.1 AS DOUBLE PRECISION)) FROM tiny",
+            "expect": "== 100000",
+        },
+        {
+            "name": "strictly below",
+            "sql": "SELECT avg(CAST(0.15 AS DOUBLE PRECISION)) FROM tiny",
+            "expect": "< 0.15",
+        },
+    )
+    average, total, _ = results
+    assert [r.outcome for r in results] == [
+        CheckOutcome.PASSED,
+        CheckOutcome.PASSED,
+        CheckOutcome.FAILED,  # within the tolerance it *is* 0.15
+    ]
+    assert isinstance(average.value, float) and abs(average.value - 0.15) < 1.5e-11
+    assert isinstance(total.value, float) and abs(total.value - 100_000) < 1e-5
+    if shop.dialect == "postgres":  # float8 summed in order: the same bits every run
+        assert (average.value, total.value) == (0.14999999999717117, 100000.00000133288)
+
+
 def test_date_boundaries_at_exactly_n_days(shop: Source) -> None:
     midnight = dt.datetime(2024, 1, 10, tzinfo=dt.UTC)
     results, _ = run(
