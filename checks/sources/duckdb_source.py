@@ -302,6 +302,7 @@ def _build(
     import duckdb
 
     conn = duckdb.connect(str(target))
+    conn.execute("SET enable_progress_bar = false")  # a long load would draw it on stdout
     try:
         if database is not None:
             conn.execute(f"ATTACH {_literal(str(database))} AS lookout_src (READ_ONLY)")
