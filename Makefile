@@ -30,7 +30,7 @@ demo: install ## run every example automation on the bundled flights data
 	  echo "lookout run --all exited $$s (0 all Clear, 1 some Needs attention, 3 a run in error)"; \
 	  test $$s -le 1
 
-test: dev ## run the test suite (needs PostgreSQL on 127.0.0.1:5432)
+test: dev ## run the test suite (needs PostgreSQL on 127.0.0.1:5432, Redis on 127.0.0.1:6379 and chromium)
 	$(BIN)/pytest -q
 
 lint: dev ## ruff check and format check

@@ -28,12 +28,16 @@ a mapping):
 
 When the script runs out, ``default`` (a step, or None) answers every further
 request; without it the server answers HTTP 400 ``fake LLM script exhausted``
-so an over-long conversation fails loudly instead of looping.
+so an over-long conversation fails loudly instead of looping. With ``repeat``
+the script starts over at each new conversation — a request whose messages
+hold no assistant turn yet — and when it ran out, so every run of an
+automation gets the whole script.
 
 Run from another process with
-``python -m checks.fakes.llm_server --port N --script FILE [--log FILE]``; the script
-file is JSON or YAML holding a list of steps or ``{steps: [...], default: {...}}``,
-and ``--log`` appends every request received as one JSON line.
+``python -m checks.fakes.llm_server --port N --script FILE [--repeat] [--log FILE]``;
+the script file is JSON or YAML holding a list of steps or
+``{steps: [...], default: {...}}``, and ``--log`` appends every request
+received as one JSON line.
 """
 
 from __future__ import annotations
@@ -59,6 +63,8 @@ class FakeLLM(FakeServer):
         default: the step answering every request after the script ran out.
         port: TCP port on 127.0.0.1; 0 picks a free one (see ``base_url``).
         log_path: when set, every request is also appended to this file as a JSON line.
+        repeat: start the script over at each new conversation (no assistant
+            message yet) and when it ran out, instead of answering ``default``.
     """
 
     name = "fake LLM"
@@ -84,6 +90,13 @@ class FakeLLM(FakeServer):
             payload = error.get("body") or {"error": {"message": f"HTTP {error['status']}"}}
             return int(error["status"]), payload, error.get("headers")
         return 200, completion(step, body, serial), None
+
+    def starts_over(self, body: Mapping[str, Any]) -> bool:
+        """A conversation starts with a request holding no assistant message yet."""
+        messages = body.get("messages")
+        if not isinstance(messages, list):
+            return False
+        return not any(isinstance(m, dict) and m.get("role") == "assistant" for m in messages)
 
     def get(self, path: str) -> Response | None:
         """``GET …/models``: the model list, one model named ``fake``."""
@@ -179,9 +192,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0: any free)")
     parser.add_argument("--script", required=True, help="JSON or YAML script file")
     parser.add_argument("--log", help="append every request received to this JSONL file")
+    parser.add_argument(
+        "--repeat",
+        action="store_true",
+        help="start the script over at each new conversation (every run gets all of it)",
+    )
     args = parser.parse_args(argv)
     steps, default = load_script(args.script)
-    fake = FakeLLM(steps, default=default, port=args.port, log_path=args.log)
+    fake = FakeLLM(steps, default=default, port=args.port, log_path=args.log, repeat=args.repeat)
     print(fake.base_url, flush=True)
     fake.serve_forever()
 

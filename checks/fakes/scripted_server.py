@@ -3,7 +3,10 @@
 A ``FakeServer`` speaks real HTTP on 127.0.0.1, takes JSON ``POST`` bodies,
 records every request and answers them from a script: a list of steps answered
 in order, one per request, then ``default`` for every further request (without
-one: HTTP 400 ``<name> script exhausted``). A step is a mapping or, in-process
+one: HTTP 400 ``<name> script exhausted``). With ``repeat`` the script starts
+over instead: from its first step when it ran out, and at each request a fake
+reads as the start of a new conversation (``starts_over``), so several runs
+in a row each get the whole script. A step is a mapping or, in-process
 only, a callable taking the request body and returning one; any step may say
 ``"delay_s"`` to sleep before answering. How a step becomes a response, and
 which paths are served, is each fake's own wire format: a subclass implements
@@ -174,6 +177,8 @@ class FakeServer:
         default: the step answering every request after the script ran out.
         port: TCP port on 127.0.0.1; 0 picks a free one.
         log_path: when set, every request is also appended to this file as a JSON line.
+        repeat: start the script over when it runs out and at each new
+            conversation (``starts_over``), instead of answering ``default``.
     """
 
     name = "fake"
@@ -189,9 +194,12 @@ class FakeServer:
         default: Step | None = None,
         port: int = 0,
         log_path: str | Path | None = None,
+        repeat: bool = False,
     ) -> None:
         self.script = list(script)
         self.default = default
+        self.repeat = repeat
+        self._position = 0  # the next step of the script
         self.requests: list[RecordedRequest] = []
         self.log_path = Path(log_path) if log_path else None
         self._lock = threading.Lock()
@@ -211,6 +219,14 @@ class FakeServer:
     def get(self, path: str) -> Response | None:
         """Return the answer to ``GET path``, or None for 404 (no ``GET`` route by default)."""
         return None
+
+    def starts_over(self, body: Mapping[str, Any]) -> bool:
+        """Whether request ``body`` begins a new conversation (with ``repeat``: from step 1).
+
+        None does by default: each request stands alone, and the script starts
+        over only when it ran out.
+        """
+        return False
 
     @property
     def port(self) -> int:
@@ -258,7 +274,12 @@ class FakeServer:
             if self.log_path is not None:
                 with self.log_path.open("a", encoding="utf-8") as log:
                     log.write(json.dumps({"path": record.path, "body": record.body}) + "\n")
-            step = self.script[serial - 1] if serial <= len(self.script) else self.default
+            if self.repeat and (
+                self._position >= len(self.script) or self.starts_over(record.body)
+            ):
+                self._position = 0
+            index, self._position = self._position, self._position + 1
+            step = self.script[index] if index < len(self.script) else self.default
         if step is None:
             return serial, None
         return serial, (step(record.body) if callable(step) else step)

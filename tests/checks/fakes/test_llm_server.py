@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from checks.agent.chat_client import ChatClient
@@ -67,3 +68,64 @@ def test_serves_a_script_file_from_another_process(served: tuple[str, Path]) -> 
         assert client.complete([{"role": "user", "content": "hi"}], []).content == "again"
     logged = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert [entry["body"]["model"] for entry in logged] == ["m", "m", "m"]
+
+
+def test_without_repeat_the_script_is_served_once_then_exhausted() -> None:
+    from checks.fakes.llm_server import FakeLLM
+
+    first = [{"role": "user", "content": "go"}]
+    with FakeLLM([{"content": "one"}]) as fake, httpx_client(fake.base_url) as client:
+        assert answer(client, first) == (200, "one")
+        assert answer(client, first) == (400, "fake LLM script exhausted")
+
+
+def test_with_repeat_each_new_conversation_gets_the_whole_script() -> None:
+    from checks.fakes.llm_server import FakeLLM
+
+    script = [{"content": "step 1"}, {"content": "step 2"}, {"content": "step 3"}]
+    start = [{"role": "system", "content": "s"}, {"role": "user", "content": "go"}]
+    going = [*start, {"role": "assistant", "content": "step 1"}]
+    with FakeLLM(script, repeat=True) as fake, httpx_client(fake.base_url) as client:
+        assert answer(client, start) == (200, "step 1")
+        assert answer(client, going) == (200, "step 2")
+        # a new conversation before the script ran out starts it over
+        assert answer(client, start) == (200, "step 1")
+        assert [answer(client, going) for _ in range(3)] == [
+            (200, "step 2"),
+            (200, "step 3"),
+            (200, "step 1"),  # ran out: from the top again, never exhausted
+        ]
+
+
+def httpx_client(base_url: str) -> httpx.Client:
+    return httpx.Client(base_url=base_url, timeout=10)
+
+
+def answer(client: httpx.Client, messages: list[dict[str, str]]) -> tuple[int, str]:
+    """POST one chat completion; return the status and the content or the error message."""
+    response = client.post("/chat/completions", json={"model": "m", "messages": messages})
+    body = response.json()
+    if response.status_code != 200:
+        return response.status_code, body["error"]["message"]
+    return 200, body["choices"][0]["message"]["content"]
+
+
+def test_the_repeat_flag_of_the_program(tmp_path: Path) -> None:
+    script = tmp_path / "script.yaml"
+    script.write_text("- {content: only}\n", encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "checks.fakes.llm_server", "--script", str(script), "--repeat"],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert proc.stdout is not None
+        with httpx_client(proc.stdout.readline().strip()) as client:
+            start = [{"role": "user", "content": "go"}]
+            assert [answer(client, start) for _ in range(3)] == [(200, "only")] * 3
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        if proc.stdout is not None:
+            proc.stdout.close()
