@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the plan imports this module
     from checks.pinned.plan import PinnedPlan
 
+from checks.sources.row_set import RowSet
+
 
 class Status(StrEnum):
     """Where a run is. ``completed`` runs have a finding; the others do not."""
@@ -112,6 +114,11 @@ class Evidence:
         row_count_exact: False when the result had more rows than
             ``limits.fingerprint_max_rows``: the scan stopped there, so
             ``row_count`` is only "at least".
+        query_key: the key of the SQL's normal form (``checks.sql.normal_form``):
+            how the same query is found in other runs; None when unknown.
+        row_set: the result's row hashes (``checks.sources.row_set``), its
+            sample's cut to ``rows``; None when not read. Stored apart, never
+            in ``--json``.
     """
 
     id: str
@@ -123,6 +130,8 @@ class Evidence:
     fingerprint: str
     origin: str = "check"
     row_count_exact: bool = True
+    query_key: str | None = None
+    row_set: RowSet | None = None
 
 
 Metrics = dict[str, int | float | str | None]
@@ -275,7 +284,8 @@ class RunReport:
             "summary": self.summary,
             "checks": [c.to_dict() for c in self.checks],
             "evidence": [
-                {k: v for k, v in asdict(e).items() if k != "origin"} for e in self.evidence
+                {k: v for k, v in asdict(replace(e, row_set=None)).items() if k not in _INTERNAL}
+                for e in self.evidence
             ],
             "agent": self.agent,
             "second_opinion": self.second_opinion,
@@ -284,6 +294,10 @@ class RunReport:
             "started_at": self.started_at.isoformat() if self.started_at else None,
             "finished_at": self.finished_at.isoformat() if self.finished_at else None,
         }
+
+
+_INTERNAL = frozenset({"origin", "query_key", "row_set"})
+"""Evidence fields kept out of ``--json``."""
 
 
 def _clean_tree(value: Any, clean: Callable[[str], str]) -> Any:

@@ -25,6 +25,7 @@ from checks.declared.check import run_checks
 from checks.declared.finding import decide_from_checks
 from checks.errors import SourceError, StoreError
 from checks.opinion.decision_model import make_decision_model
+from checks.opinion.evidence_diff import evidence_key
 from checks.opinion.second_opinion import second_opinion
 from checks.pinned.consult import PlanCheck, consult, pinning_record, take_plan
 from checks.pinned.plan import PinnedPlan
@@ -89,6 +90,9 @@ def run_automation(
         previous = (
             store.last_completed(automation.name, before_run=report.run_id) if store else None
         )
+        # each query's rows are compared with its own newest completed run
+        keys = [evidence_key(e) for e in report.evidence if e.row_set is not None]
+        rows = store.previous_rows(automation.name, keys, before_run=report.run_id) if store else {}
         with make_decision_model(settings.decision) as model:
             recalibrations = (
                 current_recalibrations(store, str(model.backend), model.model) if store else []
@@ -101,6 +105,7 @@ def run_automation(
                 model,
                 settings.decision.threshold,
                 recalibrations=recalibrations,
+                previous_rows=rows,
             )
         report.second_opinion = opinion.to_dict()
     secrets = settings.secrets()

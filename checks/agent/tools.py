@@ -138,6 +138,8 @@ class ToolBox:
                 fingerprint=result.fingerprint,
                 origin="agent",
                 row_count_exact=result.row_count_exact,
+                query_key=result.query_key,
+                row_set=result.row_set.with_sample(len(rows)) if result.row_set else None,
             )
         )
         answer: dict[str, Any] = {

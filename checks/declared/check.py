@@ -141,6 +141,8 @@ def run_check(
         fingerprint=found.fingerprint,
         origin="check",
         row_count_exact=not found.scan_capped or not expect.scalar,  # rows: recounted
+        query_key=found.query_key,
+        row_set=found.row_set.with_sample(len(rows)) if found.row_set else None,
     )
     result.value, result.passed, result.error = outcome.value, outcome.passed, outcome.error
     result.evidence_id = evidence_id

@@ -313,6 +313,8 @@ def _evidence(evidence_id: str, result: QueryResult, limits: Limits) -> Evidence
         truncated=result.truncated or cut,
         fingerprint=result.fingerprint,
         origin="check",
+        query_key=result.query_key,
+        row_set=result.row_set.with_sample(len(rows)) if result.row_set else None,
     )
 
 

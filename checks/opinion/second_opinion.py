@@ -40,7 +40,7 @@ change the finding.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -59,6 +59,7 @@ from checks.opinion.decision_model import (
     untrusted_state,
 )
 from checks.opinion.evidence_diff import EvidenceDiff, diff_evidence
+from checks.opinion.row_diff import PreviousRows
 from checks.report import CheckResult, Evidence, Finding, RunReport, json_value
 
 
@@ -369,6 +370,7 @@ def second_opinion(
     *,
     limits: StateLimits = StateLimits(),
     recalibrations: Sequence[Recalibration] = (),
+    previous_rows: Mapping[str, PreviousRows] | None = None,
 ) -> SecondOpinion:
     """Ask the decision model about a finished run; return its opinion and flags.
 
@@ -386,11 +388,14 @@ def second_opinion(
         limits: bounds of the state.
         recalibrations: the current recalibrations of this decision model (the
             store's ``checks.store.review_reads.current_recalibrations``).
+        previous_rows: each query's row record in its own newest completed
+            run, by query key (``Store.previous_rows``): the diff's ``rows``.
     """
     diff = diff_evidence(
         report.evidence,
         previous.evidence if previous else None,
         previous_run_id=previous.run_id if previous else None,
+        previous_rows=previous_rows,
     )
     opinion = SecondOpinion(backend=str(model.backend), evidence_diff=diff, model=model.model)
     if model.backend is Backend.NONE:

@@ -29,6 +29,7 @@ from checks.sources.budget import shown_names as shown_names
 from checks.sources.budget import to_jsonable as to_jsonable
 from checks.sources.cells import FETCH_CELL_CHARS as FETCH_CELL_CHARS
 from checks.sources.cells import Oversized as Oversized
+from checks.sources.row_set import RowSet, pack, row_hash
 
 if TYPE_CHECKING:  # a DuckDB query process imports this module: no sqlglot, no pydantic there
     from checks.settings.limits import Limits
@@ -95,6 +96,11 @@ class QueryResult:
         scan_capped: the result has more rows than ``Limits.fingerprint_max_rows``;
             the scan stopped there (at most that many + 1 rows were read), so the
             fingerprint covers only that many and ``row_count`` is a lower bound.
+        row_set: the row hashes of the rows hashed for the fingerprint, and
+            of ``rows`` (``checks.sources.row_set``); None when not read by
+            ``collect``.
+        query_key: the query's normal form's key (``checks.sql.normal_form``),
+            set by ``Source.query``; None otherwise.
 
     """
 
@@ -106,6 +112,8 @@ class QueryResult:
     fingerprint: str
     elapsed_ms: float
     scan_capped: bool = False
+    row_set: RowSet | None = None
+    query_key: str | None = None
 
     @property
     def row_count_exact(self) -> bool:
@@ -221,8 +229,10 @@ def collect(
 ) -> QueryResult:
     """Stream a result in batches: hash up to ``scan_rows`` rows, keep the first ``max_rows``.
 
-    Reads at most ``max(scan_rows, max_rows) + 1`` rows, so a result longer than
-    the scan cap is known to be longer (``scan_capped``) without reading it all.
+    The hashed rows' row hashes come back as the result's ``row_set`` (8 bytes
+    a row: at most ``8 × scan_rows`` bytes held). Reads at most
+    ``max(scan_rows, max_rows) + 1`` rows, so a result longer than the scan cap
+    is known to be longer (``scan_capped``) without reading it all.
     The fingerprint covers the full column names; the result holds them as
     shown (``shown_names`` with ``limits``, default ``Limits()``).
 
@@ -245,6 +255,7 @@ def collect(
     # under ORDER BY and come back in another order do not look like changed data.
     row_sum = 0  # taken modulo 2**256 at the end: Python integers do not overflow
     kept: list[tuple[Any, ...]] = []
+    hashes: list[int] = []
     seen = 0
     limit = max(scan_rows, max_rows) + 1
     while seen < limit:
@@ -255,11 +266,13 @@ def collect(
             break
         if seen < max_rows:
             kept.extend(tuple(row) for row in batch[: max_rows - seen])
-        hashed = batch[: max(0, scan_rows - seen)]
-        row_sum += sum(map(row_digest, hashed))
+        digests = list(map(row_digest, batch[: max(0, scan_rows - seen)]))
+        row_sum += sum(digests)
+        hashes.extend([row_hash(d) for d in digests])
         seen += len(batch)
     row_sum %= _MOD
     capped = seen > scan_rows
+    sample = hashes[: len(kept)] + [row_hash(row_digest(r)) for r in kept[len(hashes) :]]
     return QueryResult(
         sql=sql,
         columns=shown,
@@ -269,6 +282,7 @@ def collect(
         fingerprint=_fingerprint(columns, row_sum, min(seen, scan_rows)),
         elapsed_ms=(time.monotonic() - started) * 1000,
         scan_capped=capped,
+        row_set=RowSet(pack(hashes, sort=True), pack(sample, sort=False), capped),
     )
 
 
@@ -414,6 +428,7 @@ class Source(ABC):
 
         """
         from checks.sql.guard import guard
+        from checks.sql.normal_form import query_key
 
         self.catalog()
         checked = guard(
@@ -424,11 +439,13 @@ class Source(ABC):
             schema=self.schema,
             facts=self.facts(),
         )
-        return self._execute(
+        result = self._execute(
             checked,
             max_rows=self.limits.max_rows if max_rows is None else max_rows,
             timeout_s=self.limits.query_timeout_s if timeout_s is None else timeout_s,
         )
+        result.query_key = query_key(sql, self.dialect)
+        return result
 
     @abstractmethod
     def _load_catalog(self) -> list[DataSet]:

@@ -17,6 +17,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     TypeDecorator,
@@ -184,8 +185,35 @@ class EvidenceRow(Base):
     truncated: Mapped[bool] = mapped_column(Boolean)
     fingerprint: Mapped[str] = mapped_column(String(64))
     row_count_exact: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    query_key: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
     run: Mapped[RunRow] = relationship(back_populates="evidence")
+
+
+class EvidenceRowSetRow(Base):
+    """One evidence entry's row hashes (``checks.sources.row_set``), for the next run's row diff.
+
+    ``hashes`` holds the sorted 8-byte hashes of up to ``limits.fingerprint_max_rows``
+    rows (at most 800 kB at the default), ``sample`` those of the stored sample
+    rows in their order. Only the two newest completed runs of each
+    (automation, query) keep theirs, with any failed run's since
+    (``Store.finish_run`` deletes older ones); the diff they gave is kept in the
+    run's ``second_opinion``.
+    """
+
+    __tablename__ = "evidence_row_sets"
+    __table_args__ = (Index("ix_evidence_row_sets_query", "automation", "query_key"),)
+
+    evidence_id: Mapped[int] = mapped_column(
+        ForeignKey("evidence.id", ondelete="CASCADE"), primary_key=True
+    )
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    automation: Mapped[str] = mapped_column(String(64))
+    query_key: Mapped[str] = mapped_column(String(64))
+    hashed: Mapped[int] = mapped_column(Integer)
+    capped: Mapped[bool] = mapped_column(Boolean)
+    hashes: Mapped[bytes] = mapped_column(LargeBinary)
+    sample: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class TraceEventRow(Base):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from importlib.resources import files
 from pathlib import Path
@@ -43,6 +43,7 @@ from sqlalchemy.exc import (
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from checks.errors import StoreError
+from checks.opinion.row_diff import PreviousRows
 from checks.report import (
     CheckOutcome,
     CheckResult,
@@ -55,6 +56,7 @@ from checks.report import (
 )
 from checks.settings.config import redact
 from checks.store.plan_tables import write_plan
+from checks.store.row_sets import previous_rows, write_row_sets
 from checks.store.run_tables import CheckRow, EvidenceRow, RunRow
 from checks.store.series import COMPLETED, FINISHED, SeriesPoint, read_series, series_rows
 
@@ -370,10 +372,11 @@ class Store:
     def finish_run(self, run_id: int, attempt: int, report: RunReport) -> bool:
         """Write a run's result if ``attempt`` is still the current one; return whether it was.
 
-        Check results, evidence and the checks' series points
-        (``checks.store.series``) replace any earlier ones of the run. When the
-        report makes a new pinned plan (``report.new_plan``), it becomes the
-        automation's plan in the same transaction (``checks.store.plan_tables``).
+        Check results, evidence, its row sets (``checks.store.row_sets``) and
+        the checks' series points (``checks.store.series``) replace any earlier
+        ones of the run. When the report makes a new pinned plan
+        (``report.new_plan``), it becomes the automation's plan in the same
+        transaction (``checks.store.plan_tables``).
         """
         with self.session() as session:
             row = session.get(RunRow, run_id, with_for_update=True)
@@ -423,10 +426,13 @@ class Store:
                     truncated=e.truncated,
                     fingerprint=e.fingerprint,
                     row_count_exact=e.row_count_exact,
+                    query_key=e.query_key,
                 )
                 for i, e in enumerate(report.evidence)
             ]
             row.series = series_rows(report, row)
+            session.flush()
+            write_row_sets(session, row, row.evidence, report.evidence)
             if report.new_plan is not None:
                 write_plan(session, report.new_plan, run_id)
             return True
@@ -503,6 +509,16 @@ class Store:
         with self.session() as session:
             row = session.scalars(query).first()
             return None if row is None else _to_report(row, full=True)
+
+    def previous_rows(
+        self, automation: str, keys: Collection[str], *, before_run: int | None = None
+    ) -> dict[str, PreviousRows]:
+        """Return each query's row record in its newest completed run, by query key.
+
+        See ``checks.store.row_sets.previous_rows``; ``before_run`` is never chosen.
+        """
+        with self.session() as session:
+            return previous_rows(session, automation, keys, before_run=before_run)
 
     def series(
         self,
@@ -594,6 +610,7 @@ def _to_report(row: RunRow, *, full: bool) -> RunReport:
                 e.fingerprint,
                 e.origin,
                 e.row_count_exact,
+                e.query_key,
             )
             for e in row.evidence
         ]

@@ -1,0 +1,259 @@
+"""Row by row: which rows of a query appeared and vanished since its last completed run.
+
+Real runs through ``run_and_store`` on real DuckDB and PostgreSQL sources (and
+a PostgreSQL store for the PostgreSQL case), compared in the stored report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import psycopg
+import pytest
+from sqlalchemy import func, select
+
+from checks.automation.model import Automation
+from checks.opinion.row_diff import RowChange
+from checks.report import RunReport
+from checks.run import SourcePool, run_and_store
+from checks.settings.config import Settings
+from checks.settings.limits import Limits
+from checks.settings.sources import DuckDBSource, SQLAlchemySource
+from checks.store.run_tables import EvidenceRowSetRow
+from checks.store.store import Store
+from tests.conftest import scratch_pg_database
+
+SQL = "SELECT tail, seats FROM planes WHERE seats > 100 ORDER BY tail"
+
+
+@dataclass
+class Fleet:
+    """One engine's planes table, and the settings that read it."""
+
+    settings: Settings
+    write: Any  # Callable[[list[tuple[str, int]]], None]
+
+
+def _duckdb_fleet(tmp_path: Path, limits: Limits) -> Iterator[Fleet]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    db = tmp_path / "fleet.duckdb"
+
+    def write(rows: list[tuple[str, int]]) -> None:
+        with duckdb.connect(str(db)) as conn:
+            conn.execute("CREATE OR REPLACE TABLE planes (tail VARCHAR, seats INTEGER)")
+            if rows:
+                conn.executemany("INSERT INTO planes VALUES (?, ?)", rows)
+
+    write([])
+    yield Fleet(
+        Settings(
+            store_url=f"sqlite:///{tmp_path}/lookout.db",
+            cache_dir=str(tmp_path / "cache"),
+            sources={"fleet": DuckDBSource(type="duckdb", database=str(db))},
+            limits=limits,
+        ),
+        write,
+    )
+
+
+def _postgres_fleet(tmp_path: Path, limits: Limits) -> Iterator[Fleet]:
+    with scratch_pg_database() as data_url, scratch_pg_database() as store_url:
+        plain = data_url.replace("postgresql+psycopg://", "postgresql://", 1)
+
+        def write(rows: list[tuple[str, int]]) -> None:
+            with psycopg.connect(plain, autocommit=True) as conn:
+                conn.execute("DROP TABLE IF EXISTS planes")
+                conn.execute("CREATE TABLE planes (tail TEXT, seats INTEGER)")
+                with conn.cursor() as cur:
+                    cur.executemany("INSERT INTO planes VALUES (%s, %s)", rows)
+
+        write([])
+        yield Fleet(
+            Settings(
+                store_url=store_url,
+                cache_dir=str(tmp_path / "cache"),
+                sources={"fleet": SQLAlchemySource(type="sqlalchemy", url=data_url)},
+                limits=limits,
+            ),
+            write,
+        )
+
+
+@contextlib.contextmanager
+def fleet(engine: str, tmp_path: Path, limits: Limits | None = None) -> Iterator[Fleet]:
+    make = _duckdb_fleet if engine == "duckdb" else _postgres_fleet
+    yield from make(tmp_path, limits or Limits())
+
+
+def automation(sql: str = SQL) -> Automation:
+    return Automation.model_validate(
+        {
+            "name": "big-planes",
+            "source": "fleet",
+            "goal": "No plane has more than 100 seats.",
+            "checks": [{"name": "big planes", "sql": sql, "expect": "empty"}],
+            "path": "inline.yaml",
+            "line": 1,
+        }
+    )
+
+
+def run(f: Fleet, rows: list[tuple[str, int]], sql: str = SQL) -> RunReport:
+    f.write(rows)
+    store = Store(f.settings.store_url)
+    try:
+        with SourcePool(f.settings) as pool:
+            return run_and_store(automation(sql), f.settings, pool, store)
+    finally:
+        store.close()
+
+
+def changes(report: RunReport) -> list[dict[str, Any]]:
+    assert report.second_opinion is not None
+    return list(report.second_opinion["evidence_diff"]["rows"])
+
+
+BEFORE = [("N100AA", 150), ("N200AA", 180), ("N1SMALL", 50)]
+
+
+@pytest.fixture(params=["duckdb", "postgres"])
+def engine(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def test_rows_added(engine: str, tmp_path: Path) -> None:
+    with fleet(engine, tmp_path) as f:
+        first = run(f, BEFORE)
+        assert changes(first) == []  # a first run has nothing to compare with
+        added = [("N724MQ", 200), ("N725MQ", 210), ("N726MQ", 220)]
+        second = run(f, [*BEFORE, *added])
+    assert changes(second) == [
+        {
+            "id": "C1",
+            "previous_run_id": first.run_id,
+            "previous_id": "C1",
+            "appeared": 3,
+            "vanished": 0,
+            "columns": ["tail", "seats"],
+            "appeared_rows": [["N724MQ", 200], ["N725MQ", 210], ["N726MQ", 220]],
+            "vanished_rows": [],
+            "now": {"hashed": 5, "rows": 5, "exact": True},
+            "before": {"hashed": 2, "rows": 2, "exact": True},
+            "line": "3 new rows since the last run (N724MQ, N725MQ, …)",
+        }
+    ]
+
+
+def test_rows_removed(engine: str, tmp_path: Path) -> None:
+    with fleet(engine, tmp_path) as f:
+        first = run(f, BEFORE)
+        second = run(f, [("N200AA", 180)])
+    [change] = changes(second)
+    assert (change["appeared"], change["vanished"]) == (0, 1)
+    assert change["vanished_rows"] == [["N100AA", 150]]  # from the previous run's sample
+    assert change["previous_run_id"] == first.run_id
+    assert change["line"] == "no new rows since the last run; 1 gone (N100AA)"
+
+
+def test_rows_added_and_removed(engine: str, tmp_path: Path) -> None:
+    with fleet(engine, tmp_path) as f:
+        run(f, BEFORE)
+        second = run(f, [("N200AA", 180), ("N724MQ", 200), ("N725MQ", 250), ("N726MQ", 300)])
+    [change] = changes(second)
+    assert (change["appeared"], change["vanished"]) == (3, 1)
+    assert change["line"] == "3 new rows since the last run (N724MQ, N725MQ, …); 1 gone (N100AA)"
+    # a changed value is one row gone and one new
+    with fleet(engine, tmp_path / "again") as f:
+        run(f, BEFORE)
+        third = run(f, [("N100AA", 151), ("N200AA", 180)])
+    [change] = changes(third)
+    assert change["appeared_rows"] == [["N100AA", 151]]
+    assert change["vanished_rows"] == [["N100AA", 150]]
+    assert change["line"] == "1 new row since the last run (N100AA); 1 gone (N100AA)"
+
+
+def test_no_rows_changed(engine: str, tmp_path: Path) -> None:
+    with fleet(engine, tmp_path) as f:
+        run(f, BEFORE)
+        second = run(f, list(reversed(BEFORE)))  # inserted in another order: the same rows
+    [change] = changes(second)
+    assert (change["appeared"], change["vanished"]) == (0, 0)
+    assert change["line"] == "the same 2 rows as the last run"
+    assert second.second_opinion is not None
+    assert second.second_opinion["evidence_diff"]["unchanged"] == ["C1"]
+
+
+def test_the_same_query_is_matched_after_whitespace_and_case_changes(
+    engine: str, tmp_path: Path
+) -> None:
+    rewritten = "select TAIL,   seats\n  from PLANES -- big ones\n where SEATS>100 order by tail"
+    with fleet(engine, tmp_path) as f:
+        first = run(f, BEFORE)
+        second = run(f, [*BEFORE, ("N724MQ", 200)], sql=rewritten)
+        third = run(f, [*BEFORE, ("N724MQ", 200)], sql=SQL.replace("100", "120"))
+    assert first.evidence[0].query_key == second.evidence[0].query_key
+    [change] = changes(second)
+    assert change["previous_run_id"] == first.run_id
+    assert change["line"] == "1 new row since the last run (N724MQ)"
+    assert second.second_opinion is not None
+    diff = second.second_opinion["evidence_diff"]
+    assert [c["id"] for c in diff["changed"]] == ["C1"]
+    assert diff["added"] == diff["removed"] == []
+    # another literal is another query: nothing to compare its rows with
+    assert changes(third) == []
+    assert third.second_opinion is not None
+    assert [c["sql"] for c in third.second_opinion["evidence_diff"]["removed"]] == [rewritten]
+
+
+def test_a_capped_result_says_what_was_compared(engine: str, tmp_path: Path) -> None:
+    limits = Limits(fingerprint_max_rows=4, max_rows=3)
+    planes = [(f"N{i:03d}XX", 101 + i) for i in range(10)]
+    with fleet(engine, tmp_path, limits) as f:
+        run(f, planes)
+        second = run(f, [("N000AA", 300), *planes[1:], ("N999ZZ", 400)])
+    [change] = changes(second)
+    # the first 4 rows by tail: N000AA, N001XX, N002XX, N003XX (was N000XX … N003XX)
+    assert (change["appeared"], change["vanished"]) == (1, 1)
+    assert change["now"] == {"hashed": 4, "rows": 11, "exact": True}  # the check recounts
+    assert change["before"] == {"hashed": 4, "rows": 10, "exact": True}
+    assert change["line"] == (
+        "1 new row since the last run (N000AA); 1 gone (N000XX); "
+        "compared the first 4 rows of 11 (the last run: the first 4 rows of 10)"
+    )
+
+
+def test_row_sets_are_bounded_in_the_store(tmp_path: Path) -> None:
+    limits = Limits(fingerprint_max_rows=4, max_rows=3)
+    with fleet("duckdb", tmp_path, limits) as f:
+        for n in range(4):
+            last = run(f, [(f"N{i:03d}XX", 101 + i) for i in range(10 + n)])
+        store = Store(f.settings.store_url)
+        with store.session() as session:
+            kept = session.execute(
+                select(EvidenceRowSetRow.run_id, func.length(EvidenceRowSetRow.hashes))
+            ).all()
+        store.close()
+    # the two newest completed runs keep theirs: 4 rows × 8 bytes each
+    assert sorted(kept) == [(last.run_id - 1, 32), (last.run_id, 32)]  # type: ignore[operator]
+
+
+def test_line_of_a_lower_bound() -> None:
+    change = RowChange.from_dict(
+        {
+            "id": "Q1",
+            "previous_run_id": 3,
+            "previous_id": "Q4",
+            "appeared": 0,
+            "vanished": 0,
+            "now": {"hashed": 100_000, "rows": 100_001, "exact": False},
+            "before": {"hashed": 100_000, "rows": 100_001, "exact": False},
+        }
+    )
+    assert change.line() == (
+        "the same 100,000 rows as the last run; compared the first 100,000 rows of at least 100,001"
+    )
