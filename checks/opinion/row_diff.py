@@ -260,3 +260,32 @@ def diff_rows(
             previous.row_count_exact,
         ),
     )
+
+
+def stored_row_changes(second_opinion: Any) -> list[RowChange]:
+    """Read the row changes of a stored ``second_opinion`` (``evidence_diff.rows``), leniently.
+
+    Entries of another shape (older runs have none) are left out.
+    """
+    diff = second_opinion.get("evidence_diff") if isinstance(second_opinion, dict) else None
+    items = diff.get("rows") if isinstance(diff, dict) else None
+    changes: list[RowChange] = []
+    for item in items if isinstance(items, list) else []:
+        try:
+            changes.append(RowChange.from_dict(item))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue
+    return changes
+
+
+def change_lines(second_opinion: Any, *, changed_only: bool = True) -> list[str]:
+    """``C1: 3 new rows since the last run (N724MQ, N725MQ, …); 1 gone``, one per query.
+
+    Only queries whose rows changed, unless ``changed_only`` is False. The text
+    holds data values: untrusted.
+    """
+    return [
+        f"{c.id}: {c.line()}"
+        for c in stored_row_changes(second_opinion)
+        if c.changed or not changed_only
+    ]

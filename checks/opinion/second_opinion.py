@@ -29,9 +29,12 @@ are kept beside the raw ones (``calibrated``: "calibrated on 57 reviews") and
 ``double_check_disagrees`` is judged on the calibrated P(goal met); the raw
 answers are always kept, and nothing is ever filtered out on a probability.
 
-The deterministic ``EvidenceDiff`` (evidence matched by id *and* SQL:
-added, removed, changed fingerprint) is always computed and shown beside
-the flags; it does not set them. With backend ``none``, no finding, or no
+The deterministic ``EvidenceDiff`` (evidence matched by its SQL's normal
+form: added, removed, changed fingerprint, and row by row which rows are new
+and gone, ``checks.opinion.row_diff``) is always computed and shown beside
+the flags; it does not set them. The decision model is given the row changes
+as computed (``rows_since_last_run`` in the state): it judges them, it never
+counts. With backend ``none``, no finding, or no
 valid answer, only the finding comparison can set ``changed_since_last_run``
 and ``error`` says why there is no (full) second opinion. The answers never
 change the finding.
@@ -59,7 +62,7 @@ from checks.opinion.decision_model import (
     untrusted_state,
 )
 from checks.opinion.evidence_diff import EvidenceDiff, diff_evidence
-from checks.opinion.row_diff import PreviousRows
+from checks.opinion.row_diff import PreviousRows, RowChange
 from checks.report import CheckResult, Evidence, Finding, RunReport, json_value
 
 
@@ -167,14 +170,51 @@ def _check_entry(check: CheckResult, limits: StateLimits) -> dict[str, Any]:
     }
 
 
+def _row_entries(
+    changes: Sequence[RowChange], limits: StateLimits, left_out: list[str]
+) -> list[dict[str, Any]]:
+    """The computed row changes as the decision model sees them (it never counts them)."""
+
+    def rows(items: list[list[Any]]) -> list[list[Any]]:
+        return [[_cut(v, limits.max_cell_chars) for v in row] for row in items]
+
+    entries = [
+        {
+            "id": c.id,
+            "compared_with_run": c.previous_run_id,
+            "rows_new": c.appeared,
+            "rows_gone": c.vanished,
+            "in_words": _cut(c.line(), limits.max_text_chars),
+            "columns": c.columns,
+            "new_rows": rows(c.appeared_rows),
+            "gone_rows": rows(c.vanished_rows),
+        }
+        for c in changes[:MAX_ROW_CHANGES]
+    ]
+    if len(changes) > MAX_ROW_CHANGES:
+        left_out.append(f"row changes of {len(changes) - MAX_ROW_CHANGES} more queries")
+    return entries
+
+
+MAX_ROW_CHANGES = 20
+"""Queries whose row changes the state holds; more are listed under ``left_out``."""
+
+
 def opinion_state(
     report: RunReport,
     previous: RunReport | None,
     goal: str,
     instructions: str | None,
     limits: StateLimits = StateLimits(),
+    *,
+    row_changes: Sequence[RowChange] = (),
 ) -> str:
-    """Return the fenced state for ``second_opinion`` (see the module docstring)."""
+    """Return the fenced state for ``second_opinion`` (see the module docstring).
+
+    ``row_changes`` (the evidence diff's ``rows``, computed by Lookout) go in
+    as ``rows_since_last_run``: counts, the line that says them, and the first
+    few rows new and gone, cells cut like the evidence's.
+    """
     left_out: list[str] = []
     budget = limits.max_evidence_chars
     current_budget = budget if previous is None else budget * 6 // 10
@@ -196,10 +236,14 @@ def opinion_state(
     }
     if previous is not None:
         payload["previous_run"] = run_part(previous, "the previous run's", budget - current_budget)
+    if row_changes:
+        payload["rows_since_last_run"] = _row_entries(row_changes, limits, left_out)
     payload["left_out"] = left_out
     label = (
         "an automation's goal and instructions, and the finding, summary and evidence query "
-        "results of its latest run" + (" and of the previous run" if previous else "")
+        "results of its latest run"
+        + (" and of the previous run" if previous else "")
+        + (", and which result rows are new and gone since the last run" if row_changes else "")
     )
     return untrusted_state(label, payload)
 
@@ -405,7 +449,7 @@ def second_opinion(
     elif report.finding is None:
         opinion.error = f"no second opinion: the run has no finding (status {report.status})"
     else:
-        state = opinion_state(report, previous, goal, instructions, limits)
+        state = opinion_state(report, previous, goal, instructions, limits, row_changes=diff.rows)
         _read(opinion, model.ask(state, opinion_questions(first_run=previous is None)))
     opinion.calibrated = calibrated_answers(opinion.to_dict(), recalibrations)
     goal_met = opinion.calibrated.get("goal_met", {}).get("p", opinion.goal_met)

@@ -35,6 +35,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from checks.declared.finding import not_evaluated_lines
+from checks.opinion.row_diff import change_lines
 from checks.report import RunReport
 from checks.settings.config import Settings
 from checks.store.alert_tables import DeliveryRow
@@ -79,6 +80,7 @@ def build_alert(report: RunReport, event: PlannedEvent, settings: Settings) -> A
         opened_at=event.opened_at,
         thread_key=event.thread_key,
         not_evaluated=tuple(not_evaluated_lines(report.checks)),
+        since_last_run=tuple(change_lines(report.second_opinion)),
     )
 
 

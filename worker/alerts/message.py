@@ -72,6 +72,10 @@ class Alert:
         not_evaluated: ``check: reason`` for each declared check that could not
             look at any data ("rows: 0 rows in scope: orders"); names and
             reasons are untrusted text.
+        since_last_run: one line per query whose rows changed since its
+            previous completed run ("C1: 3 new rows since the last run
+            (N724MQ, N725MQ, …); 1 gone"; ``checks.opinion.row_diff``); the
+            rows named are untrusted text.
     """
 
     event: str
@@ -91,6 +95,7 @@ class Alert:
     opened_at: str | None = None
     thread_key: str | None = None
     not_evaluated: tuple[str, ...] = ()
+    since_last_run: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -98,6 +103,7 @@ class Alert:
         data = asdict(self)
         data["flags"] = list(self.flags)
         data["not_evaluated"] = list(self.not_evaluated)
+        data["since_last_run"] = list(self.since_last_run)
         return data
 
     @classmethod
@@ -108,6 +114,7 @@ class Alert:
                 **data,
                 "flags": tuple(data.get("flags") or ()),
                 "not_evaluated": tuple(data.get("not_evaluated") or ()),
+                "since_last_run": tuple(data.get("since_last_run") or ()),
             }
         )
 
@@ -141,6 +148,8 @@ class Alert:
             facts.append(("Urgency", label(self.urgency)))
         if self.flags:
             facts.append(("Flags", ", ".join(label(f) for f in self.flags)))
+        if self.since_last_run:
+            facts.append(("Since last run", cut("; ".join(self.since_last_run), 500)[0]))
         if self.owner:
             facts.append(("Owner", self.owner))
         if self.severity:

@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.text import Text
 
 from checks.agent.result import cost_text
+from checks.opinion.row_diff import stored_row_changes
 from checks.report import Evidence, Finding, RunReport, Status
 from worker.cli.layout import Column, Grid
 from worker.cli.safe_text import SafeConsole, clean, print_markdown, wrap_text
@@ -133,7 +134,12 @@ def print_report(
     usual_decider: str | None = None,
     histories: Sequence[CheckHistory] = (),
 ) -> None:
-    """Print one run: headline, summary (Markdown), the error unless said, agent, history, evidence.
+    """Print one run: headline, summary, the error unless said, agent, history, row changes,
+    evidence.
+
+    Each query whose rows changed since its previous completed run gets one
+    line (``checks.opinion.row_diff``): "since run 12: [C1] 3 new rows since
+    the last run (N724MQ, N725MQ, …); 1 gone (N100AA)".
 
     Args:
         console: where to print (a ``SafeConsole``).
@@ -161,6 +167,10 @@ def print_report(
         from worker.cli.sparkline import print_histories
 
         print_histories(console, histories)
+    for change in stored_row_changes(report.second_opinion):
+        if change.changed:  # data values: printed as plain text, never markup
+            line = f"since run {change.previous_run_id}: [{change.id}] {change.line()}"
+            console.print(Text(clean(line)))
     for ev in report.evidence:
         if full or _worth_showing(report, ev):
             _print_evidence(console, report, ev, full=full)

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from checks.agent.trace import read_trace, redacted
 from checks.opinion.evidence_diff import diff_evidence
+from checks.opinion.row_diff import stored_row_changes
 from checks.report import CheckOutcome, CheckResult, Evidence, Status
 from checks.settings.config import redact
 from checks.store.alert_tables import AttemptRow, DeliveryRow, IncidentRow
@@ -141,6 +142,7 @@ def _diff(session: Session, run: RunRow) -> DiffView:
         removed=_changes(stored.get("removed")),
         changed=_changes(stored.get("changed")),
         unchanged=[str(i) for i in stored.get("unchanged") or []],
+        rows=stored_row_changes(run.second_opinion),
     )
 
 

@@ -7,9 +7,10 @@ Built by ``worker.review.detail``; times are zone-aware UTC; values of data
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from checks.opinion.row_diff import RowChange
 from worker.alerts.delivery_log import DeliveryRecord
 from worker.review.history import CheckHistory
 from worker.review.timeline import TimelineEntry
@@ -104,7 +105,11 @@ class ChangeView:
 
 @dataclass(frozen=True)
 class DiffView:
-    """This run's evidence against the previous completed run's, and that run's finding."""
+    """This run's evidence against the previous completed run's, and that run's finding.
+
+    ``rows``: each query compared row by row with its own previous completed
+    run (``checks.opinion.row_diff``); rows and names in it are untrusted.
+    """
 
     first_run: bool
     previous_run_id: int | None
@@ -113,6 +118,7 @@ class DiffView:
     removed: list[ChangeView]
     changed: list[ChangeView]
     unchanged: list[str]
+    rows: list[RowChange] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

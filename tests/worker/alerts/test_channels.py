@@ -277,6 +277,7 @@ def test_webhook_payload_is_signed_over_timestamp_and_body(client: httpx.Client)
             "owner": "data-team",
             "severity": "high",
             "error": None,
+            "since_last_run": [],
             "link": "https://review.example/runs/42",
             "incident": {
                 "thread_key": "lookout-orders-positive-7",

@@ -16,11 +16,16 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+import duckdb
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from checks.automation.model import Automation
 from checks.report import CheckResult, Finding, FindingSource, RunReport, Status
-from tests.worker.web.web_support import PASSWORD, LiveServer, World, app_for
+from checks.run import SourcePool, run_and_store
+from checks.settings.config import Settings
+from checks.store.store import Store
+from tests.worker.web.web_support import PASSWORD, LiveServer, World, app_for, world_settings
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -288,3 +293,65 @@ def test_a_goal_only_report_has_no_chart_and_an_error_is_a_cross(
     expect(chart.locator("g.point.missing.current title")).to_have_text(
         re.compile(r"· no value · band from 0 · error: no value$")
     )
+
+
+def test_the_report_says_which_rows_are_new_and_gone(
+    page: Page, tmp_path: Path, flights_settings: Settings
+) -> None:
+    db = tmp_path / "fleet.duckdb"
+    url = f"sqlite:///{tmp_path / 'lookout.db'}"
+    settings = world_settings(
+        flights_settings,
+        url,
+        tmp_path / "automations",
+        sources={"fleet": {"type": "duckdb", "database": str(db)}},
+    )
+    automation = Automation.model_validate(
+        {
+            "name": "small-planes",
+            "source": "fleet",
+            "goal": "Every plane seats more than 100.",
+            "checks": [
+                {
+                    "name": "small planes",
+                    "sql": "SELECT tail, seats FROM planes WHERE seats <= 100 ORDER BY tail",
+                    "expect": "empty",
+                }
+            ],
+            "path": "inline.yaml",
+            "line": 1,
+        }
+    )
+    hostile = "<img src=x onerror=window.__pwned=3>"  # 36 characters: named whole
+    world = World(settings, Store(url))
+    runs = []
+    for rows in (
+        [("N100AA", 50), ("N200AA", 60)],
+        [(hostile, 40), ("N200AA", 60), ("N724MQ", 70), ("N725MQ", 80)],
+    ):
+        with duckdb.connect(str(db)) as conn:
+            conn.execute("CREATE OR REPLACE TABLE planes (tail VARCHAR, seats INTEGER)")
+            conn.executemany("INSERT INTO planes VALUES (?, ?)", rows)
+        with SourcePool(settings) as pool:
+            runs.append(run_and_store(automation, settings, pool, world.store).run_id)
+    line = f"3 new rows since the last run ({hostile}, N724MQ, …); 1 gone (N100AA)"
+    try:
+        with LiveServer(app_for(world)) as server:
+            log_in(page, server.url, f"/runs/{runs[1]}")
+            expect(page).to_have_url(f"{server.url}/runs/{runs[1]}")
+            expect(page.locator("#second-opinion .row-change")).to_have_text(
+                f"C1: {line} vs run {runs[0]}"
+            )
+            expect(page.locator("#diff ul.diff li.changed")).to_contain_text(f"C1 changed: {line}")
+            diff = page.locator("#diff .row-diff")
+            expect(diff.locator("p")).to_have_text(
+                f"C1 row by row: {line} (against C1 of run {runs[0]})"
+            )
+            expect(diff.locator("tr.added")).to_have_count(3)
+            expect(diff.locator("tr.added").first).to_have_text(f"+{hostile}40")
+            expect(diff.locator("tr.removed")).to_have_text("−N100AA50")
+            page.screenshot(path=str(shots_dir(tmp_path) / "row-changes.png"), full_page=True)
+            assert page.evaluate("typeof window.__pwned") == "undefined"
+            assert page.locator("#diff img").count() == 0
+    finally:
+        world.store.close()

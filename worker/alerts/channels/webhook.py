@@ -7,11 +7,13 @@ The body (``payload``) is Lookout's alert document, version 1::
      "finding": "needs_attention", "urgency": "act_soon",
      "flags": ["changed_since_last_run"], "summary": "…",
      "summary_truncated": false, "owner": "…", "severity": "high",
-     "error": null, "link": "https://review/runs/42",
+     "error": null, "since_last_run": ["C1: 3 new rows since the last run (…)"],
+     "link": "https://review/runs/42",
      "incident": {"thread_key": "…", "opened_at": "…"}, "idempotency_key": "…"}
 
 Text values are raw (not escaped): the receiver must treat ``summary``,
-``error``, ``owner`` and ``automation`` as untrusted. Headers sent:
+``error``, ``owner``, ``automation`` and ``since_last_run`` (one line per query
+whose rows changed since its last completed run, naming rows) as untrusted. Headers sent:
 
 - ``X-Lookout-Event``: the event; ``Idempotency-Key``: the delivery key
   (the same for every attempt of one delivery).
@@ -67,6 +69,7 @@ class WebhookSender(Sender):
             "owner": alert.owner,
             "severity": alert.severity,
             "error": alert.error,
+            "since_last_run": list(alert.since_last_run),
             "link": alert.link,
             "incident": {"thread_key": alert.thread_key, "opened_at": alert.opened_at},
             "idempotency_key": alert.extra.get("idempotency_key"),
