@@ -134,8 +134,7 @@ def print_report(
     usual_decider: str | None = None,
     histories: Sequence[CheckHistory] = (),
 ) -> None:
-    """Print one run: headline, summary, the error unless said, agent, history, row changes,
-    evidence.
+    """Print one run: headline, summary, error unless said, agent, history, row changes, evidence.
 
     Each query whose rows changed since its previous completed run gets one
     line (``checks.opinion.row_diff``): "since run 12: [C1] 3 new rows since
