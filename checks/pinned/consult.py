@@ -247,6 +247,8 @@ def _run_again(
         fingerprint=result.fingerprint,
         origin="pinned",
         row_count_exact=result.row_count_exact,
+        query_key=result.query_key,
+        row_set=result.row_set.with_sample(len(rows)) if result.row_set else None,
     )
 
 
