@@ -218,6 +218,18 @@ def _pick(
     return picked
 
 
+def _differences(now_blob: bytes, before_blob: bytes) -> tuple[Counter[int], Counter[int]]:
+    """The multiset differences (now − before, before − now) of two ``pack``ed row sets."""
+    if now_blob == before_blob:
+        return Counter(), Counter()
+    now, before = unpack(now_blob), unpack(before_blob)
+    now_set, before_set = set(now), set(before)
+    if len(now_set) == len(now) and len(before_set) == len(before):  # no repeated row
+        return Counter(now_set - before_set), Counter(before_set - now_set)
+    counted_now, counted_before = Counter(now), Counter(before)
+    return counted_now - counted_before, counted_before - counted_now
+
+
 def diff_rows(
     evidence_id: str,
     columns: list[str],
@@ -238,12 +250,11 @@ def diff_rows(
         row_count_exact: whether ``row_count`` is exact.
         previous: the previous completed run's record of the same query.
 
-    Memory: two ``Counter`` of at most ``fingerprint_max_rows`` hashes each.
+    Memory: at most two sets (or, with repeated rows, two ``Counter``) of
+    ``fingerprint_max_rows`` hashes each; equal blobs (the same rows, in any
+    order: they are sorted) are compared as bytes.
     """
-    now = Counter(unpack(row_set.hashes))
-    before = Counter(unpack(previous.row_set.hashes))
-    appeared = now - before
-    vanished = before - now
+    appeared, vanished = _differences(row_set.hashes, previous.row_set.hashes)
     return RowChange(
         id=evidence_id,
         previous_run_id=previous.run_id,

@@ -297,3 +297,15 @@ def test_the_decision_model_is_given_the_computed_row_changes(tmp_path: Path) ->
             "gone_rows": [],
         }
     ]
+
+
+def test_repeated_rows_count_as_often_as_they_appear(engine: str, tmp_path: Path) -> None:
+    twice = [("N100AA", 150), ("N100AA", 150), ("N200AA", 180)]
+    with fleet(engine, tmp_path) as f:
+        run(f, twice)
+        second = run(f, [("N100AA", 150), ("N200AA", 180), ("N200AA", 180), ("N200AA", 180)])
+    [change] = changes(second)
+    assert (change["appeared"], change["vanished"]) == (2, 1)
+    assert change["appeared_rows"] == [["N200AA", 180], ["N200AA", 180]]
+    assert change["vanished_rows"] == [["N100AA", 150]]
+    assert change["line"] == "2 new rows since the last run (N200AA, N200AA); 1 gone (N100AA)"
