@@ -7,7 +7,8 @@ rows) are compared as multisets: a row that is there twice now and once
 before appeared once. The counts are exact over the rows compared; the rows
 shown are the first few of each side's sample (the first ``limits.max_rows``
 rows of the result) whose hashes appeared or vanished — a row outside the
-sample is counted but cannot be shown.
+sample is counted but cannot be shown ("5 new rows since the last run (none of
+them in the sample kept)").
 
 When a result had more rows than were hashed, only the first rows hashed (in
 the order the database returned them) were compared, and the line says so:
@@ -121,7 +122,9 @@ class RowChange:
 
     def line(self) -> str:
         """The change in one line (see the module docstring); names are untrusted text."""
-        if not self.changed:
+        if not self.changed and not self.now.hashed:
+            text = "no rows, as in the last run"
+        elif not self.changed:
             text = f"the same {_rows(self.now.hashed)} as the last run"
         else:
             new = f"{self.appeared:,} new {_noun(self.appeared)}" if self.appeared else ""
@@ -196,7 +199,7 @@ def row_label(row: list[Any]) -> str:
 
 def _names(count: int, rows: list[list[Any]]) -> str:
     if not rows:
-        return ""
+        return " (none of them in the sample kept)" if count else ""
     names = [row_label(r) for r in rows[:LINE_ROWS]]
     if count > len(names):
         names.append("…")

@@ -29,6 +29,9 @@ from checks.settings.limits import Limits
 from checks.settings.sources import DuckDBSource, SQLAlchemySource
 from checks.store.run_tables import EvidenceRowSetRow
 from checks.store.store import Store
+from tests.checks.pinned.test_pinned_runs import World as PinnedWorld
+from tests.checks.pinned.test_pinned_runs import agent as pinned_agent
+from tests.checks.pinned.test_pinned_runs import goal_only, write_orders
 from tests.conftest import scratch_pg_database
 
 SQL = "SELECT tail, seats FROM planes WHERE seats > 100 ORDER BY tail"
@@ -309,3 +312,28 @@ def test_repeated_rows_count_as_often_as_they_appear(engine: str, tmp_path: Path
     assert change["appeared_rows"] == [["N200AA", 180], ["N200AA", 180]]
     assert change["vanished_rows"] == [["N100AA", 150]]
     assert change["line"] == "2 new rows since the last run (N200AA, N200AA); 1 gone (N100AA)"
+
+
+def test_pinned_queries_are_compared_with_the_agents_same_query(tmp_path: Path) -> None:
+    with pinned_agent() as llm:
+        world = PinnedWorld(tmp_path, llm)
+        first = world.run(goal_only())  # the agent's Q1
+        second = world.run(goal_only())  # the pinned plan's Q1, run again
+        write_orders(world.db, [(1, 10.0, False), (2, -5.0, True), (3, -7.5, False)])
+        third = world.run(goal_only())  # the agent again
+    assert second.evidence[0].origin == "pinned"
+    [same] = changes(second)
+    assert (same["previous_run_id"], same["line"]) == (first.run_id, "no rows, as in the last run")
+    [new] = changes(third)
+    assert (new["previous_run_id"], new["previous_id"]) == (second.run_id, "Q1")
+    assert new["line"] == "1 new row since the last run (3)"
+    assert new["appeared_rows"] == [[3, "-7.50"]]
+
+
+def test_rows_outside_the_sample_are_counted_and_said_so(tmp_path: Path) -> None:
+    limits = Limits(max_rows=2)
+    with fleet("duckdb", tmp_path, limits) as f:
+        run(f, BEFORE)
+        second = run(f, [*BEFORE, ("N900ZZ", 300), ("N901ZZ", 300)])
+    [change] = changes(second)
+    assert change["line"] == ("2 new rows since the last run (none of them in the sample kept)")
