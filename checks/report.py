@@ -67,6 +67,13 @@ class FindingSource(StrEnum):
     PINNED = "pinned"
 
 
+FRESH_TRIGGER = "fresh"
+"""The trigger of an on-demand service run asked to ignore the pinned plan (``run-now --fresh``).
+
+Runs are triggered ``schedule``, ``manual``, ``eval`` or ``fresh``.
+"""
+
+
 def json_value(value: Any) -> Any:
     """Return ``value`` as a JSON-safe value without losing exactness.
 

@@ -161,6 +161,12 @@ def schedule(
 def run_now(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="The automation to run.")],
+    fresh: Annotated[
+        bool,
+        typer.Option(
+            "--fresh", help="Ask the agent even when the pinned plan's evidence is unchanged."
+        ),
+    ] = False,
 ) -> None:
     """Queue an immediate run for the workers (the service must be running)."""
     _export_options(ctx)
@@ -178,7 +184,7 @@ def run_now(
 
     queue = RunQueue(Store(settings.store_url))
     run = queue.add_manual(
-        automation.name, automation.source, automation.definition(), now=utcnow()
+        automation.name, automation.source, automation.definition(), now=utcnow(), fresh=fresh
     )
     if run is None:
         raise StoreError(f"{automation.name} already has a run for this instant; try again")

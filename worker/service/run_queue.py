@@ -27,7 +27,7 @@ from sqlalchemy import and_, case, exists, func, or_, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, aliased
 
-from checks.report import Status
+from checks.report import FRESH_TRIGGER, Status
 from checks.store.run_tables import RunRow, ScheduleCursorRow
 from checks.store.store import Store, retry_writes, utcnow
 from worker.service.queue_records import (
@@ -181,10 +181,21 @@ class RunQueue:
             )
 
     def add_manual(
-        self, automation: str, source: str, definition: dict[str, Any], *, now: dt.datetime
+        self,
+        automation: str,
+        source: str,
+        definition: dict[str, Any],
+        *,
+        now: dt.datetime,
+        fresh: bool = False,
     ) -> QueuedRun | None:
-        """Insert an on-demand run for ``now`` (``lookout run-now``); None if that time is taken."""
-        run = NewRun(automation, now, source, definition, trigger="manual")
+        """Insert an on-demand run for ``now`` (``lookout run-now``); None if that time is taken.
+
+        ``fresh``: its trigger is ``fresh`` (``checks.report.FRESH_TRIGGER``), and the
+        worker asks the agent even when the pinned plan's evidence is unchanged.
+        """
+        trigger = FRESH_TRIGGER if fresh else "manual"
+        run = NewRun(automation, now, source, definition, trigger=trigger)
         inserted = self.record([run], {}, now=now)
         return inserted[0] if inserted else None
 

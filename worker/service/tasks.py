@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from checks.agent.trace import TraceWriter
 from checks.automation.model import Automation
 from checks.errors import LookoutError
-from checks.report import Status
+from checks.report import FRESH_TRIGGER, Status
 from checks.run import SourcePool, run_automation
 from checks.settings.config import Settings, redact
 from checks.store.incidents import plan_run
@@ -282,6 +282,7 @@ def _attempt(state: _Process, run: RunInfo, automation: Automation, attempt: int
             trigger=run.trigger,
             trace=trace,
             store=state.store,
+            fresh=run.trigger == FRESH_TRIGGER,
         )
         report.run_id, report.attempt = run.id, attempt
         if state.store.finish_run(run.id, attempt, report):

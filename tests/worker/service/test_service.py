@@ -429,11 +429,26 @@ def test_the_service_takes_the_pinned_plan_without_calling_the_llm(env: Env) -> 
         )
         runs = wait_for(lambda: env.finished("pinned", 2), 60, "the run-now run to finish")
         calls = len(llm.chat_requests)
+        subprocess.run(
+            [LOOKOUT, "run-now", "pinned", "--fresh"],
+            env=env.procs.env,
+            capture_output=True,
+            check=True,
+        )
+        runs = wait_for(lambda: env.finished("pinned", 3), 60, "the fresh run to finish")
+        fresh_calls = len(llm.chat_requests)
     assert [(r.trigger, r.status, r.finding, r.finding_source) for r in runs] == [
         ("schedule", Status.COMPLETED, "clear", FindingSource.AGENT),
         ("manual", Status.COMPLETED, "clear", FindingSource.PINNED),
+        ("fresh", Status.COMPLETED, "clear", FindingSource.AGENT),
     ]
-    assert calls == 2  # the scheduled run's two; the second run asked nothing
+    assert (calls, fresh_calls) == (2, 4)  # the second run asked nothing; the fresh one did
+    fresh = env.store.get_run(runs[2].run_id or 0)
+    assert fresh is not None and fresh.pinning is not None
+    assert (fresh.pinning["reason"], fresh.pinning["new_plan"]) == (
+        "a fresh run was asked for (--fresh)",
+        True,
+    )
     second = env.store.get_run(runs[1].run_id or 0)
     assert second is not None and second.pinning is not None
     assert (second.pinning["used"], second.pinning["from_run"]) == (True, first.run_id)
