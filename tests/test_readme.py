@@ -165,6 +165,12 @@ def test_the_walkthrough_runs_as_written_on_a_fresh_clone(
     assert again.returncode == 0, again.stdout + again.stderr
     assert "flights-carrier-integrity — Clear (decided by pinned) · run 17 · " in again.stdout
     assert "(`Clear (decided by pinned)` ·\nrun 17)" in README
+    pinned = sh(".venv/bin/lookout show 17 --trace")
+    assert (pinned.returncode, pinned.stdout) == (0, "")
+    assert " ".join(pinned.stderr.split()) == (
+        "run 17 has no trace: the agent was not asked: its pinned plan decided "
+        "('lookout run flights-carrier-integrity --fresh' asks it)"
+    )
 
     # 3. the trace of the run it printed, and of the run --fresh asked the agent for
     sql = yaml.safe_load(one(fenced("yaml"), "steps:\n"))["steps"][0]["tool_calls"][0]

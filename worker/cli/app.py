@@ -388,7 +388,13 @@ def show(
     if trace:
         events = read_trace(store, run_id)
         if not events:
-            err.print(f"run {run_id} has no trace: no agent ran (the declared checks decided)")
+            why = (
+                "the agent was not asked: its pinned plan decided "
+                f"('lookout run {report.automation} --fresh' asks it)"
+                if report.finding_source == "pinned"
+                else "no agent ran (the declared checks decided)"
+            )
+            err.print(Text(f"run {run_id} has no trace: {why}"))
         sys.stdout.write(redact(to_jsonl(events), settings.secrets()))
         return
     secrets = settings.secrets()

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich import box
-from rich.table import Table
 
+from worker.cli.layout import Column, Grid
 from worker.cli.render import SafeConsole
+from worker.cli.safe_text import print_hanging
 
 if TYPE_CHECKING:
     from checks.settings.config import Settings
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 # The settings, the store and the calibration are imported inside the command:
 # `lookout --help` never loads them.
 
-out = SafeConsole(highlight=False, soft_wrap=True)
+out = SafeConsole(highlight=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -43,10 +43,20 @@ def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _model_table(model: ModelReport) -> Table:
-    table = Table(box=box.SIMPLE, show_edge=False, pad_edge=False)
-    for column in ("question", "reviews", "held", "Brier", "ECE", "calibrated Brier / ECE", "fit"):
-        table.add_column(column)
+_COLUMNS = (
+    Column("question", title=True),
+    Column("reviews", justify="right"),
+    Column("held", justify="right"),
+    Column("Brier", justify="right"),
+    Column("ECE", justify="right"),
+    Column("calibrated Brier / ECE"),
+    Column("fit", flex=True),
+)
+
+
+def _model_grid(model: ModelReport) -> Grid:
+    """One row per question; laid out for the width (``worker.cli.layout``), never cut."""
+    grid = Grid(_COLUMNS)
     for q in model.questions:
         after = (
             f"{_number(q.calibrated_brier)} / {_number(q.calibrated_ece)} (5-fold)"
@@ -54,45 +64,45 @@ def _model_table(model: ModelReport) -> Table:
             else "-"
         )
         fit = "stored" if q.fitted else (q.why_not or "not stored (--no-fit)")
-        table.add_row(
+        grid.add_row(
             q.question, str(q.reviews), str(q.held), _number(q.brier), _number(q.ece), after, fit
         )
-    return table
+    return grid
 
 
 def print_report(report: CalibrationReport) -> None:
-    """Print the report for a person: one block per decision model."""
+    """Print the report for a person: one block per decision model, wrapped to the width."""
     if not report.models:
-        out.print(
+        print_hanging(
+            out,
             "no labelled run has a second opinion yet: resolve reports on the review page "
             f"(lookout serve); {report.without_opinion} labelled run(s) had none",
-            markup=False,
         )
         return
     for model in report.models:
         reasons = ", ".join(f"{n} {r}" for r, n in sorted(model.reasons.items()))
-        out.print(
+        print_hanging(
+            out,
             f"{model.backend} {model.model or '(model not recorded)'}: "
             f"{model.reviews} labelled run(s) ({reasons})",
-            markup=False,
         )
-        out.print(_model_table(model))
+        _model_grid(model).print(out, indent=2)
         for flag, (raised, right) in model.flags.items():
             share = f" ({right / raised:.0%})" if raised else ""
-            out.print(f"  {flag}: raised {raised}, right {right}{share}", markup=False)
+            print_hanging(out, f"  {flag}: raised {raised}, right {right}{share}")
         for q in model.questions:
             if q.fitted:
-                out.print(
+                print_hanging(
+                    out,
                     f"  {q.question}: {q.fitted.describe()}, applied to the next runs' answers "
                     "beside the raw ones",
-                    markup=False,
                 )
             if q.diagram:
-                out.print(f"  reliability diagram ({q.question}): {q.diagram}", markup=False)
-    out.print(
+                out.print(f"  reliability diagram ({q.question}): {q.diagram}")  # kept whole
+    print_hanging(
+        out,
         f"a fit needs {report.min_reviews} labelled answers with both outcomes "
         "(decision.calibration_min_reviews, --min-reviews); the flags are never a filter",
-        markup=False,
     )
 
 
@@ -127,6 +137,6 @@ def calibrate_command(
         plot_dir=plot,
     )
     if as_json:
-        out.print(json.dumps(report_json(report)), markup=False)
+        out.print(json.dumps(report_json(report)), markup=False, soft_wrap=True)
     else:
         print_report(report)

@@ -23,7 +23,7 @@ from checks.eval import DEFAULT_CONCURRENCY, DEFAULT_PLOT
 from checks.eval.reliability import write_reliability_diagram
 from checks.eval.scoring import CaseScore, RunOutcome
 from worker.cli.layout import Column, Grid
-from worker.cli.safe_text import SafeConsole
+from worker.cli.safe_text import SafeConsole, print_hanging
 
 if TYPE_CHECKING:
     from checks.eval.recalibration import RecalibrationScore
@@ -116,7 +116,7 @@ def eval_command(
     else:
         print_result(out, result, written)
         for line in recalibration_lines(recalibration):
-            out.print(Text(line))
+            print_hanging(out, line)
     raise typer.Exit(EXIT_OK)
 
 
@@ -231,7 +231,7 @@ def print_result(console: Console, result: EvalResult, plot: Path | None) -> Non
         grid.add_row(*(row[i] for i in keep))
     grid.print(console)
     for line in summary_lines(result):
-        console.print(Text(line))
+        print_hanging(console, line)
     if plot is None:
         console.print(Text("Reliability diagram: not written (no decision-model answers to draw)."))
     else:

@@ -106,3 +106,20 @@ def wrap_text(console: Console, text: Text, width: int) -> list[Text]:
     for line in lines:
         line.rstrip()
     return lines
+
+
+def print_hanging(console: Console, line: str, *, hang: int = 4) -> None:
+    """Print one line of (untrusted) text wrapped at the console's width, continuations indented.
+
+    The lines after the first start ``hang`` cells further in than the line's
+    own leading blanks, so a wrapped line still reads as one item of a list.
+    """
+    text = clean(line)
+    lead = len(text) - len(text.lstrip(" "))
+    first, *_ = wrap_text(console, Text(text), console.width) or [Text()]
+    console.print(first, soft_wrap=True)
+    rest = text[len(first.plain) :].strip()
+    if rest:
+        pad = " " * (lead + hang)
+        for more in wrap_text(console, Text(rest), console.width - len(pad)):
+            console.print(Text(pad) + more, soft_wrap=True)

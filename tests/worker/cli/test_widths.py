@@ -13,6 +13,7 @@ import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import yaml
@@ -20,7 +21,9 @@ from rich.cells import cell_len
 from typer.testing import CliRunner
 
 from checks.errors import ConfigError
+from checks.report import Finding
 from checks.settings.config import Settings, default_config_data
+from checks.store.store import Store
 from tests.paths import ROOT
 from worker.alerts.fake_chat import FakeChat
 from worker.cli.app import app
@@ -35,6 +38,28 @@ WIDTHS = (80, 120)
 class Env:
     env: dict[str, str]
     names: tuple[str, ...]
+    labelled: dict[str, str]  # the environment of a store with runs ops labelled
+
+
+def labelled_store(tmp: Path, data: dict[str, object]) -> dict[str, str]:
+    """A config whose store holds 24 runs ops resolved, each with a second opinion."""
+    from tests.worker.review.test_calibrate import URGENCY_ACT, URGENCY_CALM, labelled_run, opinion
+    from worker.review.vocabulary import ResolveReason
+
+    store = Store(f"sqlite:///{tmp / 'labelled.db'}")
+    try:
+        for i in range(24):
+            calm = i % 2 == 0
+            op = opinion(0.9 if calm else 0.1, URGENCY_CALM if calm else URGENCY_ACT, [])
+            wrong = i % 6 == 0
+            reason = ResolveReason.FALSE_POSITIVE if calm != wrong else ResolveReason.FIXED
+            labelled_run(store, i, Finding.NEEDS_ATTENTION, op, reason)
+    finally:
+        store.close()
+    config = tmp / "labelled.yaml"
+    labelled = {**data, "store_url": f"sqlite:///{tmp / 'labelled.db'}"}
+    config.write_text(yaml.safe_dump(labelled), encoding="utf-8")
+    return {"LOOKOUT_CONFIG": str(config), "COLUMNS": "100"}
 
 
 @pytest.fixture(scope="module")
@@ -72,18 +97,65 @@ def cli(tmp_path_factory: pytest.TempPathFactory, flights_settings: Settings) ->
         assert first.exit_code == 3, first.output  # the NULL check is in error
         sent = CliRunner().invoke(app, ["notify", "test", "ops"], env=env)
         assert sent.exit_code == 0, sent.output
-        yield Env(env, (*EXAMPLES, LONG))
+        yield Env(env, (*EXAMPLES, LONG), labelled_store(tmp, data))
 
 
 COMMANDS: dict[str, list[str]] = {
     "validate": ["validate"],
     "run named": ["run", "weather-plausible-readings", LONG],
+    "run all": ["run", "--all"],
     "reports": ["reports"],
     "show": ["show", "2"],
     "show long": ["show", "4"],
     "schedule": ["schedule", "--next", "2"],
     "eval": ["eval", "--cases", "empty-table,not-in-over-null,test-accounts-excepted"],
+    "notify test": ["notify", "test", "ops"],
+    "notify flush": ["notify", "flush"],
     "notify log": ["notify", "log", "--attempts"],
+    "calibrate, nothing labelled": ["calibrate", "--no-fit"],
+    "calibrate": ["calibrate", "--min-reviews", "10"],  # on the labelled store
+}
+
+# What each command must show, each text whole on one line, at every width.
+SHOWS: dict[str, tuple[str, ...]] = {
+    "validate": (
+        "broken.yaml:3:1: not valid YAML",
+        "4 automations valid in 4 files; 1 error, 2 warnings",
+    ),
+    "run named": (
+        "weather-plausible-readings — Needs attention",
+        LONG,
+        "FAILED: wind speeds in range",
+        "wind_gust: NULL",
+        "2 runs: 1 Needs attention, 1 in error · ",
+    ),
+    "run all": (
+        "flights-carrier-integrity — Clear",
+        "carrier-december-delays — Skipped",
+        LONG,
+        "4 runs: 1 Clear, 1 Needs attention, 1 in error, 1 skipped · ",
+    ),
+    "reports": (*EXAMPLES, LONG, "Needs attention", "Skipped", "Clear"),
+    "show": ("flights-carrier-integrity — Clear", "passed: orphan carriers", "336776"),
+    "show long": ("weather-plausible-readings — Needs attention", "wind_speed: 1048.36058"),
+    "schedule": (LONG, "America/Argentina/ComodRivadavia", "flights-carrier-integrity"),
+    "eval": (
+        "empty-table",
+        "not-in-over-null",
+        "test-accounts-excepted",
+        "Finding accuracy: 2/2 runs (100%); 1 skipped (need an LLM), 0 in error.",
+        "overconfident-goal-met (goal_met, 240 labelled): ECE 0.235 → 0.071,",
+    ),
+    "notify test": ("ops (slack) HTTP 200",),
+    "notify flush": ("0 deliveries handled",),
+    "notify log": ("test -> ops (slack) HTTP 200", "#1 message sent HTTP 200"),
+    "calibrate, nothing labelled": ("no labelled run has a second opinion yet:",),
+    "calibrate": (
+        "systemone jev: 24 labelled run(s) (8 false_positive, 16 fixed)",
+        "goal_met",
+        "stored",
+        "double_check_disagrees: raised 0, right 0",
+    ),
 }
 
 # Lines that are one message each and stay whole for grep (the terminal wraps them).
@@ -93,15 +165,19 @@ ONE_LINE = re.compile(r"^(error: |warning: |note: |Reliability diagram: )")
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("command", COMMANDS, ids=str)
 def test_every_command_fits_the_width(cli: Env, command: str, width: int) -> None:
-    result = CliRunner().invoke(app, COMMANDS[command], env={**cli.env, "COLUMNS": str(width)})
+    env = cli.labelled if command == "calibrate" else cli.env
+    result = CliRunner().invoke(app, COMMANDS[command], env={**env, "COLUMNS": str(width)})
     assert result.exit_code in (0, 1, 2, 3), result.output
     text = result.stdout + result.stderr
     assert result.stdout.strip(), text
     assert "…" not in text, text  # nothing cut
-    for line in text.splitlines():
+    lines = text.splitlines()
+    for line in lines:
         if not ONE_LINE.match(line):
             assert cell_len(line) <= width, f"{cell_len(line)} > {width}: {line!r}"
         assert line == line.rstrip(), f"trailing blanks: {line!r}"
+    for shown in SHOWS[command]:
+        assert any(shown in line for line in lines), f"{shown!r} not whole on a line:\n{text}"
 
 
 @pytest.mark.parametrize("width", WIDTHS)
