@@ -94,7 +94,7 @@ class DeliveryRow(Base):
     channel: Mapped[str] = mapped_column(String(64))
     channel_type: Mapped[str] = mapped_column(String(16))
     reminder: Mapped[bool] = mapped_column(Boolean, default=False)
-    incident_id: Mapped[int | None] = mapped_column(Integer)
+    incident_id: Mapped[int | None] = mapped_column(Integer, index=True)
     status: Mapped[str] = mapped_column(String(16), index=True)
     not_before: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     alert: Mapped[dict[str, Any]] = mapped_column(JSON)

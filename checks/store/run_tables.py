@@ -25,7 +25,9 @@ from sqlalchemy import (
     true,
 )
 from sqlalchemy.engine import Dialect
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship, validates
+
+from checks.store.list_columns import definition_columns, urgency_column, usage_columns
 
 
 class UTCDateTime(TypeDecorator[dt.datetime]):
@@ -68,10 +70,29 @@ class RunRow(Base):
     was made in-process (``lookout run``): only its own process runs it, and
     the reaper ends it in error rather than queueing it. ``pinning`` is
     ``RunReport.pinning``: what the automation's pinned plan did in the run.
+
+    ``owner``, ``severity``, ``tags``, ``description``, ``definition_source``
+    and ``urgency`` are what the review list filters and sorts by, and
+    ``agent_*`` and ``decision_*`` the tokens and cost ``/metrics`` sums, copied
+    from ``definition``, ``agent`` and ``second_opinion`` whenever those are set
+    (``checks.store.list_columns``).
     """
 
     __tablename__ = "runs"
-    __table_args__ = (UniqueConstraint("automation", "scheduled_for", name="uq_runs_slot"),)
+    __table_args__ = (
+        UniqueConstraint("automation", "scheduled_for", name="uq_runs_slot"),
+        # each automation's runs by slot, with what the review list picks them by: read
+        # from the index alone (``worker.review.board``, ``worker.review.stats``)
+        Index(
+            "ix_runs_list",
+            "automation",
+            "scheduled_for",
+            "id",
+            "status",
+            "finding",
+            "finding_source",
+        ),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     automation: Mapped[str] = mapped_column(String(64), index=True)
@@ -94,6 +115,18 @@ class RunRow(Base):
     flags: Mapped[str] = mapped_column(String(200), default="", server_default="")
     enqueued_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     pinning: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    owner: Mapped[str | None] = mapped_column(Text)
+    severity: Mapped[str | None] = mapped_column(String(16))
+    tags: Mapped[str] = mapped_column(Text, default="", server_default="")
+    description: Mapped[str | None] = mapped_column(Text)
+    definition_source: Mapped[str | None] = mapped_column(Text)
+    urgency: Mapped[str | None] = mapped_column(String(16))
+    agent_input_tokens: Mapped[int | None] = mapped_column(Integer)
+    agent_output_tokens: Mapped[int | None] = mapped_column(Integer)
+    agent_cost_usd: Mapped[float | None] = mapped_column(Float)
+    decision_input_tokens: Mapped[int | None] = mapped_column(Integer)
+    decision_output_tokens: Mapped[int | None] = mapped_column(Integer)
+    decision_cost_usd: Mapped[float | None] = mapped_column(Float)
 
     checks: Mapped[list[CheckRow]] = relationship(
         back_populates="run", cascade="all, delete-orphan", order_by="CheckRow.position"
@@ -104,6 +137,27 @@ class RunRow(Base):
     series: Mapped[list[SeriesRow]] = relationship(
         cascade="all, delete-orphan", order_by="SeriesRow.id"
     )
+
+    @validates("definition")
+    def _keep_definition_columns(self, _key: str, value: dict[str, Any]) -> dict[str, Any]:
+        for name, column in definition_columns(value).items():
+            setattr(self, name, column)
+        return value
+
+    @validates("second_opinion")
+    def _keep_opinion_columns(
+        self, _key: str, value: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        self.urgency = urgency_column(value)
+        for name, column in usage_columns("decision", value).items():
+            setattr(self, name, column)
+        return value
+
+    @validates("agent")
+    def _keep_agent_columns(self, _key: str, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        for name, column in usage_columns("agent", value).items():
+            setattr(self, name, column)
+        return value
 
 
 class CheckRow(Base):

@@ -1,16 +1,25 @@
 """The review list: one row per open incident, else the latest report per automation.
 
-Rows are built from the store at each call: every automation's latest
-report (its newest completed or errored run; a skipped one only when it has
-nothing else), replaced by one row per open incident when it has any (each
-showing the incident's latest run). Then each row gets its review state
-(``worker.review.state``) and delivery status, the filters are applied, and
-the rows are sorted by urgency (the second opinion's, most urgent first;
-see ``sort_key`` for rows without one), then problems before Clear, then
-newest first.
+The rows: every automation's latest report (its newest completed or errored
+run; a skipped one only when it has nothing else), replaced by one row per
+open incident when it has any (each showing the incident's newest run of its
+kind). Each row has its review state (``worker.review.state``), its alerts'
+delivery status, and what is wrong in one line (``worker.review.what_is_wrong``).
 
-The work is one row per automation or open incident, so it is bounded by the
-number of automations, not of runs; filtering and paging happen in Python.
+Order: the decision model's urgency, most urgent first (a row without one, a
+run in error or no decision model, ranks as ``worth_a_look`` when it is a
+problem, else as ``nothing_to_do``); then the automation's severity (high,
+medium, low; none given counts as the default, medium); then problems (Needs
+attention, error) before the rest; then newest first.
+
+Everything over all rows — the rows themselves, the filters, the order, the
+page, the counts of each quick filter, the facets' choices — is computed in SQL
+(``_board``: common table expressions over ``runs``, ``alert_incidents``,
+``review_actions`` and ``alert_deliveries``), from plain columns of ``runs``
+(``checks.store.list_columns``), never by parsing JSON per row. A request sends
+a fixed number of statements whatever the number of rows: the counts and
+facets, the page's run ids, then for those runs only their columns, actions,
+deliveries, checks with a problem and each automation's last run.
 """
 
 from __future__ import annotations
@@ -20,16 +29,34 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    Select,
+    Text,
+    and_,
+    case,
+    cast,
+    func,
+    literal,
+    null,
+    or_,
+    select,
+    union,
+    union_all,
+)
+from sqlalchemy.orm import Session, aliased, load_only
+from sqlalchemy.sql.selectable import CTE
 
 from checks.opinion.second_opinion import read_opinion
-from checks.report import Status
+from checks.report import CheckOutcome, CheckResult, Finding, Status
 from checks.store.alert_tables import DeliveryRow, IncidentRow
-from checks.store.run_tables import RunRow
+from checks.store.list_columns import TAG_SEPARATOR, split_tags
+from checks.store.review_tables import ReviewActionRow
+from checks.store.run_tables import CheckRow, RunRow
 from checks.store.store import Store
 from worker.alerts.delivery_log import FAILED_STATUSES
-from worker.review.state import actions_for, fold, incident_kind, needs_me, subject_actions
+from worker.review.state import actions_for, fold, needs_me, subject_actions
 from worker.review.vocabulary import (
     URGENCY_ORDER,
     BoardPage,
@@ -38,8 +65,31 @@ from worker.review.vocabulary import (
     Filters,
     QuickFilter,
 )
+from worker.review.what_is_wrong import what_is_wrong
 
 _REPORTED = (str(Status.COMPLETED), str(Status.ERROR))
+_SEVERITY_RANK = {"low": 0, "medium": 1, "high": 2}
+_DEFAULT_SEVERITY_RANK = _SEVERITY_RANK["medium"]  # the model's default severity
+_SHOWN = [  # what a row shows of its run: never the definition, agent or evidence JSON
+    getattr(RunRow, c)
+    for c in (
+        "automation",
+        "status",
+        "finding",
+        "scheduled_for",
+        "finished_at",
+        "second_opinion",
+        "owner",
+        "tags",
+        "source",
+        "definition_source",
+        "description",
+        "severity",
+        "error",
+        "summary",
+    )
+]
+_SENT = [getattr(DeliveryRow, c) for c in ("run_id", "incident_id", "channel", "status")]
 
 
 def opinion_fields(
@@ -50,34 +100,283 @@ def opinion_fields(
     return read.flags, read.urgency, read.goal_met
 
 
-def _latest(session: Session, statuses: Sequence[str], skip: Iterable[str] = ()) -> list[RunRow]:
-    newest = (
+def _listed() -> CTE:
+    """(run_id, incident_id, automation) of every row: open incidents, else latest reports."""
+    reported = (
         select(RunRow.automation, func.max(RunRow.scheduled_for).label("at"))
-        .where(RunRow.status.in_(list(statuses)))
+        .where(RunRow.status.in_(_REPORTED))
         .group_by(RunRow.automation)
-        .subquery()
+        .cte("reported")
     )
-    query = select(RunRow).join(
-        newest, and_(RunRow.automation == newest.c.automation, RunRow.scheduled_for == newest.c.at)
-    )
-    skipped = set(skip)
-    return [row for row in session.scalars(query) if row.automation not in skipped]
-
-
-def _incident_run(session: Session, incident: IncidentRow) -> RunRow | None:
-    """Return the newest run of the incident's kind since it opened."""
-    query = (
-        select(RunRow)
-        .where(RunRow.automation == incident.automation, RunRow.id >= (incident.opened_run_id or 0))
-        .order_by(RunRow.scheduled_for.desc(), RunRow.id.desc())
-    )
-    if incident.kind == "error":
-        query = query.where(RunRow.status == str(Status.ERROR))
-    else:
-        query = query.where(
-            RunRow.status == str(Status.COMPLETED), RunRow.finding == "needs_attention"
+    skipped = (
+        select(RunRow.automation, func.max(RunRow.scheduled_for).label("at"))
+        .where(
+            RunRow.status == str(Status.SKIPPED),
+            RunRow.automation.not_in(select(reported.c.automation)),
         )
-    return session.scalars(query.limit(1)).first()
+        .group_by(RunRow.automation)
+    )
+    latest = union_all(select(reported.c.automation, reported.c.at), skipped).cte("latest")
+    run = aliased(RunRow, name="incident_run")
+    of_kind = or_(
+        and_(IncidentRow.kind == "error", run.status == str(Status.ERROR)),
+        and_(
+            IncidentRow.kind != "error",
+            run.status == str(Status.COMPLETED),
+            run.finding == str(Finding.NEEDS_ATTENTION),
+        ),
+    )
+    newest = func.row_number().over(
+        partition_by=IncidentRow.id, order_by=(run.scheduled_for.desc(), run.id.desc())
+    )
+    ranked = (
+        select(
+            run.id.label("run_id"),
+            IncidentRow.id.label("incident_id"),
+            run.automation.label("automation"),
+            newest.label("n"),
+        )
+        .join(
+            run,
+            and_(
+                run.automation == IncidentRow.automation,
+                run.id >= func.coalesce(IncidentRow.opened_run_id, 0),
+                of_kind,
+            ),
+        )
+        .where(IncidentRow.open_key.is_not(None))
+        .cte("incident_runs")
+    )
+    incidents = select(ranked.c.run_id, ranked.c.incident_id, ranked.c.automation).where(
+        ranked.c.n == 1
+    )
+    report = aliased(RunRow, name="report_run")
+    reports = (
+        select(
+            report.id.label("run_id"),
+            cast(null(), Integer).label("incident_id"),
+            report.automation.label("automation"),
+        )
+        .join(
+            latest,
+            and_(report.automation == latest.c.automation, report.scheduled_for == latest.c.at),
+        )
+        .where(report.automation.not_in(select(ranked.c.automation).where(ranked.c.n == 1)))
+    )
+    return union_all(incidents, reports).cte("listed")
+
+
+def _review(listed: CTE) -> CTE:
+    """Per row (by run id): actions, whether acknowledged or resolved, the latest snooze's id."""
+    action = ReviewActionRow
+    on_run = select(listed.c.run_id.label("key"), action.id.label("action_id"), action.kind).join(
+        action, action.run_id == listed.c.run_id
+    )
+    on_incident = select(listed.c.run_id, action.id, action.kind).join(
+        action, action.incident_id == listed.c.incident_id
+    )
+    acted = union(on_run, on_incident).subquery("acted")  # UNION: an action counted once
+    return (
+        select(
+            acted.c.key,
+            func.count().label("actions"),
+            func.max(case((acted.c.kind == "acknowledge", 1), else_=0)).label("acked"),
+            func.max(case((acted.c.kind == "resolve", 1), else_=0)).label("resolved"),
+            func.max(case((acted.c.kind == "snooze", acted.c.action_id))).label("snooze_id"),
+        )
+        .group_by(acted.c.key)
+        .cte("review")
+    )
+
+
+def _failed_alerts(listed: CTE) -> CTE:
+    """Run ids of the rows whose alerts have a channel whose latest delivery failed."""
+    delivery = DeliveryRow
+    on_run = select(
+        listed.c.run_id.label("key"),
+        delivery.id.label("delivery_id"),
+        delivery.channel,
+        delivery.status,
+    ).join(delivery, delivery.run_id == listed.c.run_id)
+    on_incident = select(listed.c.run_id, delivery.id, delivery.channel, delivery.status).join(
+        delivery, delivery.incident_id == listed.c.incident_id
+    )
+    sent = union(on_run, on_incident).subquery("sent")
+    latest = func.row_number().over(
+        partition_by=(sent.c.key, sent.c.channel), order_by=sent.c.delivery_id.desc()
+    )
+    ranked = select(sent.c.key, sent.c.status, latest.label("n")).subquery("channel_latest")
+    return (
+        select(ranked.c.key)
+        .where(ranked.c.n == 1, ranked.c.status.in_(sorted(FAILED_STATUSES)))
+        .distinct()
+        .cte("failed_alerts")
+    )
+
+
+def _matches(run: Any, filters: Filters) -> ColumnElement[bool]:
+    """The facets and text search of ``filters`` (not the quick filters) over a run's columns."""
+    clauses: list[ColumnElement[bool]] = []
+    if filters.owner:
+        owner = filters.owner
+        clauses.append(or_(run.owner == owner, func.lower(run.owner) == owner.lower()))
+    if filters.tag:
+        clauses.append(
+            run.tags.contains(f"{TAG_SEPARATOR}{filters.tag}{TAG_SEPARATOR}", autoescape=True)
+        )
+    if filters.source:
+        clauses.append(func.coalesce(run.source, run.definition_source) == filters.source)
+    if filters.q:
+        q = filters.q.lower()
+        clauses.append(
+            or_(
+                *(
+                    func.lower(func.coalesce(column, "")).contains(q, autoescape=True)
+                    for column in (run.automation, run.description, run.owner, run.summary)
+                )
+            )
+        )
+    return and_(*clauses) if clauses else literal(True)
+
+
+def _flag(column: Any, flag: str) -> ColumnElement[bool]:
+    found: ColumnElement[bool] = column.like(f"%,{flag},%")  # ",a,b,"; a flag is [a-z_]
+    return found
+
+
+def _board(filters: Filters, now: dt.datetime) -> CTE:
+    """Every row with what the order, the quick filters and the facets need (no JSON read)."""
+    listed = _listed()
+    review = _review(listed)
+    failed = _failed_alerts(listed)
+    run = aliased(RunRow, name="board_run")
+    snooze = aliased(ReviewActionRow, name="snooze")
+    problem = or_(
+        run.status == str(Status.ERROR),
+        and_(run.status == str(Status.COMPLETED), run.finding == str(Finding.NEEDS_ATTENTION)),
+    )
+    is_problem = case((problem, 1), else_=0)
+    ranks = {u: i for i, u in enumerate(URGENCY_ORDER)}  # a problem without one: worth_a_look
+    urgency = case(ranks, value=run.urgency, else_=is_problem * ranks["worth_a_look"])
+    severity = case(_SEVERITY_RANK, value=run.severity, else_=_DEFAULT_SEVERITY_RANK)
+    waits = and_(
+        problem,
+        func.coalesce(review.c.acked, 0) == 0,
+        func.coalesce(review.c.resolved, 0) == 0,
+        or_(snooze.until.is_(None), snooze.until <= now),
+    )
+    return (
+        select(
+            listed.c.run_id,
+            listed.c.incident_id,
+            run.automation,
+            run.owner,
+            run.tags,
+            func.coalesce(run.source, run.definition_source).label("source"),
+            run.flags,
+            urgency.label("urgency_rank"),
+            severity.label("severity_rank"),
+            is_problem.label("problem"),
+            func.coalesce(run.finished_at, run.scheduled_for).label("at"),
+            case((waits, 1), else_=0).label("needs_me"),
+            case((func.coalesce(review.c.actions, 0) == 0, 1), else_=0).label("unreviewed"),
+            case((listed.c.run_id.in_(select(failed.c.key)), 1), else_=0).label("failed"),
+            case((_matches(run, filters), 1), else_=0).label("matches"),
+        )
+        .join(run, run.id == listed.c.run_id)
+        .outerjoin(review, review.c.key == listed.c.run_id)
+        .outerjoin(snooze, snooze.id == review.c.snooze_id)
+        .cte("board")
+        .prefix_with("MATERIALIZED")  # read by every part of the overview: computed once
+    )
+
+
+def _quick(board: CTE, quick: QuickFilter) -> ColumnElement[bool]:
+    """Whether a row passes one quick filter (``QuickFilter`` says what each means)."""
+    if quick == QuickFilter.NEEDS_ME:
+        return board.c.needs_me == 1
+    if quick == QuickFilter.DISAGREEMENTS:
+        return _flag(board.c.flags, "double_check_disagrees")
+    if quick == QuickFilter.CHANGED:
+        return _flag(board.c.flags, "changed_since_last_run")
+    if quick == QuickFilter.UNREVIEWED:
+        return board.c.unreviewed == 1
+    return board.c.failed == 1
+
+
+def _chosen(board: CTE, filters: Filters) -> ColumnElement[bool]:
+    return and_(board.c.matches == 1, *(_quick(board, q) for q in filters.quick))
+
+
+def _overview(board: CTE, filters: Filters, offset: int, size: int) -> Select[Any]:
+    """One statement for everything over all rows: the page's run ids, the counts, the facets.
+
+    Its rows are ``(part, position, run_id, incident_id, name, n)``: ``part`` is
+    ``row`` (a row of the page at ``position``, 0-based), ``count`` (``name``:
+    ``total`` or a quick filter; ``n`` its count) or a facet, ``owner`` / ``tags``
+    / ``source`` (``name`` one value, over the unfiltered rows). The board is
+    computed once for all of them (a materialized common table expression).
+    """
+    order = (
+        board.c.urgency_rank.desc(),
+        board.c.severity_rank.desc(),
+        board.c.problem.desc(),
+        board.c.at.desc(),
+        board.c.run_id.desc(),
+    )
+    page = (
+        select(board.c.run_id, board.c.incident_id, *(c.element for c in order))
+        .where(_chosen(board, filters))
+        .order_by(*order)
+        .offset(offset)
+        .limit(size)
+        .subquery("page")
+    )
+    position = func.row_number().over(
+        order_by=(
+            page.c.urgency_rank.desc(),
+            page.c.severity_rank.desc(),
+            page.c.problem.desc(),
+            page.c.at.desc(),
+            page.c.run_id.desc(),
+        )
+    )
+    none = cast(null(), Integer)
+    parts: list[Any] = [
+        select(
+            literal("row").label("part"),
+            (position - 1).label("position"),
+            page.c.run_id,
+            page.c.incident_id,
+            cast(null(), Text).label("name"),
+            none.label("n"),
+        )
+    ]
+    counts = [("total", _chosen(board, filters))] + [
+        (str(q), _quick(board, q)) for q in QuickFilter
+    ]
+    for name, where in counts:
+        parts.append(
+            select(
+                literal("count"),
+                none,
+                none,
+                none,
+                cast(literal(name), Text),
+                func.coalesce(func.sum(case((where, 1), else_=0)), 0),
+            )
+        )
+    for facet, column in (
+        ("owner", board.c.owner),
+        ("tags", board.c.tags),
+        ("source", board.c.source),
+    ):
+        parts.append(
+            select(literal(facet), none, none, none, cast(column, Text), none)
+            .where(column.is_not(None), column != "")
+            .group_by(column)
+        )
+    return union_all(*parts)  # type: ignore[return-value]
 
 
 def _delivery_status(rows: Sequence[DeliveryRow]) -> DeliveryStatus:
@@ -97,53 +396,76 @@ def _delivery_status(rows: Sequence[DeliveryRow]) -> DeliveryStatus:
     return DeliveryStatus(state, sent, len(failed), pending, failed)
 
 
-def _candidates(session: Session) -> list[tuple[RunRow, IncidentRow | None]]:
-    reports = _latest(session, _REPORTED)
-    reported = {r.automation for r in reports}
-    reports += _latest(session, [str(Status.SKIPPED)], skip=reported)
-    open_query = select(IncidentRow).where(IncidentRow.open_key.is_not(None))
-    by_automation: dict[str, list[tuple[RunRow, IncidentRow]]] = {}
-    for incident in session.scalars(open_query.order_by(IncidentRow.id)):
-        run = _incident_run(session, incident)
-        if run is not None:
-            by_automation.setdefault(incident.automation, []).append((run, incident))
-    found: list[tuple[RunRow, IncidentRow | None]] = []
-    for report in reports:
-        incidents = by_automation.pop(report.automation, [])
-        found.extend(incidents or [(report, None)])
-    for pairs in by_automation.values():
-        found.extend(pairs)
+def _to_check(row: CheckRow) -> CheckResult:
+    return CheckResult(
+        row.name,
+        row.sql,
+        row.expect,
+        row.value,
+        row.passed,
+        row.error,
+        row.evidence_id,
+        kind=row.kind or "sql",
+        outcome=CheckOutcome(row.outcome) if row.outcome else None,
+        reason=row.reason,
+        metrics=row.metrics or {},
+    )
+
+
+def _problem_checks(session: Session, run_ids: Sequence[int]) -> dict[int, list[CheckResult]]:
+    """The checks of these runs that did not pass, in order, by run (one statement)."""
+    not_passed = or_(
+        CheckRow.outcome.in_([str(o) for o in CheckOutcome if o is not CheckOutcome.PASSED]),
+        and_(
+            CheckRow.outcome.is_(None), or_(CheckRow.passed.is_(None), CheckRow.passed.is_(False))
+        ),
+    )
+    query = (
+        select(CheckRow)
+        .where(CheckRow.run_id.in_(run_ids), not_passed)
+        .order_by(CheckRow.run_id, CheckRow.position)
+    )
+    found: dict[int, list[CheckResult]] = {}
+    for row in session.scalars(query):
+        found.setdefault(row.run_id, []).append(_to_check(row))
     return found
 
 
-def _rows(session: Session, now: dt.datetime) -> tuple[list[BoardRow], dict[int, str]]:
-    """Return every row, unfiltered, and each row's run summary (for the text search)."""
-    candidates = _candidates(session)
-    run_ids = [run.id for run, _ in candidates]
-    incident_ids = [i.id for _, i in candidates if i is not None]
+def _page_rows(
+    session: Session, picked: Sequence[tuple[int, int | None]], now: dt.datetime
+) -> list[BoardRow]:
+    """The page's rows in full, in the order given: a fixed number of statements for any page."""
+    if not picked:
+        return []
+    run_ids = [run_id for run_id, _ in picked]
+    incident_ids = [i for _, i in picked if i is not None]
+    shown = select(RunRow).options(load_only(*_SHOWN)).where(RunRow.id.in_(run_ids))
+    runs = {r.id: r for r in session.scalars(shown)}
+    query = select(IncidentRow).where(IncidentRow.id.in_(incident_ids))
+    incidents = {i.id: i for i in session.scalars(query)}
     actions = actions_for(session, run_ids, incident_ids)
+    clause = or_(DeliveryRow.run_id.in_(run_ids), DeliveryRow.incident_id.in_(incident_ids))
+    deliveries = list(session.scalars(select(DeliveryRow).options(load_only(*_SENT)).where(clause)))
+    checks = _problem_checks(session, run_ids)
+    automations = sorted({r.automation for r in runs.values()})
     last_run = dict(
         session.execute(
-            select(RunRow.automation, func.max(RunRow.finished_at)).group_by(RunRow.automation)
+            select(RunRow.automation, func.max(RunRow.finished_at))
+            .where(RunRow.automation.in_(automations))
+            .group_by(RunRow.automation)
         ).all()
     )
-    deliveries: list[DeliveryRow] = []
-    if run_ids:
-        clause = or_(DeliveryRow.run_id.in_(run_ids), DeliveryRow.incident_id.in_(incident_ids))
-        deliveries = list(session.scalars(select(DeliveryRow).where(clause)))
     rows: list[BoardRow] = []
-    summaries: dict[int, str] = {}
-    for run, incident in candidates:
-        incident_id = incident.id if incident else None
-        review = fold(subject_actions(actions, run.id, incident_id))
+    for run_id, incident_id in picked:
+        run = runs[run_id]
+        incident = incidents.get(incident_id) if incident_id is not None else None
+        review = fold(subject_actions(actions, run_id, incident_id))
         mine = [
             d
             for d in deliveries
-            if d.run_id == run.id or (incident_id is not None and d.incident_id == incident_id)
+            if d.run_id == run_id or (incident_id is not None and d.incident_id == incident_id)
         ]
         flags, urgency, goal_met = opinion_fields(run.second_opinion)
-        definition = run.definition or {}
-        tags = definition.get("tags") or []
         rows.append(
             BoardRow(
                 automation=run.automation,
@@ -159,58 +481,34 @@ def _rows(session: Session, now: dt.datetime) -> tuple[list[BoardRow], dict[int,
                 flags=flags,
                 urgency=urgency,
                 goal_met=goal_met,
-                owner=definition.get("owner"),
-                tags=tuple(str(t) for t in tags),
-                source=run.source or definition.get("source"),
-                description=definition.get("description"),
-                severity=definition.get("severity"),
+                owner=run.owner,
+                tags=split_tags(run.tags),
+                source=run.source or run.definition_source,
+                description=run.description,
+                severity=run.severity,
+                what_is_wrong=what_is_wrong(
+                    run.status, run.finding, run.error, run.summary or "", checks.get(run.id, [])
+                ),
                 delivery=_delivery_status(mine),
                 review=review,
                 needs_me=needs_me(run.status, run.finding, review, now),
             )
         )
-        summaries[run.id] = run.summary or ""
-    return rows, summaries
+    return rows
 
 
-def quick_match(row: BoardRow, quick: QuickFilter) -> bool:
-    """Whether a row passes one quick filter (``QuickFilter`` says what each means)."""
-    if quick == QuickFilter.NEEDS_ME:
-        return row.needs_me
-    if quick == QuickFilter.DISAGREEMENTS:
-        return "double_check_disagrees" in row.flags
-    if quick == QuickFilter.CHANGED:
-        return "changed_since_last_run" in row.flags
-    if quick == QuickFilter.UNREVIEWED:
-        return row.review.actions == 0
-    return row.delivery.state == "failed"
-
-
-def _matches(row: BoardRow, filters: Filters, summary: str) -> bool:
-    if not all(quick_match(row, q) for q in filters.quick):
-        return False
-    if filters.owner and (row.owner or "").casefold() != filters.owner.casefold():
-        return False
-    if filters.tag and filters.tag not in row.tags:
-        return False
-    if filters.source and row.source != filters.source:
-        return False
-    if filters.q:
-        text = " ".join([row.automation, row.description or "", row.owner or "", summary])
-        return filters.q.casefold() in text.casefold()
-    return True
-
-
-def sort_key(row: BoardRow) -> tuple[int, int, float]:
-    """Most urgent first, then problems (Needs attention, error) before the rest, newest first.
-
-    A row without an urgency (no second opinion: a run in error, or no decision
-    model) ranks as ``worth_a_look`` when it is a problem, else as ``nothing_to_do``.
-    """
-    problem = 1 if incident_kind(row.status, row.finding) else 0
-    urgency = row.urgency or ("worth_a_look" if problem else "nothing_to_do")
-    at = row.finished_at or row.scheduled_for
-    return (-URGENCY_ORDER.index(urgency), -problem, -at.timestamp())
+def _facets(found: Iterable[Any]) -> tuple[list[str], list[str], list[str]]:
+    owners: set[str] = set()
+    tags: set[str] = set()
+    sources: set[str] = set()
+    for facet, value in found:
+        if facet == "owner":
+            owners.add(value)
+        elif facet == "tags":
+            tags.update(split_tags(value))
+        else:
+            sources.add(value)
+    return sorted(owners), sorted(tags), sorted(sources)
 
 
 def board(store: Store, filters: Filters, *, now: dt.datetime) -> BoardPage:
@@ -221,20 +519,33 @@ def board(store: Store, filters: Filters, *, now: dt.datetime) -> BoardPage:
         filters: what to show; a page past the last gives the last page.
         now: the current time (aware); decides whether a snooze still runs.
     """
-    with store.session() as session:
-        rows, summaries = _rows(session, now)
-    chosen = sorted((r for r in rows if _matches(r, filters, summaries[r.run_id])), key=sort_key)
     size = max(1, filters.page_size)
-    pages = max(1, math.ceil(len(chosen) / size))
-    page = min(max(1, filters.page), pages)
+    with store.session() as session:
+        overview = _board(filters, now)
+        found = session.execute(_overview(overview, filters, (filters.page - 1) * size, size)).all()
+        counted = {r.name: int(r.n) for r in found if r.part == "count"}
+        total = counted["total"]
+        pages = max(1, math.ceil(total / size))
+        page = min(max(1, filters.page), pages)
+        if page != filters.page:  # past the last page (rare): the last page instead
+            last = _overview(overview, filters, (page - 1) * size, size)
+            found = session.execute(last).all()
+        picked = [
+            (int(r.run_id), r.incident_id)
+            for r in sorted((r for r in found if r.part == "row"), key=lambda r: r.position)
+        ]
+        owners, tags, sources = _facets(
+            (r.part, r.name) for r in found if r.part not in ("row", "count")
+        )
+        rows = _page_rows(session, picked, now)
     return BoardPage(
-        rows=chosen[(page - 1) * size : page * size],
-        total=len(chosen),
+        rows=rows,
+        total=total,
         page=page,
         page_size=size,
         pages=pages,
-        owners=sorted({r.owner for r in rows if r.owner}),
-        tags=sorted({t for r in rows for t in r.tags}),
-        sources=sorted({r.source for r in rows if r.source}),
-        counts={str(q): sum(1 for r in rows if quick_match(r, q)) for q in QuickFilter},
+        owners=owners,
+        tags=tags,
+        sources=sources,
+        counts={str(q): counted[str(q)] for q in QuickFilter},
     )

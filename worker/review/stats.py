@@ -2,16 +2,20 @@
 
 Nothing is counted in memory: every number is a query over the store, so
 any number of web processes report the same values and a restart loses
-nothing. The queries aggregate in the database (JSON fields through
-SQLAlchemy's JSON paths, which SQLite and PostgreSQL both evaluate).
+nothing. The queries aggregate in the database over plain columns (tokens and
+cost are copied from each run's JSON when it is written,
+``checks.store.list_columns``): one pass over the runs for the flags, tokens and
+cost, the runs by status and finding from an index, a fixed number of
+statements whatever the store holds.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
 from checks.opinion.second_opinion import Flag
@@ -67,16 +71,24 @@ class Stats:
     decided: dict[str, int] = field(default_factory=dict)
 
 
-def _usage(session: Session, column: str) -> Usage:
-    data = getattr(RunRow, column)
-    row = session.execute(
-        select(
-            func.coalesce(func.sum(data["input_tokens"].as_integer()), 0),
-            func.coalesce(func.sum(data["output_tokens"].as_integer()), 0),
-            func.coalesce(func.sum(data["cost_usd"].as_float()), 0.0),
-        ).where(data.is_not(None))
-    ).one()
-    return Usage(int(row[0]), int(row[1]), float(row[2]))
+def _run_sums(session: Session) -> tuple[dict[str, int], dict[str, Usage]]:
+    """Runs per flag and tokens and cost per component, in one pass over the runs."""
+    flags = [str(flag) for flag in Flag]
+    sums: list[Any] = [
+        func.coalesce(func.sum(case((RunRow.flags.like(f"%,{flag},%"), 1), else_=0)), 0)
+        for flag in flags
+    ]
+    components = ("agent", "decision")
+    for component in components:
+        for part in ("input_tokens", "output_tokens", "cost_usd"):
+            sums.append(func.coalesce(func.sum(getattr(RunRow, f"{component}_{part}")), 0))
+    row = session.execute(select(*sums)).one()
+    counted = {flag: int(row[i]) for i, flag in enumerate(flags)}
+    usage = {}
+    for i, component in enumerate(components):
+        at = len(flags) + 3 * i
+        usage[component] = Usage(int(row[at]), int(row[at + 1]), float(row[at + 2]))
+    return counted, usage
 
 
 def _queue(session: Session, now: dt.datetime) -> tuple[int, int, float]:
@@ -97,20 +109,16 @@ def _queue(session: Session, now: dt.datetime) -> tuple[int, int, float]:
 def stats(store: Store, *, now: dt.datetime) -> Stats:
     """Return the numbers of ``Stats``, read from the store now."""
     with store.session() as session:
-        runs = {
-            (status, finding or ""): n
-            for status, finding, n in session.execute(
-                select(RunRow.status, RunRow.finding, func.count()).group_by(
-                    RunRow.status, RunRow.finding
-                )
-            )
-        }
-        flags = {
-            str(flag): int(
-                session.scalar(select(func.count()).where(RunRow.flags.like(f"%,{flag},%"))) or 0
-            )
-            for flag in Flag
-        }
+        runs: dict[tuple[str, str], int] = {}
+        decided: dict[str, int] = {}
+        by_kind = select(RunRow.status, RunRow.finding, RunRow.finding_source, func.count())
+        for status, finding, source, n in session.execute(  # read from an index alone
+            by_kind.group_by(RunRow.status, RunRow.finding, RunRow.finding_source)
+        ):
+            runs[(status, finding or "")] = runs.get((status, finding or ""), 0) + n
+            if source is not None:
+                decided[str(source)] = decided.get(str(source), 0) + n
+        flags, usage = _run_sums(session)
         deliveries = {
             (channel, status): n
             for channel, status, n in session.execute(
@@ -136,15 +144,6 @@ def stats(store: Store, *, now: dt.datetime) -> Stats:
                 select(ReviewOutcomeRow.reason, func.count()).group_by(ReviewOutcomeRow.reason)
             ).all()
         )
-        usage = {"agent": _usage(session, "agent"), "decision": _usage(session, "second_opinion")}
-        decided = {
-            str(source): n
-            for source, n in session.execute(
-                select(RunRow.finding_source, func.count())
-                .where(RunRow.finding_source.is_not(None))
-                .group_by(RunRow.finding_source)
-            )
-        }
     return Stats(
         runs, flags, usage, deliveries, failed, queued, running, lag, incidents, outcomes, decided
     )

@@ -192,6 +192,11 @@ class BoardRow:
         goal_met: P(goal met) from the second opinion, or None.
         last_run_at: when the automation's latest run of any kind finished.
         finished_at: when the run shown finished.
+        severity: the automation's severity (``low``, ``medium``, ``high``), as written.
+        what_is_wrong: what is wrong, in one line (``worker.review.what_is_wrong``):
+            the first failing check with its value and expectation, the
+            error's reason, ``name: not evaluated: reason``…; None when Clear.
+            Untrusted text.
     """
 
     automation: str
@@ -212,6 +217,7 @@ class BoardRow:
     source: str | None = None
     description: str | None = None
     severity: str | None = None
+    what_is_wrong: str | None = None
     delivery: DeliveryStatus = field(default_factory=DeliveryStatus)
     review: ReviewState = field(default_factory=ReviewState)
     needs_me: bool = False
@@ -222,7 +228,7 @@ class BoardPage:
     """One page of the list, and the choices of its facets over all rows.
 
     Attributes:
-        rows: this page's rows, most urgent first.
+        rows: this page's rows, most urgent first (``worker.review.board`` gives the order).
         total: rows matching the filters, over all pages.
         pages: number of pages (at least 1).
         owners: every owner among the unfiltered rows (for the owner filter).

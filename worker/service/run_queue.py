@@ -28,6 +28,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, aliased
 
 from checks.report import FRESH_TRIGGER, Status
+from checks.store.list_columns import definition_columns
 from checks.store.run_tables import RunRow, ScheduleCursorRow
 from checks.store.store import Store, retry_writes, utcnow
 from worker.service.queue_records import (
@@ -120,6 +121,7 @@ class RunQueue:
                 "definition": r.definition,
                 "attempt": 0,
                 "source": r.source,
+                **definition_columns(r.definition),  # what the review list reads, as columns
             }
             for r in runs
         ]

@@ -25,7 +25,15 @@ from checks.report import CheckResult, Finding, FindingSource, RunReport, Status
 from checks.run import SourcePool, run_and_store
 from checks.settings.config import Settings
 from checks.store.store import Store
-from tests.worker.web.web_support import PASSWORD, LiveServer, World, app_for, world_settings
+from tests.worker.web.web_support import (
+    PASSWORD,
+    PROBLEM_ROWS,
+    LiveServer,
+    World,
+    app_for,
+    build_problem_world,
+    world_settings,
+)
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -355,3 +363,38 @@ def test_the_report_says_which_rows_are_new_and_gone(
             assert page.locator("#diff img").count() == 0
     finally:
         world.store.close()
+
+
+@pytest.fixture(scope="module")
+def problem_site(
+    tmp_path_factory: pytest.TempPathFactory, flights_settings: Settings
+) -> Iterator[tuple[str, World]]:
+    world = build_problem_world(tmp_path_factory.mktemp("problems"), flights_settings)
+    with LiveServer(app_for(world)) as server:
+        yield server.url, world
+    world.store.close()
+
+
+def test_each_row_says_what_is_wrong_and_severity_orders_when_no_decision_model_ranks(
+    page: Page, problem_site: tuple[str, World], tmp_path: Path
+) -> None:
+    site, world = problem_site
+    log_in(page, site)
+    expect(page.locator("#board tr.row")).to_have_count(6)
+    page.screenshot(path=str(shots_dir(tmp_path) / "list-what-is-wrong.png"), full_page=True)
+    rows = page.locator("#board tr.row")
+    shown = [
+        (
+            rows.nth(i).get_attribute("data-automation"),
+            rows.nth(i).locator("td.severity").inner_text(),
+            rows.nth(i).locator("td.wrong").inner_text(),
+        )
+        for i in range(rows.count())
+    ]
+    assert shown == PROBLEM_ROWS
+    assert page.evaluate("typeof window.__pwned") == "undefined"  # the hostile value is text
+    assert page.locator("#board td.wrong script").count() == 0
+    assert all(t == "—" for t in page.locator("#board tr.row td:first-child").all_inner_texts())
+    page.get_by_role("link", name="cancelled-medium").click()  # the full report: one click
+    expect(page).to_have_url(f"{site}/runs/{world.latest('cancelled-medium')}")
+    expect(page.locator("body")).to_contain_text("cancelled share")

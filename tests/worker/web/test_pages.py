@@ -5,12 +5,23 @@ from __future__ import annotations
 import datetime as dt
 import html
 import re
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 from checks.report import Status
-from tests.worker.web.web_support import Sent, World, app_for, bearer, login
+from checks.settings.config import Settings
+from tests.worker.web.web_support import (
+    PROBLEM_ROWS,
+    Sent,
+    World,
+    app_for,
+    bearer,
+    build_problem_world,
+    login,
+)
 
 
 def client_for(world: World, **options: object) -> tuple[TestClient, str]:
@@ -218,3 +229,27 @@ def test_run_now_queues_a_run_for_the_workers_and_says_who_asked(web_world: Worl
     again = web_world.store.get_run(body["queued_run_id"])
     assert again is not None and again.status == Status.QUEUED  # the reaper sends it later
     assert body["action"]["actor"] == "token:ci"
+
+
+@pytest.fixture
+def problem_world(tmp_path: Path, flights_settings: Settings) -> Iterator[World]:
+    world = build_problem_world(tmp_path, flights_settings)
+    yield world
+    world.store.close()
+
+
+def test_the_api_says_what_is_wrong_like_the_page_and_the_page_escapes_it(
+    problem_world: World,
+) -> None:
+    client, _ = client_for(problem_world)
+    api = client.get("/api/board", headers=bearer()).json()
+    assert [(r["automation"], r["severity"], r["what_is_wrong"] or "—") for r in api["rows"]] == (
+        PROBLEM_ROWS
+    )
+    assert [r["urgency"] for r in api["rows"]] == [None] * 6
+    page = client.get("/").text
+    assert rows_of(page) == [name for name, _, _ in PROBLEM_ROWS]
+    assert "&lt;script&gt;window.__pwned = 3&lt;/script&gt;" in page
+    assert "<script>window.__pwned" not in page
+    low = client.get("/api/board?page_size=2&page=3", headers=bearer()).json()
+    assert [r["automation"] for r in low["rows"]] == ["no-rows-low", "clear-high"]

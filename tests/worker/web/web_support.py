@@ -365,3 +365,114 @@ def login(client: TestClient, user: str = "alice", password: str = PASSWORD) -> 
 def bearer() -> dict[str, str]:
     """The ``Authorization`` header of the ``ci`` token."""
     return {"Authorization": f"Bearer {TOKEN}"}
+
+
+# -- a list with a problem on most rows, and no decision model --------------------------------
+
+PROBLEMS: dict[str, dict[str, Any]] = {  # in run order: each run is newer than the one before
+    "registry-high": {
+        "severity": "high",
+        "owner": "fleet-data",
+        "checks": [
+            {
+                "name": "tail numbers missing from planes",
+                "sql": "SELECT f.tailnum FROM flights f LEFT JOIN planes p ON p.tailnum = f.tailnum"
+                " WHERE f.tailnum IS NOT NULL AND p.tailnum IS NULL GROUP BY f.tailnum",
+                "expect": "empty",
+            },
+            {"name": "some flights", "sql": "SELECT count(*) FROM flights", "expect": "> 0"},
+        ],
+    },
+    "clear-high": {
+        "severity": "high",
+        "checks": [
+            {"name": "some flights", "sql": "SELECT count(*) FROM flights", "expect": "> 0"}
+        ],
+    },
+    "cancelled-medium": {
+        "severity": "medium",
+        "checks": [
+            {
+                "name": "cancelled share",
+                "sql": "SELECT round(count(*) FILTER (WHERE dep_time IS NULL) / count(*), 4)"
+                " FROM flights",
+                "expect": "< 0.01",
+            }
+        ],
+    },
+    "no-rows-low": {
+        "severity": "low",
+        "checks": [
+            {
+                "name": "tail numbers of 1999",
+                "missing": {"table": "flights", "column": "tailnum", "filter": "year = 1999"},
+                "expect": "<= 1%",
+            },
+            {
+                "name": "cancelled share",
+                "sql": "SELECT round(count(*) FILTER (WHERE dep_time IS NULL) / count(*), 4)"
+                " FROM flights",
+                "expect": "< 0.01",
+            },
+        ],
+    },
+    "null-medium": {
+        "checks": [  # no severity given: the default, medium
+            {
+                "name": "delay of 1999",
+                "sql": "SELECT max(dep_delay) FROM flights WHERE year = 1999",
+                "expect": ">= 0",
+            }
+        ],
+    },
+    "hostile-low": {
+        "severity": "low",
+        "checks": [
+            {
+                "name": "readable note",
+                "sql": "SELECT '<script>window.__pwned = 3</script>' AS note",
+                "expect": "> 0",
+            }
+        ],
+    },
+}
+
+
+PROBLEM_ROWS = [  # (automation, severity, what is wrong) in the list's order
+    ("registry-high", "high", "tail numbers missing from planes: 721 rows (expected empty)"),
+    ("null-medium", "medium", "delay of 1999: error: returned NULL"),
+    ("cancelled-medium", "medium", "cancelled share: 0.0245 (expected < 0.01)"),
+    (
+        "hostile-low",
+        "low",
+        "readable note: error: returned text '<script>window.__pwned = 3</script>', not a number",
+    ),
+    (
+        "no-rows-low",
+        "low",
+        "tail numbers of 1999: not evaluated: 0 rows in scope: flights where year = 1999 (+1 more)",
+    ),
+    ("clear-high", "high", "—"),
+]
+"""What the list shows of ``PROBLEMS``: problems first by severity, newest first within one."""
+
+
+def build_problem_world(folder: Path, base: Settings) -> World:
+    """Run each of ``PROBLEMS`` once, in order, with no LLM and no decision model (SQLite store)."""
+    automations_dir = folder / "automations"
+    automations_dir.mkdir(parents=True, exist_ok=True)
+    for name, body in PROBLEMS.items():
+        doc = {"name": name, "source": "flights", "goal": f"{name} holds.", **body}
+        (automations_dir / f"{name}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False), "utf-8")
+    url = f"sqlite:///{folder / 'problems.db'}"
+    store = Store(url)
+    settings = world_settings(base, url, automations_dir)
+    loaded = load_automations(automations_dir, known_sources={"flights"})
+    assert loaded.errors == [], loaded.errors
+    world = World(settings, store)
+    with SourcePool(settings) as pool:
+        for name in PROBLEMS:
+            report = run_and_store(loaded.by_name(name), settings, pool, store)
+            assert report.run_id is not None
+            world.runs[name] = [report.run_id]
+    return world
