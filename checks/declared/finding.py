@@ -38,12 +38,15 @@ def check_line(check: CheckResult) -> str:
     ``- FAILED: **name** — 721 rows (expected empty) [C1]``; a typed check also
     cites its sample (``[C2, S2]``); a check in error says only why
     (``- ERROR: **name** — returned NULL [C1]``): it has no value to set
-    against the expectation.
+    against the expectation; a check not evaluated gives its reason
+    (``- NOT EVALUATED: **name** — table refunds has 0 rows (expected == 0)``).
     """
     ids = [i for i in (check.evidence_id, check.sample_id) if i]
     cite = f" [{', '.join(ids)}]" if ids else ""
     if check.outcome is CheckOutcome.ERROR:
         line = f"- ERROR: **{check.name}** — {check.error}{cite}"
+    elif check.outcome is CheckOutcome.NOT_EVALUATED:  # the mark says it: the reason follows
+        line = f"- NOT EVALUATED: **{check.name}** — {check.reason} (expected {check.expect}){cite}"
     else:
         mark = _MARKS[check.outcome or CheckOutcome.FAILED]
         line = (

@@ -92,6 +92,11 @@ def test_not_evaluated_makes_the_run_need_attention_and_says_why(
         "Not evaluated: **no negative amount** — 0 rows in scope: orders where name = 'Diana'.",
         "Not evaluated: **no refund row** — table empty_t has 0 rows.",
     ]
+    assert report.summary.splitlines()[5:7] == [
+        "- NOT EVALUATED: **no negative amount** — 0 rows in scope: orders where name = 'Diana' "
+        "(expected == 0) [C1]",
+        "- NOT EVALUATED: **no refund row** — table empty_t has 0 rows (expected == 0)",
+    ]
     doc = report.to_dict()
     first, second, third = doc["checks"]
     assert (first["outcome"], first["passed"], first["value"], first["kind"]) == (
