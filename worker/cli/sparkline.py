@@ -13,7 +13,10 @@ colour. A passing value is a block whose height is its place between the
 smallest and largest *passing* value (``▁`` to ``█``, to the nearest of the
 eight; all ``▄`` when they are the same): the failures are already shapes,
 so a spike does not flatten the rest. The min and max printed beside it are
-of every value shown.
+of every value shown. An anomaly check ``over:`` time buckets shows its
+buckets instead (``worker.review.history.bucket_history``): the baseline, the
+tested one, and ``░`` for the one still filling (never tested; left out of
+the min and max).
 """
 
 from __future__ import annotations
@@ -29,15 +32,18 @@ from worker.cli.safe_text import wrap_text
 from worker.review.history import CheckHistory, HistoryPoint, number
 
 BLOCKS = "▁▂▃▄▅▆▇█"
-ABOVE, BELOW, FAILED, NO_VALUE = "▲", "▼", "■", "×"
+ABOVE, BELOW, FAILED, NO_VALUE, FILLING = "▲", "▼", "■", "×", "░"
 LEGEND = (
     f"history, oldest first: {ABOVE} {BELOW} failed above or below the band, "
     f"{FAILED} failed, {NO_VALUE} no value"
 )
+BUCKET_LEGEND = f", {FILLING} a bucket still filling, not tested"
 
 
 def _char(point: HistoryPoint, low: float, high: float) -> tuple[str, str]:
     """One run's character and style (``low``, ``high``: the passing values' range)."""
+    if point.outcome == "filling":
+        return FILLING, "dim"
     if point.value is None:
         return NO_VALUE, "dim"
     if point.failed:
@@ -51,7 +57,11 @@ def _char(point: HistoryPoint, low: float, high: float) -> tuple[str, str]:
 
 def sparkline(history: CheckHistory) -> Text:
     """The history's points as one character each (see the module docstring)."""
-    passing = [p.value for p in history.points if p.value is not None and not p.failed]
+    passing = [
+        p.value
+        for p in history.points
+        if p.value is not None and not p.failed and p.outcome != "filling"
+    ]
     low, high = (min(passing), max(passing)) if passing else (0.0, 0.0)
     line = Text()
     for point in history.points:
@@ -61,11 +71,14 @@ def sparkline(history: CheckHistory) -> Text:
 
 
 def counts(history: CheckHistory) -> str:
-    """``30 of 35 runs, 1 failed`` (``4 runs``; the failures only when there are some)."""
-    shown = len(history.points)
-    runs = f"{shown} of {history.total} runs" if history.total > shown else f"{shown} run"
-    runs += "" if history.total > shown or shown == 1 else "s"
-    return runs + (f", {history.failed} failed" if history.failed else "")
+    """``the last 30 of 35 runs, 1 failed``, ``4 runs``, ``per day: 28 baseline days, …``."""
+    per = f"per {history.bucket}: " if history.bucket else ""
+    return per + history.shown_words + (f", {history.failed} failed" if history.failed else "")
+
+
+def measured(history: CheckHistory) -> list[float]:
+    """The values min and max are of: every one shown but a bucket's still filling."""
+    return [p.value for p in history.points if p.value is not None and p.outcome != "filling"]
 
 
 def print_histories(
@@ -78,19 +91,20 @@ def print_histories(
     shown = [h for h in histories if h.points]
     if not shown:
         return
-    for line in wrap_text(console, Text(LEGEND, style="dim"), console.width - indent):
+    legend = LEGEND + (BUCKET_LEGEND if any(h.bucket for h in shown) else "")
+    for line in wrap_text(console, Text(legend, style="dim"), console.width - indent):
         console.print(Text(" " * indent) + line, soft_wrap=True)
     grid = Grid(
         [
             Column("check", title=True),
-            Column("last runs"),
+            Column("history"),
             Column("min", justify="right"),
             Column("max", justify="right"),
-            Column("runs", flex=True),
+            Column("of", flex=True),
         ]
     )
     for history in shown:
-        values = history.values
+        values = measured(history)
         grid.add_row(
             Text(history.check),
             sparkline(history),

@@ -1,21 +1,27 @@
-"""A check's value over the last runs, as the report page's chart and ``lookout show`` show it.
+"""A check's value over the last runs or buckets, as the report page and ``lookout show`` show it.
 
 Both read the same thing (``run_histories``): for each check of a run, its
 ``value`` series (``checks.store.series.run_series``) up to and including
 that run, at most ``HISTORY_POINTS`` points, oldest first, with how many
-there are in all, so a chart can say "30 of 57 runs". Each point carries the
-band its run stored (a fixed expectation's, or an anomaly's computed one) and
-the check's outcome there; ``HistoryPoint.side`` says on which side of the
-band a failing value fell, which the chart and the sparkline draw as a shape
-(▲ above, ▼ below), never as a colour alone.
+there are in all, so a chart can say "the last 30 of 57 runs". Each point
+carries the band its run stored (a fixed expectation's, or an anomaly's
+computed one) and the check's outcome there; ``HistoryPoint.side`` says on
+which side of the band a failing value fell, which the chart and the
+sparkline draw as a shape (▲ above, ▼ below), never as a colour alone.
+
+An anomaly check ``over:`` time buckets is judged on buckets, not runs: its
+history is that run's buckets (``bucket_history``): the baseline buckets it
+was compared with, the tested bucket with its band and outcome, and the
+bucket still filling, which is drawn but never tested.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
@@ -41,17 +47,19 @@ def number(value: float) -> str:
 
 @dataclass(frozen=True)
 class HistoryPoint:
-    """One run's value of one check.
+    """One run's value of one check, or one time bucket's.
 
     Attributes:
         run_id: the run.
-        scheduled_for: the run's slot time (UTC).
+        scheduled_for: the run's slot time (UTC); for a bucket, its local start (zone-aware).
         value: the number; None when the check had none in that run (an error, not evaluated).
         low: the lowest value the band allowed; None: no lower bound.
         high: the highest; None: no upper bound.
         outcome: the check's outcome in that run (``passed``, ``failed``, ``error``,
-            ``not_evaluated``).
-        current: the run the page or ``lookout show`` is about.
+            ``not_evaluated``); for a bucket also ``baseline`` or ``filling`` (still
+            filling, not tested).
+        current: the run the page or ``lookout show`` is about (for buckets: the tested one).
+        bucket: the bucket's size (``hour``, ``day``, ``week``); None for a run's point.
     """
 
     run_id: int
@@ -61,6 +69,7 @@ class HistoryPoint:
     high: float | None
     outcome: str
     current: bool = False
+    bucket: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -81,11 +90,12 @@ class HistoryPoint:
 
 @dataclass(frozen=True)
 class CheckHistory:
-    """One check's value over the last runs up to one run.
+    """One check's value over the last runs up to one run, or over one run's time buckets.
 
     Attributes:
         check: the check's name (untrusted text).
-        points: at most ``HISTORY_POINTS``, oldest first; the run itself last when it stored one.
+        points: at most ``HISTORY_POINTS``, oldest first; the run itself last when it stored one
+            (buckets: the baseline, the tested bucket, the bucket still filling).
         total: how many points there are up to and including the run (``len(points)`` or more).
     """
 
@@ -102,6 +112,37 @@ class CheckHistory:
     def failed(self) -> int:
         """How many of the points failed."""
         return sum(1 for p in self.points if p.failed)
+
+    @property
+    def bucket(self) -> str | None:
+        """The bucket size when the points are time buckets, else None (runs)."""
+        return self.points[0].bucket if self.points else None
+
+    @property
+    def shown_words(self) -> str:
+        """What the points are, in words.
+
+        ``the last 30 of 57 runs``, ``12 runs``, ``1 run``; for buckets ``28
+        baseline days, the tested day and the day still filling``.
+        """
+        shown = len(self.points)
+        size = self.bucket
+        if size is None:
+            if self.total > shown:
+                return f"the last {shown} of {self.total} runs"
+            return f"{shown} run{'s' if shown != 1 else ''}"
+        roles = [p.outcome for p in self.points]
+        baseline = roles.count("baseline")
+        hidden = self.total - shown
+        parts = []
+        if baseline or hidden:
+            head = f"the last {baseline} of {baseline + hidden}" if hidden else f"{baseline}"
+            parts.append(f"{head} baseline {size}{'s' if baseline + hidden != 1 else ''}")
+        if any(p.current for p in self.points):
+            parts.append(f"the tested {size}")
+        if "filling" in roles:
+            parts.append(f"the {size} still filling")
+        return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
 
 
 def _point(point: SeriesPoint, run_id: int) -> HistoryPoint:
@@ -131,6 +172,74 @@ def _total(session: Session, run: RunRow, check: str) -> int:
         )
     )
     return int(session.scalar(query) or 0)
+
+
+def _start(text: Any, zone: dt.tzinfo = dt.UTC) -> dt.datetime | None:
+    """An ISO 8601 time in ``zone`` (a time without an offset is taken as UTC); None if not one."""
+    try:
+        found = dt.datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+    return (found if found.tzinfo is not None else found.replace(tzinfo=dt.UTC)).astimezone(zone)
+
+
+def _zone(name: Any) -> dt.tzinfo:
+    try:
+        return ZoneInfo(str(name)) if name else dt.UTC
+    except (ValueError, ZoneInfoNotFoundError):
+        return dt.UTC
+
+
+def _float(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def bucket_history(
+    check: str,
+    anomaly: Mapping[str, Any] | None,
+    buckets: Mapping[str, Any] | None,
+    outcome: str,
+    run_id: int,
+    *,
+    limit: int = HISTORY_POINTS,
+) -> CheckHistory | None:
+    """One run's buckets of an anomaly check ``over:`` time buckets; None for any other check.
+
+    Args:
+        check: the check's name.
+        anomaly: the stored ``checks.report.Anomaly`` (``to_dict``); its ``source`` must be
+            ``buckets``. Its baseline points carry its band (drawn behind them), and are
+            never failures.
+        buckets: the stored ``checks.report.Buckets``: the size, the zone the bucket
+            starts are shown in, and the bucket still filling.
+        outcome: the check's outcome (that of the tested bucket).
+        run_id: the run.
+        limit: at most this many points: the newest baseline buckets are kept.
+    """
+    if not anomaly or anomaly.get("source") != "buckets":
+        return None
+    zone = _zone((buckets or {}).get("timezone"))
+    tested = _start(anomaly.get("tested_at"), zone)
+    if tested is None:
+        return None
+    size = str((buckets or {}).get("bucket") or "bucket")
+    low, high = _float(anomaly.get("low")), _float(anomaly.get("high"))
+    baseline = []
+    for item in anomaly.get("baseline") or []:
+        if isinstance(item, list | tuple) and len(item) == 2 and (at := _start(item[0], zone)):
+            baseline.append(
+                HistoryPoint(run_id, at, _float(item[1]), low, high, "baseline", False, size)
+            )
+    points = [
+        *baseline,
+        HistoryPoint(run_id, tested, _float(anomaly.get("value")), low, high, outcome, True, size),
+    ]
+    filling = _start((buckets or {}).get("filling_start"), zone)
+    if filling is not None:
+        value = _float((buckets or {}).get("filling_value"))
+        points.append(HistoryPoint(run_id, filling, value, None, None, "filling", False, size))
+    dropped = min(len(baseline), max(0, len(points) - limit))  # the oldest baseline buckets
+    return CheckHistory(check, points[dropped:], len(points))
 
 
 def run_histories(

@@ -28,6 +28,7 @@ gets a margin of a tenth of its value (1 around 0).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from markupsafe import Markup, escape
 
@@ -57,7 +58,16 @@ def band_words(low: float | None, high: float | None) -> str:
 
 
 def outcome_words(point: HistoryPoint) -> str:
-    """``passed``, ``failed, above the band``, ``error: no value``, ``not evaluated: no value``."""
+    """``passed``, ``failed, above the band``, ``error: no value``, ``not evaluated: no value``.
+
+    A bucket: ``baseline``, ``still filling, not tested``, or ``tested: `` and its outcome.
+    """
+    if point.outcome == "baseline":
+        return "baseline"
+    if point.outcome == "filling":
+        return "still filling, not tested"
+    if point.bucket is not None:
+        return "tested: " + outcome_words(replace(point, bucket=None))
     if point.failed:
         return f"failed, {point.side} the band" if point.side else "failed"
     if point.value is None:
@@ -70,28 +80,34 @@ def point_words(point: HistoryPoint) -> str:
 
     ``this run 12 · 2026-03-02 06:00 UTC · 0.05 · band up to 0.03 · failed, above the band``.
     """
+    value = "no value" if point.value is None else number(point.value)
+    if point.bucket is not None:
+        start = f"{point.bucket} from {point.scheduled_for:%Y-%m-%d %H:%M %Z}".rstrip()
+        if point.outcome in ("baseline", "filling"):  # the band is the tested bucket's
+            return " · ".join((start, value, outcome_words(point)))
+        return " · ".join((start, value, band_words(point.low, point.high), outcome_words(point)))
     slot = point.scheduled_for.strftime("%Y-%m-%d %H:%M UTC")
     run = f"{'this run' if point.current else 'run'} {point.run_id}"
-    value = "no value" if point.value is None else number(point.value)
     return " · ".join((run, slot, value, band_words(point.low, point.high), outcome_words(point)))
 
 
 def summary_words(history: CheckHistory) -> str:
     """The chart's accessible name: what it shows, how many of how many, every value in order."""
-    shown = len(history.points)
-    runs = f"{shown} run{'s' if shown != 1 else ''}"
-    count = f"the last {runs} of {history.total}" if history.total > shown else f"{runs}"
     items = []
     for p in history.points:
         item = "no value" if p.value is None else number(p.value)
         if p.failed:
             item += f" failed{f' {p.side} the band' if p.side else ''}"
         if p.current:
-            item += " (this run)"
+            item += " (tested)" if p.bucket else " (this run)"
+        if p.outcome == "filling":
+            item += " (still filling)"
         items.append(item)
     failed = history.failed
-    head = f"{history.check} over {count}, {failed} failed"
-    latest = history.points[-1] if history.points else None
+    per = f" per {history.bucket}" if history.bucket else ""
+    head = f"{history.check}{per} over {history.shown_words}, {failed} failed"
+    current = [p for p in history.points if p.current]
+    latest = current[-1] if current else history.points[-1] if history.points else None
     band = f"; latest {band_words(latest.low, latest.high)}" if latest else ""
     return f"{head}. Oldest first: {', '.join(items) or 'none'}{band}."
 
@@ -189,8 +205,19 @@ def _marker(point: HistoryPoint, x: float, scale: Scale) -> str:
     return f'<rect class="marker" x="{_f(x - 4.5)}" y="{_f(y - 4.5)}" width="9" height="9"/>'
 
 
+def _kind(point: HistoryPoint) -> str:
+    """The point's class: failed, missing (no value), passed, baseline, filling or other."""
+    if point.failed:
+        return "failed"
+    if point.value is None:
+        return "missing"
+    if point.outcome in ("baseline", "filling"):
+        return point.outcome
+    return "passed" if point.outcome == "passed" else "other"
+
+
 def _point(point: HistoryPoint, x: float, scale: Scale) -> str:
-    kind = "failed" if point.failed else ("missing" if point.value is None else "passed")
+    kind = _kind(point)
     classes = f"point {kind}{f' {point.side}' if point.side else ''}"
     ring = ""
     if point.current:
@@ -237,16 +264,16 @@ def history_chart(history: CheckHistory, chart_id: str) -> Markup:
     ]
     if points:
         first, last = points[0].scheduled_for, points[-1].scheduled_for
-        zone = "" if len(points) > 1 else " UTC"
+        zone = f" {last:%Z}" if history.bucket else " UTC"  # buckets are local times
         parts.append(
             f'<text class="axis-label" x="{_f(LEFT)}" y="{_f(LABEL_BASELINE)}" text-anchor="start">'
-            f"{first:%Y-%m-%d %H:%M}{zone}</text>"
+            f"{escape(f'{first:%Y-%m-%d %H:%M}' + (zone if len(points) == 1 else ''))}</text>"
         )
         if len(points) > 1:
             parts.append(
                 f'<text class="axis-label" x="{_f(RIGHT)}" y="{_f(LABEL_BASELINE)}" '
                 'text-anchor="end">'
-                f"{last:%Y-%m-%d %H:%M} UTC</text>"
+                f"{escape(f'{last:%Y-%m-%d %H:%M}{zone}')}</text>"
             )
     parts.append(_line(points, xs, scale))
     parts += [_point(p, x, scale) for p, x in zip(points, xs, strict=True)]

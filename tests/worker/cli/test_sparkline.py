@@ -69,8 +69,8 @@ def test_the_rows_give_name_sparkline_min_max_and_how_many_runs() -> None:
     )
     assert buffer.getvalue().splitlines() == [
         "  history, oldest first: ▲ ▼ failed above or below the band, ■ failed, × no value",
-        "  check       last runs    min  max  runs",
-        "  volume      ▁▅█▁▲▅▼×█▁    20  140  10 of 12 runs, 2 failed",
+        "  check       history      min  max  of",
+        "  volume      ▁▅█▁▲▅▼×█▁    20  140  the last 10 of 12 runs, 2 failed",
         "  late share  ▼▼          0.25  0.5  2 runs, 2 failed",
     ]
 
@@ -131,7 +131,7 @@ def test_lookout_show_prints_a_sparkline_per_check(tmp_path: Path) -> None:
         "  history, oldest first: ▲ ▼ failed above or below the band, ■ failed, × no value"
     )
     assert lines[start + 1 : start + 4] == [
-        "  check   last runs   min  max  runs",
+        "  check   history     min  max  of",
         "  volume  ▁▅█▁▲▅▼×█▁   20  140  10 runs, 2 failed",
         "  paid    ▄▄▄▄▄▄▄▄▄▄    1    1  10 runs",
     ]
@@ -143,7 +143,7 @@ def test_lookout_show_prints_a_sparkline_per_check(tmp_path: Path) -> None:
         text=True,
         timeout=120,
     )
-    assert "  volume  ▁▅█▁▲      100  140  5 runs, 1 failed" in earlier.stdout.splitlines()
+    assert "  volume  ▁▅█▁▲    100  140  5 runs, 1 failed" in earlier.stdout.splitlines()
     as_json = subprocess.run(
         [
             sys.executable,
@@ -168,6 +168,23 @@ def test_the_legend_wraps_to_a_narrow_terminal() -> None:
     assert buffer.getvalue().splitlines() == [
         "  history, oldest first: ▲ ▼ failed above or below",
         "  the band, ■ failed, × no value",
-        "  check   last runs  min  max  runs",
-        "  volume  ▄▲         100  140  2 runs, 1 failed",
+        "  check   history  min  max  of",
+        "  volume  ▄▲       100  140  2 runs, 1 failed",
+    ]
+
+
+def test_an_anomaly_over_buckets_shows_its_buckets_and_the_one_filling() -> None:
+    from tests.worker.review.test_history import ANOMALY, BUCKETS
+    from worker.review.history import bucket_history
+
+    daily = bucket_history("daily orders", ANOMALY, BUCKETS, "failed", 7)
+    assert daily is not None
+    console, buffer = terminal(120)
+    print_histories(console, [daily])
+    assert buffer.getvalue().splitlines() == [
+        "  history, oldest first: ▲ ▼ failed above or below the band, ■ failed, × no value, "
+        "░ a bucket still filling, not tested",
+        "  check         history   min  max  of",
+        "  daily orders  ▁▂▄▅▇█▼░   40  106  per day: 6 baseline days, the tested day and the day "
+        "still filling, 1 failed",
     ]

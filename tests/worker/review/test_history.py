@@ -11,7 +11,7 @@ import pytest
 from checks.report import CheckResult, Finding, FindingSource, RunReport, Status
 from checks.store.store import Store
 from tests.conftest import scratch_pg_database
-from worker.review.history import HISTORY_POINTS, histories_of_run
+from worker.review.history import HISTORY_POINTS, bucket_history, histories_of_run
 from worker.review.vocabulary import NotFound
 
 SLOT = dt.datetime(2026, 3, 2, 6, 0, tzinfo=dt.UTC)
@@ -97,3 +97,60 @@ def test_a_first_run_has_one_point_and_an_unfinished_run_none(store: Store) -> N
     assert histories_of_run(store, queued) == []  # no checks stored yet
     with pytest.raises(NotFound, match="no run with id 999"):
         histories_of_run(store, 999)
+
+
+# an anomaly check over daily buckets as the store keeps it (checks.report.Anomaly, Buckets)
+ANOMALY = {
+    "method": "zscore",
+    "source": "buckets",
+    "value": 40.0,
+    "tested_at": "2026-03-07T23:00:00+00:00",  # 8 March, midnight in Paris
+    "baseline": [[f"2026-03-0{d}T23:00:00+00:00", 100.0 + d] for d in range(1, 7)],
+    "low": 80.0,
+    "high": 125.0,
+}
+BUCKETS = {
+    "column": "created_at",
+    "bucket": "day",
+    "timezone": "Europe/Paris",
+    "filling_start": "2026-03-08T23:00:00+00:00",
+    "filling_value": 12.0,
+}
+
+
+def test_an_anomaly_over_buckets_is_its_baseline_the_tested_bucket_and_the_one_filling() -> None:
+    found = bucket_history("daily orders", ANOMALY, BUCKETS, "failed", 7)
+    assert found is not None and found.bucket == "day"
+    got = [(p.scheduled_for.isoformat(), p.value, p.outcome, p.current) for p in found.points]
+    assert got == [
+        *[(f"2026-03-0{d + 1}T00:00:00+01:00", 100.0 + d, "baseline", False) for d in range(1, 7)],
+        ("2026-03-08T00:00:00+01:00", 40.0, "failed", True),
+        ("2026-03-09T00:00:00+01:00", 12.0, "filling", False),
+    ]
+    assert [(p.low, p.high) for p in found.points] == [(80.0, 125.0)] * 7 + [(None, None)]
+    assert (found.failed, found.points[6].side, found.total) == (1, "below", 8)
+    assert found.shown_words == "6 baseline days, the tested day and the day still filling"
+    bounded = bucket_history("daily orders", ANOMALY, BUCKETS, "failed", 7, limit=5)
+    assert bounded is not None and [p.outcome for p in bounded.points] == [
+        "baseline",
+        "baseline",
+        "baseline",
+        "failed",
+        "filling",
+    ]
+    assert bounded.points[0].value == 104.0  # the newest baseline buckets are kept
+    assert (
+        bounded.shown_words
+        == "the last 3 of 6 baseline days, the tested day and the day still filling"
+    )
+
+
+def test_only_an_anomaly_over_buckets_has_a_bucket_history() -> None:
+    runs = {**ANOMALY, "source": "runs"}
+    assert bucket_history("c", runs, None, "passed", 1) is None
+    assert bucket_history("c", None, BUCKETS, "passed", 1) is None
+    too_little = {**ANOMALY, "baseline": [], "value": 40.0, "low": None, "high": None}
+    found = bucket_history("c", too_little, BUCKETS, "not_evaluated", 1)
+    assert found is not None
+    assert [p.outcome for p in found.points] == ["not_evaluated", "filling"]
+    assert found.shown_words == "the tested day and the day still filling"

@@ -250,7 +250,7 @@ def test_the_report_charts_each_checks_stored_values_inside_the_csp(
     )
     chart = page.get_by_role(
         "img",
-        name=re.compile(r"^cancelled share over the last 30 runs of 35, 1 failed\. Oldest first: "),
+        name=re.compile(r"^cancelled share over the last 30 of 35 runs, 1 failed\. Oldest first: "),
     )
     expect(chart).to_be_visible()
     points = chart.locator("g.point")

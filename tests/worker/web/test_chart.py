@@ -101,7 +101,7 @@ def test_every_point_carries_its_values_and_says_them_in_words() -> None:
     title = svg.find("title")
     assert title is not None and title.get("id") == "chart-1-title"
     assert title.text == (
-        "orders over the last 4 runs of 9, 1 failed. "
+        "orders over the last 4 of 9 runs, 1 failed. "
         "Oldest first: 10, 15, 25 failed above the band, no value (this run); "
         "latest band up to 20."
     )
@@ -199,3 +199,36 @@ def test_numbers_are_written_whole_or_to_six_digits() -> None:
         "1e+20",
         "1.23457e+08",
     ]
+
+
+def test_an_anomaly_over_daily_buckets_draws_its_baseline_tested_day_and_the_day_filling() -> None:
+    from tests.worker.review.test_history import ANOMALY, BUCKETS
+    from worker.review.history import bucket_history
+
+    history = bucket_history("daily orders", ANOMALY, BUCKETS, "failed", 7)
+    assert history is not None
+    svg = parse(history)
+    # eight slots of 70.5; the scale 12 to 125 (the band's top); the band behind the six
+    # baseline days and the tested one, none behind the day still filling
+    bands = [dict(r.attrib) for r in svg.iter("rect") if r.get("class") == "band"]
+    assert [(b["x"], b["y"], b["width"], b["height"]) for b in bands] == [
+        ("64.0", "12.0", "493.5", "49.4")
+    ]
+    groups = list(svg.iter("g"))
+    assert [g.get("class") for g in groups] == [
+        *["point baseline"] * 6,
+        "point failed below current",
+        "point filling",
+    ]
+    assert [g.findtext("title") for g in groups][5:] == [
+        "day from 2026-03-07 00:00 CET · 106 · baseline",
+        "day from 2026-03-08 00:00 CET · 40 · band 80 to 125 · tested: failed, below the band",
+        "day from 2026-03-09 00:00 CET · 12 · still filling, not tested",
+    ]
+    assert svg.findtext("title") == (
+        "daily orders per day over 6 baseline days, the tested day and the day still filling, "
+        "1 failed. Oldest first: 101, 102, 103, 104, 105, 106, 40 failed below the band (tested), "
+        "12 (still filling); latest band 80 to 125."
+    )
+    labels = [t.text for t in svg.iter("text")][2:]
+    assert labels == ["2026-03-02 00:00", "2026-03-09 00:00 CET"]
