@@ -311,12 +311,22 @@ class Place:
         return self.line, self.column
 
 
+PlaceFields = tuple[int, int, str, int, bool]
+"""A ``Place``'s fields in order: what a load keeps per value, built into a ``Place`` when asked."""
+
+
 def place(node: Any, lines: list[str] | None = None) -> Place | None:
     """Return the ``Place`` of a node, or None without one.
 
     ``lines`` is the file's text split in lines (``YamlTree.lines``): libyaml's
     marks carry no copy of the text, so a ``|`` block's indentation is read there.
     """
+    fields = place_fields(node, lines)
+    return None if fields is None else Place(*fields)
+
+
+def place_fields(node: Any, lines: list[str] | None = None) -> PlaceFields | None:
+    """Return the fields of the ``Place`` of a node (see ``place``), or None without one."""
     if node is None:
         return None
     start, end = node.start_mark, node.end_mark
@@ -329,7 +339,7 @@ def place(node: Any, lines: list[str] | None = None) -> Place | None:
             if text.strip():
                 indent = len(text) - len(text.lstrip(" "))
                 break
-    return Place(
+    return (
         start.line + 1,
         start.column + 1,
         style if isinstance(style, str) else "",

@@ -11,19 +11,28 @@ files: the second definition of a name is an error pointing at the first, as
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from checks.automation.loader import LoadResult, automation_files, load_automations
+from checks.automation.loader import (
+    LoadResult,
+    automation_files,
+    cycle_collection_paused,
+    load_automations,
+)
 from checks.automation.model import Automation
 from checks.errors import AutomationError
 
 log = logging.getLogger("lookout.dispatch")
 
 _Stamp = tuple[int, int, int]  # (st_mtime_ns, st_size, st_ino)
+
+FREEZE_AFTER_FILES = 1_000
+"""A refresh that parsed at least this many files freezes what it built (``gc.freeze``)."""
 
 
 @dataclass
@@ -65,6 +74,19 @@ class AutomationCatalog:
         """
         seen: dict[Path, _Parsed] = {}
         files, self._listing_problems = _files(self.path)
+        reloads = self.reloads
+        with cycle_collection_paused():
+            self._read(files, seen)
+        self._parsed = seen
+        if self.reloads - reloads >= FREEZE_AFTER_FILES:
+            # The parsed automations stay for the process's life: moved out of the cycle
+            # collector's reach, each later full collection (a tick of 1,000 due runs makes
+            # one) no longer walks them all, and a fork shares their pages.
+            gc.freeze()
+        return self._merge()
+
+    def _read(self, files: list[Path], seen: dict[Path, _Parsed]) -> None:
+        """Parse the files that changed into ``seen``; keep the others as they were."""
         for file in files:
             try:
                 st = os.stat(file)
@@ -80,8 +102,6 @@ class AutomationCatalog:
                 if not parsed.result.errors:
                     log.info("automation file loaded: %s", file)
             seen[file] = parsed
-        self._parsed = seen
-        return self._merge()
 
     def _merge(self) -> LoadResult:
         merged = LoadResult()

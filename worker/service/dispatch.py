@@ -155,8 +155,11 @@ class Dispatcher:
             unsent, and the reaper sends it after ``service.unsent_grace_s``.
         catalog: the automation files (default: ``settings.automations_dir``).
         send_batch: when given, used instead of ``send`` for each batch of
-            messages; a batch that cannot be opened (the broker is down) leaves
-            its runs unsent, as ``send`` failing does.
+            messages; a batch that cannot be opened (the broker is down) or
+            fails as it closes (when a pipelined batch's messages leave) leaves
+            all its runs unsent, as ``send`` failing does; the reaper sends them
+            again (a message that did leave then arrives twice, and the second
+            finds its run claimed).
     """
 
     def __init__(
@@ -282,6 +285,8 @@ class Dispatcher:
                     sent.append(run.id)
         except Exception:  # the batch could not be opened or closed
             log.exception("could not send %d runs; unsent ones will be resent", len(runs))
+            if self.send_batch is not None:
+                sent = []  # a batch's messages may leave only as it closes: none is known sent
         self.queue.mark_sent(sent, at=now)
         return sent
 

@@ -111,14 +111,20 @@ def send_run(run: QueuedRun, *, producer: Any = None) -> None:
     )
 
 
+BATCH_COMMANDS = 100_000
+"""Broker commands a batch of messages holds before it is sent (one Redis pipeline)."""
+
+
 @contextlib.contextmanager
 def run_sender() -> Iterator[Callable[[QueuedRun], None]]:
-    """Yield a sender of run messages that all go out on one broker connection.
+    """Yield a sender of run messages that all go out together, on one broker connection.
 
     The dispatcher's batches (``worker.service.dispatch.BatchSender``): a tick's
-    thousand messages share one producer instead of taking one each.
+    thousand messages share one producer, and with Redis one pipeline
+    (kombu's ``Producer.batch``): they leave in one round trip when the batch
+    ends, so an error there means none of them is known to have left.
     """
-    with app.producer_or_acquire() as producer:
+    with app.producer_or_acquire() as producer, producer.batch(max_size=BATCH_COMMANDS):
         yield functools.partial(send_run, producer=producer)
 
 
