@@ -32,6 +32,7 @@ from checks.settings.config import Settings, redact
 from checks.store.incidents import plan_run
 from checks.store.store import Store, utcnow
 from worker.alerts.delivery_tasks import deliver_due_task, enqueue_delivery
+from worker.alerts.routing import routes
 from worker.service.catalog import AutomationCatalog
 from worker.service.celery_app import (
     DEFAULT_QUEUE,
@@ -152,21 +153,29 @@ def announce(run_id: int, store: Store | None = None) -> None:
     The incidents move here, in the run's task, whether or not any channel is
     configured and whether or not the broker takes the delivery task
     (``checks.store.incidents``: once per run). The alerts are their own task,
-    so a slow webhook never holds a run. Nothing here raises: the run is
-    already stored; a store or broker failure is logged, and the delivery
-    task plans the run itself if this could not.
+    so a slow webhook never holds a run; a run whose events go to no channel
+    (none configured, none routed) queues no task. Nothing here raises: the
+    run is already stored; a store or broker failure is logged, and the
+    delivery task plans the run itself if this could not.
 
     Args:
         run_id: the run that ended.
         store: the store to use (default: this process's).
     """
+    needed = True  # unless the plan says no channel would get anything
     try:
         store = store or process().store
         report = store.get_run(run_id)
         if report is not None and report.status in (Status.COMPLETED, Status.ERROR):
-            plan_run(store.engine, report, now=utcnow(), enabled=settings.alerts.events)
+            plan = plan_run(store.engine, report, now=utcnow(), enabled=settings.alerts.events)
+            notify = [n for n in report.definition.get("notify") or [] if isinstance(n, str)]
+            needed = bool(routes(plan.events, notify, settings))
+        else:
+            needed = False  # the delivery task sends nothing for it either
     except Exception:
         log.exception("run %d: could not move its incidents", run_id)
+    if not needed:  # e.g. no channel configured: no task, no broker message
+        return
     try:
         enqueue_delivery(run_id)
     except Exception:
