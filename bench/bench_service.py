@@ -8,7 +8,8 @@
    (from the store's ``created_at`` / ``finished_at``). With ``--llm-latency-s``
    (default 0.2) the agent is on, talking to ``checks.fakes.llm_server`` in a process
    of its own, which answers every request after that latency: one
-   ``execute_query`` call, then ``submit_report`` — two calls per run.
+   ``execute_query`` call (``--llm-calls 3``: two), then ``submit_report`` — two calls
+   per run by default.
    ``--llm-latency-s 0`` runs the checks-only path. Beside the time: the CPU
    the worker's processes used (main process and pool, user + system, read
    from ``/proc``) from the first run row inserted to the last report, per
@@ -131,10 +132,19 @@ def seed(store: Store, names: list[tuple[str, str]], at: dt.datetime) -> None:
 # -- 1. throughput ---------------------------------------------------------------------
 
 
+QUERIES = [
+    "SELECT count(*) AS flights FROM flights",
+    "SELECT origin, count(*) AS flights FROM flights GROUP BY origin ORDER BY origin",
+]
+"""The agent's queries, one per call before the report (``--llm-calls`` minus one of them)."""
+
+
 def _fake_llm_answer(body: dict[str, Any]) -> dict[str, Any]:
     latency = float(os.environ["BENCH_LLM_LATENCY_S"])
-    if not any(m.get("role") == "tool" for m in body.get("messages", [])):
-        sql = "SELECT count(*) AS flights FROM flights"
+    queries = int(os.environ.get("BENCH_LLM_CALLS", "2")) - 1
+    answered = sum(1 for m in body.get("messages", []) if m.get("role") == "tool")
+    if answered < queries:
+        sql = QUERIES[answered % len(QUERIES)]
         return {
             "tool_calls": [{"name": "execute_query", "arguments": {"sql": sql}}],
             "delay_s": latency,
@@ -148,8 +158,9 @@ def _fake_llm_answer(body: dict[str, Any]) -> dict[str, Any]:
     return {"tool_calls": [{"name": "submit_report", "arguments": report}], "delay_s": latency}
 
 
-def _serve_fake_llm(port: int, latency_s: float) -> None:
+def _serve_fake_llm(port: int, latency_s: float, calls: int = 2) -> None:
     os.environ["BENCH_LLM_LATENCY_S"] = str(latency_s)
+    os.environ["BENCH_LLM_CALLS"] = str(calls)
     from checks.fakes.llm_server import FakeLLM
 
     FakeLLM(default=_fake_llm_answer, port=port).serve_forever()
@@ -370,6 +381,9 @@ def main() -> None:
     parser.add_argument("--automations", type=int, default=10_000)
     parser.add_argument("--pools", default="prefork:2,prefork:8,threads:8,threads:16")
     parser.add_argument("--llm-latency-s", type=float, default=0.2)
+    parser.add_argument(
+        "--llm-calls", type=int, default=2, help="LLM calls per run: queries, then the report"
+    )
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--skip-dispatch", action="store_true")
     args = parser.parse_args()
@@ -383,13 +397,13 @@ def main() -> None:
         if args.llm_latency_s > 0:
             port = free_port()
             server = multiprocessing.get_context("fork").Process(
-                target=_serve_fake_llm, args=(port, args.llm_latency_s), daemon=True
+                target=_serve_fake_llm, args=(port, args.llm_latency_s, args.llm_calls), daemon=True
             )
             server.start()
             llm_url = f"http://127.0.0.1:{port}/v1"
             time.sleep(0.5)
         what = (
-            f"fake LLM at {args.llm_latency_s:g} s per call, 2 calls per run"
+            f"fake LLM at {args.llm_latency_s:g} s per call, {args.llm_calls} calls per run"
             if llm_url
             else "checks only, no LLM"
         )
