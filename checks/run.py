@@ -21,6 +21,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from checks.agent.trace import MemoryTrace, TraceSink, TraceWriter
 from checks.automation.model import Automation
+from checks.declared.anomaly import HISTORY_READ, History, Point
 from checks.declared.check import run_checks
 from checks.declared.finding import decide_from_checks
 from checks.errors import SourceError, StoreError
@@ -155,7 +156,12 @@ def _decide(
         return _end(report, Status.ERROR, error=str(exc), summary=f"**Error** — {exc}")
     say(f"{automation.name}: running {len(automation.checks or [])} checks")
     report.checks, report.evidence = run_checks(
-        automation, source, settings.limits, deadline=deadline
+        automation,
+        source,
+        settings.limits,
+        deadline=deadline,
+        history=_history(store, automation.name, report.scheduled_for) if store else None,
+        slot=report.scheduled_for,
     )
     for check in report.checks:
         if check.outcome is CheckOutcome.NOT_EVALUATED:
@@ -249,6 +255,16 @@ def _pinning(looked: PlanCheck | None, *, new_plan: bool) -> dict[str, object]:
     if looked is None:
         return pinning_record(None, False, None, [], new_plan=new_plan)
     return looked.record(new_plan=new_plan)
+
+
+def _history(store: Store, automation: str, slot: dt.datetime) -> History:
+    """An automation's past values from the store: completed runs strictly before ``slot``."""
+
+    def read(check: str, metric: str) -> list[Point]:
+        found = store.series(automation, check, metric, before=slot, limit=HISTORY_READ)
+        return [Point(p.scheduled_for, p.value) for p in found if p.value is not None]
+
+    return read
 
 
 def _end(report: RunReport, status: Status, *, error: str | None, summary: str) -> RunReport:

@@ -105,7 +105,7 @@ class Kind(_Strict):
     """
 
     KIND: ClassVar[str] = ""
-    UNITS: ClassVar[frozenset[Unit]] = frozenset({"number", "percent", "rows"})
+    UNITS: ClassVar[frozenset[Unit]] = frozenset({"number", "percent", "rows", "anomaly"})
     DEFAULT_EXPECT: ClassVar[str] = "== 0"
     COMPARED: ClassVar[str] = "violations"
 
@@ -141,7 +141,7 @@ class RowCount(Kind):
     """``row_count``: how many rows are in scope."""
 
     KIND: ClassVar[str] = "row_count"
-    UNITS: ClassVar[frozenset[Unit]] = frozenset({"number", "rows"})
+    UNITS: ClassVar[frozenset[Unit]] = frozenset({"number", "rows", "anomaly"})
     DEFAULT_EXPECT: ClassVar[str] = "> 0"
     COMPARED: ClassVar[str] = "rows_in_scope"
 

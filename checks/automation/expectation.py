@@ -8,6 +8,8 @@ reads it when the file is loaded. The accepted forms::
     < 3h    <= 30m  between 1h and 2d           a duration (s, m, h, d)
     is true         is false                    a boolean
     empty           not empty                   rows (a query listing violations)
+    anomaly         {anomaly: {…}}              against the value's own history
+                                                (``checks.automation.anomaly_rule``)
 
 Keywords are case-insensitive; numbers may be negative, decimal or scientific
 (``-3``, ``0.05``, ``1e-3``); percents and durations are never negative.
@@ -57,17 +59,31 @@ from decimal import Context, Decimal, localcontext
 from fractions import Fraction
 from typing import Any, Literal, assert_never
 
+from checks.automation.anomaly_rule import AnomalyRule, parse_rule
+
 Op = Literal[
-    "==", "!=", "<", "<=", ">", ">=", "between", "empty", "not_empty", "is_true", "is_false"
+    "==",
+    "!=",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "between",
+    "empty",
+    "not_empty",
+    "is_true",
+    "is_false",
+    "anomaly",
 ]
-Unit = Literal["number", "percent", "duration", "boolean", "rows"]
+Unit = Literal["number", "percent", "duration", "boolean", "rows", "anomaly"]
 """What an expectation measures: a plain number, a percent of a count, a
-duration (bounds in seconds), a boolean, or the rows a query returns."""
+duration (bounds in seconds), a boolean, the rows a query returns, or a
+number judged against its own history (``anomaly``)."""
 
 ACCEPTED_FORMS = (
     "'== N', '!= N', '< N', '<= N', '> N', '>= N', 'between A and B' "
     "(N may be a percent like '1%' or a duration like '3h'), 'is true', 'is false', "
-    "'empty' or 'not empty'"
+    "'empty', 'not empty' or 'anomaly'"
 )
 FLOAT_REL_TOL = 1e-10
 """Relative tolerance for floating-point values (see the module docstring)."""
@@ -96,8 +112,9 @@ class Expectation:
         high: B of ``between``; ``None`` otherwise.
         unit: what is measured (``Unit``).
         text: the normalised text, e.g. ``"<= 0.05"``, ``"<= 1%"``,
-            ``"between 1h and 2d"``, ``"not empty"``. Filled in from the other
-            fields when left empty.
+            ``"between 1h and 2d"``, ``"not empty"``, ``"anomaly: mad"``.
+            Filled in from the other fields when left empty.
+        anomaly: the rule of an ``anomaly`` expectation; None for the others.
 
     Raises:
         ValueError: the bounds do not fit the operator (a missing bound, a
@@ -111,8 +128,17 @@ class Expectation:
     high: Decimal | None = None
     unit: Unit = "number"
     text: str = ""
+    anomaly: AnomalyRule | None = None
 
     def __post_init__(self) -> None:
+        if self.op == "anomaly" or self.anomaly is not None:
+            if self.op != "anomaly" or self.low is not None or self.high is not None:
+                raise ValueError("'anomaly' takes no number")
+            rule = self.anomaly or AnomalyRule()
+            object.__setattr__(self, "anomaly", rule)
+            object.__setattr__(self, "unit", "anomaly")
+            object.__setattr__(self, "text", rule.text)
+            return
         if self.op in ("empty", "not_empty", "is_true", "is_false"):
             if self.low is not None or self.high is not None:
                 raise ValueError(f"'{self.op.replace('_', ' ')}' takes no number")
@@ -237,6 +263,9 @@ def parse_expectation(text: str) -> Expectation:
         raise ValueError(
             f"expect is empty; use {ACCEPTED_FORMS} (in YAML, quote a value starting with '>')"
         )
+    rule = parse_rule(cleaned)
+    if rule is not None:
+        return Expectation("anomaly", anomaly=rule)
     for form in FORMS:
         found = form(cleaned)
         if found is not None:
@@ -318,6 +347,8 @@ def evaluate(
         return judge_percent(expectation, row[0], row[1])
     if expectation.unit == "duration":
         return judge_duration(expectation, row[0])
+    if expectation.unit == "anomaly":
+        return measure_for_history(row[0])
     if expectation.unit == "boolean":
         return judge_boolean(expectation, row[0])
     return judge_number(expectation, row[0])
@@ -348,11 +379,30 @@ def judge_count(expectation: Expectation, count: int, total: int | None) -> Outc
     """
     if expectation.unit == "rows":
         return judge_rows(expectation, count)
+    if expectation.unit == "anomaly":
+        return measure_for_history(count)
     if expectation.unit == "percent":
         if total is None:
             return failure("a percent needs a total to divide by")
         return judge_percent(expectation, count, total)
     return judge_number(expectation, count)
+
+
+AWAITING_HISTORY = "judged against its history"
+"""The ``not_evaluated`` reason of a value measured for an anomaly expectation and not
+yet set against its baseline (``checks.declared.anomaly`` replaces it)."""
+
+
+def measure_for_history(value: Any) -> Outcome:
+    """A number for an ``anomaly`` expectation: not judged here (never a pass by itself).
+
+    Returns an ``Outcome`` with ``not_evaluated`` = ``AWAITING_HISTORY`` and the
+    value, or an error for NULL and values that are not finite numbers.
+    """
+    problem = _not_a_number(value)
+    if problem:
+        return failure(problem)
+    return Outcome(value=_json_number(value), passed=None, not_evaluated=AWAITING_HISTORY)
 
 
 def judge_number(expectation: Expectation, value: Any) -> Outcome:
@@ -571,5 +621,7 @@ def _holds(expectation: Expectation, value: Exact) -> bool:
         assert expectation.high is not None
         return order >= 0 and _compare(value, expectation.high) <= 0
     if op == "empty" or op == "not_empty" or op == "is_true" or op == "is_false":
+        raise ValueError(f"'{expectation.text}' is not a comparison")
+    if op == "anomaly":
         raise ValueError(f"'{expectation.text}' is not a comparison")
     assert_never(op)

@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo, available_timezones
 from pydantic import BeforeValidator, PlainSerializer, PlainValidator
 from pydantic_core import PydanticCustomError
 
+from checks.automation.anomaly_rule import ANOMALY, rule_from_mapping
 from checks.automation.expectation import Expectation, parse_expectation
 from checks.automation.schedule import (
     check_computable,
@@ -117,9 +118,15 @@ def did_you_mean(word: str, choices: Collection[str]) -> str:
 
 
 def to_expectation(value: object) -> Expectation:
-    """Read an ``expect`` value (text, or an already parsed ``Expectation``)."""
+    """Read an ``expect`` value: text, ``{anomaly: {…}}``, or an already parsed ``Expectation``."""
     if isinstance(value, Expectation):
         return value
+    if isinstance(value, dict) and list(value) == [ANOMALY]:
+        return Expectation("anomaly", anomaly=rule_from_mapping(value[ANOMALY]))
+    if isinstance(value, dict):
+        raise ValueError(
+            f"expect as a mapping is {{anomaly: {{…}}}} (got the keys {', '.join(map(str, value))})"
+        )
     if not isinstance(value, str):
         raise ValueError(f"expect must be text such as '== 0' (got {shown(value)})")
     return parse_expectation(value)

@@ -177,16 +177,19 @@ def _unit_mismatch(spec: Kind, text: str, unit: str) -> str:
         "percent": "a percent ('<= 1%')",
         "rows": "'empty' / 'not empty'",
         "duration": "a duration ('< 3h')",
+        "anomaly": "'anomaly'",
     }
-    allowed = " or ".join(
-        wanted[u] for u in ("number", "percent", "duration", "rows") if u in spec.UNITS
-    )
+    names = [
+        wanted[u] for u in ("number", "percent", "duration", "rows", "anomaly") if u in spec.UNITS
+    ]
+    allowed = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
     what = {
         "number": "a number",
         "percent": "a percent",
         "duration": "a duration",
         "boolean": "a boolean",
         "rows": "rows",
+        "anomaly": "against its history",
     }[unit]
     return f"{spec.KIND} is compared with {allowed}; '{text}' compares {what}"
 

@@ -31,6 +31,8 @@ from sqlglot import exp
 
 from checks.automation.expectation import evaluate
 from checks.automation.model import Automation, Check
+from checks.declared import anomaly
+from checks.declared.anomaly import VALUE, History
 from checks.declared.typed import run_typed_check
 from checks.errors import QueryError, SourceError
 from checks.report import CheckOutcome, CheckResult, Evidence
@@ -99,6 +101,8 @@ def run_check(
     timeout_s: float,
     empty_tables: EmptyTables | None = None,
     timezone: str = "UTC",
+    history: History | None = None,
+    slot: dt.datetime | None = None,
 ) -> tuple[CheckResult, Evidence | None]:
     """Run one raw ``sql`` check through the read-only layer and compare it with its expectation.
 
@@ -106,7 +110,8 @@ def run_check(
     A rejected, failing or timed-out query is an error on the check, never a
     pass; a query reading an empty table is not evaluated (see the module docstring).
     Lint warnings (``checks.sql.lint``; ``timezone`` is the automation's) go in
-    the result's ``warnings``.
+    the result's ``warnings``. An ``anomaly`` expectation judges the one number
+    against ``history`` (the check's values in past completed runs) at ``slot``.
     """
     assert check.sql is not None  # raw checks only; typed ones go to run_typed_check
     expect = check.expectation
@@ -157,6 +162,11 @@ def run_check(
         result.outcome, result.reason = CheckOutcome.NOT_EVALUATED, outcome.not_evaluated
     else:
         result.outcome = CheckOutcome.PASSED if outcome.passed else CheckOutcome.FAILED
+    if expect.anomaly is not None:
+        baseline = history(check.name, VALUE) if history else []
+        anomaly.apply(
+            result, expect.anomaly, slot or _utcnow(), baseline, source="runs", zone=timezone
+        )
     if empty:
         result.reason = f"{_empty_reason(empty)} (allowed: allow_empty)"
     return result, evidence
@@ -188,6 +198,8 @@ def run_checks(
     *,
     deadline: float,
     clock: Clock = _utcnow,
+    history: History | None = None,
+    slot: dt.datetime | None = None,
 ) -> tuple[list[CheckResult], list[Evidence]]:
     """Run every declared check in order; evidence ids are ``C1``, ``C2``… by position.
 
@@ -197,6 +209,8 @@ def run_checks(
         deadline: ``time.monotonic()`` value after which no check starts; a check
             that could not start is recorded as an error ("the run's time limit ran out").
         clock: the current time, zone-aware; freshness ages are measured from it.
+        history: past values of the automation's checks, for anomaly expectations.
+        slot: the run's slot time (an anomaly's tested point; ``over:`` buckets end there).
     """
     results: list[CheckResult] = []
     evidence: list[Evidence] = []
@@ -227,6 +241,8 @@ def run_checks(
                 timeout_s=timeout_s,
                 clock=clock,
                 timezone=automation.timezone,
+                history=history,
+                slot=slot,
             )
             results.append(result)
             evidence.extend(found)
@@ -239,6 +255,8 @@ def run_checks(
             timeout_s=timeout_s,
             empty_tables=empty_tables,
             timezone=automation.timezone,
+            history=history,
+            slot=slot,
         )
         results.append(result)
         if ev is not None:

@@ -54,6 +54,8 @@ from checks.automation.expectation import (
     judge_duration,
 )
 from checks.automation.model import Check
+from checks.declared import anomaly
+from checks.declared.anomaly import History
 from checks.declared.compile import Compiled, compile_check
 from checks.errors import CheckDefinitionError, QueryError, SourceError
 from checks.report import CheckOutcome, CheckResult, Evidence, Metrics
@@ -74,6 +76,8 @@ def run_typed_check(
     timeout_s: float,
     clock: Clock,
     timezone: str = "UTC",
+    history: History | None = None,
+    slot: dt.datetime | None = None,
 ) -> tuple[CheckResult, list[Evidence]]:
     """Run one typed check; return its result and its evidence (``C<n>``, and ``S<n>``).
 
@@ -84,7 +88,11 @@ def run_typed_check(
         position: the check's 1-based position: its evidence ids.
         timeout_s: the time limit of each query.
         clock: the current time, zone-aware (freshness ages are measured from it).
-        timezone: the automation's time zone, for the lint of ``filter:``.
+        timezone: the automation's time zone, for the lint of ``filter:`` and
+            an anomaly's weekly seasonality.
+        history: the check's values in past completed runs, for an anomaly
+            expectation (None: no history, as for a first run).
+        slot: the run's slot time: the tested point of an anomaly (default: ``clock()``).
 
     A problem with the check (an unknown column), a failing query or a value of
     the wrong kind is an error on the check, never a pass.
@@ -121,6 +129,11 @@ def run_typed_check(
     metrics: Metrics = {name: _count(value) for name, value in row.items() if name != "latest"}
     judged = _Judge(spec, check, compiled, metrics, source, clock).judge(row)
     _fill(result, judged, metrics, spec)
+    if expect.anomaly is not None:
+        baseline = history(check.name, spec.compared) if history else []
+        anomaly.apply(
+            result, expect.anomaly, slot or clock(), baseline, source="runs", zone=timezone
+        )
     failed = result.outcome is CheckOutcome.FAILED
     if failed and judged.sample_rows and compiled.sample_sql:
         sample = _sample(compiled.sample_sql, judged.sample_rows, source, limits, timeout_s)

@@ -14,7 +14,8 @@ from fractions import Fraction
 from typing import Any
 
 from checks.automation.expectation import parse_expectation
-from checks.report import CheckOutcome, CheckResult, json_value
+from checks.declared import anomaly
+from checks.report import Buckets, CheckOutcome, CheckResult, json_value
 
 
 def number(value: Any) -> str:
@@ -144,6 +145,20 @@ def measured(check: CheckResult) -> str:
     return words(check) if words else number(check.value)
 
 
+def buckets_text(found: Buckets) -> str:
+    """Which bucket was tested and which is still filling, in words."""
+    filling = "" if found.filling_value is None else f", {number(found.filling_value)} so far"
+    return (
+        f"tested the {found.bucket} from {_when(found.tested_start)} ({found.timezone});"
+        f" the {found.bucket} from {_when(found.filling_start)} is still filling{filling}"
+        " and is not tested"
+    )
+
+
+def _when(iso: str) -> str:
+    return iso[:16].replace("T", " ")
+
+
 def describe_value(check: CheckResult) -> str:
     """The check's result in words, e.g. ``722 rows``, ``0.0245``, ``not evaluated: …``."""
     if check.outcome is CheckOutcome.ERROR:
@@ -151,6 +166,10 @@ def describe_value(check: CheckResult) -> str:
     if check.outcome is CheckOutcome.NOT_EVALUATED:
         return f"not evaluated: {check.reason}"
     text = measured(check)
+    if check.anomaly is not None:
+        text += f"; {anomaly.describe(check.anomaly)}"
+    if check.buckets is not None:
+        text += f"; {buckets_text(check.buckets)}"
     if check.reason:
         text += f"; {check.reason}"
     return text

@@ -155,9 +155,11 @@ def _check_entry(check: CheckResult, limits: StateLimits) -> dict[str, Any]:
     """One declared check as the decision model sees it: outcome, value and its counts.
 
     The counts (``rows_in_scope`` and the kind's others) let it tell a pass over
-    a few rows from one over many, and see a scope that was empty.
+    a few rows from one over many, and see a scope that was empty. An anomaly
+    expectation adds what the runtime computed (value, band, score, the
+    baseline's newest ``max_rows`` points): the model judges it, never computes it.
     """
-    return {
+    entry: dict[str, Any] = {
         "name": check.name,
         "kind": check.kind,
         "outcome": str(check.outcome),
@@ -168,6 +170,16 @@ def _check_entry(check: CheckResult, limits: StateLimits) -> dict[str, Any]:
             k: _cut(json_value(v), limits.max_cell_chars) for k, v in check.metrics.items()
         },
     }
+    if check.anomaly is not None:
+        computed = check.anomaly.to_dict()
+        baseline = computed.pop("baseline")
+        computed["baseline"] = baseline[-limits.max_rows :]
+        if len(baseline) > limits.max_rows:
+            computed["baseline_left_out"] = len(baseline) - limits.max_rows
+        entry["anomaly"] = json_value(computed)
+    if check.buckets is not None:
+        entry["buckets"] = check.buckets.to_dict()
+    return entry
 
 
 def _row_entries(

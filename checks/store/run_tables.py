@@ -165,7 +165,9 @@ class CheckRow(Base):
 
     ``outcome`` is a ``CheckOutcome`` (NULL in runs stored before it existed:
     derived from ``passed`` and ``error``); ``metrics`` is the check's numbers
-    by name, kept per run so they can be followed over time.
+    by name, kept per run so they can be followed over time; ``anomaly`` and
+    ``buckets`` are ``checks.report.Anomaly`` and ``Buckets`` as JSON (NULL
+    for checks without them).
     """
 
     __tablename__ = "check_results"
@@ -186,6 +188,8 @@ class CheckRow(Base):
     metrics: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     warnings: Mapped[list[str] | None] = mapped_column(JSON)
     sample_id: Mapped[str | None] = mapped_column(String(16))
+    anomaly: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    buckets: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
     run: Mapped[RunRow] = relationship(back_populates="checks")
 

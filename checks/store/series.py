@@ -102,7 +102,15 @@ def expectation_band(expect: str) -> Band:
 
 
 def check_band(check: CheckResult) -> Band:
-    """The band a check's value was judged against in its run (see ``expectation_band``)."""
+    """The band a check's value was judged against in its run.
+
+    An anomaly expectation's band is the one computed in that run from its
+    baseline (``CheckResult.anomaly``; unbounded on a side its ``direction``
+    does not watch, and none when it was not judged); a fixed expectation's is
+    ``expectation_band``.
+    """
+    if check.anomaly is not None:
+        return check.anomaly.low, check.anomaly.high
     return expectation_band(check.expect)
 
 

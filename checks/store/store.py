@@ -45,6 +45,8 @@ from sqlalchemy.orm import Session, selectinload, sessionmaker
 from checks.errors import StoreError
 from checks.opinion.row_diff import PreviousRows
 from checks.report import (
+    Anomaly,
+    Buckets,
     CheckOutcome,
     CheckResult,
     Evidence,
@@ -411,6 +413,8 @@ class Store:
                     metrics=json_value(c.metrics),
                     warnings=list(c.warnings),
                     sample_id=c.sample_id,
+                    anomaly=json_value(c.anomaly.to_dict()) if c.anomaly else None,
+                    buckets=c.buckets.to_dict() if c.buckets else None,
                 )
                 for i, c in enumerate(report.checks)
             ]
@@ -596,6 +600,8 @@ def _to_report(row: RunRow, *, full: bool) -> RunReport:
                 metrics=c.metrics or {},
                 warnings=c.warnings or [],
                 sample_id=c.sample_id,
+                anomaly=Anomaly.from_dict(c.anomaly) if c.anomaly else None,
+                buckets=Buckets.from_dict(c.buckets) if c.buckets else None,
             )
             for c in row.checks
         ]

@@ -99,16 +99,16 @@ BAD = [
         "percent on a row count",
         "  - name: c\n    row_count: {table: t}\n    expect: <= 1%\n",
         (
-            "7:13: checks.0.expect: row_count is compared with a number ('== 0') or "
-            "'empty' / 'not empty'; '<= 1%' compares a percent",
+            "7:13: checks.0.expect: row_count is compared with a number ('== 0'), "
+            "'empty' / 'not empty' or 'anomaly'; '<= 1%' compares a percent",
         ),
     ),
     Bad(
         "duration on missing",
         "  - name: c\n    missing: {table: t, column: c}\n    expect: < 3h\n",
         (
-            "7:13: checks.0.expect: missing is compared with a number ('== 0') or a percent "
-            "('<= 1%') or 'empty' / 'not empty'; '< 3h' compares a duration",
+            "7:13: checks.0.expect: missing is compared with a number ('== 0'), a percent "
+            "('<= 1%'), 'empty' / 'not empty' or 'anomaly'; '< 3h' compares a duration",
         ),
     ),
     Bad(

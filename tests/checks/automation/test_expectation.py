@@ -22,7 +22,7 @@ from checks.automation.expectation import (
 SHAPE = "a scalar expectation needs exactly one row with one column"
 FORMS = (
     "'== N', '!= N', '< N', '<= N', '> N', '>= N', 'between A and B' (N may be a percent "
-    "like '1%' or a duration like '3h'), 'is true', 'is false', 'empty' or 'not empty'"
+    "like '1%' or a duration like '3h'), 'is true', 'is false', 'empty', 'not empty' or 'anomaly'"
 )
 
 

@@ -29,7 +29,7 @@ SLUG = (
 )
 FORMS = (
     "'== N', '!= N', '< N', '<= N', '> N', '>= N', 'between A and B' (N may be a percent "
-    "like '1%' or a duration like '3h'), 'is true', 'is false', 'empty' or 'not empty'"
+    "like '1%' or a duration like '3h'), 'is true', 'is false', 'empty', 'not empty' or 'anomaly'"
 )
 
 GOOD = """\
