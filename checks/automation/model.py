@@ -54,6 +54,7 @@ from checks.automation.fields import (
     to_expectation,
 )
 from checks.automation.schedule import validate_cron
+from checks.automation.time_buckets import OVER_KINDS, Over
 
 LOADER_FIELDS = ("path", "line")  # set by the loader, never from YAML
 
@@ -72,7 +73,9 @@ class Check(_Strict):
     loaded (see ``checks.automation.expectation``); a raw query needs one, a
     typed kind has a default (``Kind.default_expect``), filled in here.
     ``allow_empty`` lets a check whose scope (or, for ``sql``, a table it
-    reads) has 0 rows count as passed instead of not evaluated.
+    reads) has 0 rows count as passed instead of not evaluated. ``over``
+    computes a count kind per time bucket and tests the latest complete one
+    (``checks.automation.time_buckets``).
     """
 
     name: str
@@ -87,6 +90,7 @@ class Check(_Strict):
     freshness: Freshness | None = None
     range: Range | None = None
     schema_: Schema | None = Field(default=None, alias="schema")
+    over: Over | None = None
 
     @field_validator("name")
     @classmethod
@@ -114,6 +118,7 @@ class Check(_Strict):
         if spec is None:
             if self.expect is None:
                 raise fail_here("required field is missing", ("expect",))
+            self._check_over(None)
             return self
         if self.expect is None:
             try:
@@ -129,7 +134,31 @@ class Check(_Strict):
         expect = self.expectation
         if expect.unit not in spec.UNITS:
             raise fail_here(_unit_mismatch(spec, expect.text, expect.unit), ("expect",))
+        self._check_over(spec)
         return self
+
+    def _check_over(self, spec: Kind | None) -> None:
+        rule = self.expectation.anomaly
+        if self.over is None:
+            return
+        if spec is None or spec.KIND not in OVER_KINDS:
+            raise fail_here(
+                f"over: is for the count kinds ({', '.join(OVER_KINDS)}), "
+                f"not {spec.KIND if spec else 'a raw sql query'}",
+                ("over",),
+            )
+        if rule is not None and "runs" in rule.model_fields_set:
+            raise fail_here(
+                "runs is the baseline of an anomaly over past runs; with over: the "
+                "lookback sets the baseline",
+                ("expect",),
+            )
+        if rule is not None and rule.seasonality == "weekly" and self.over.bucket == "week":
+            raise fail_here(
+                "seasonality: weekly compares a day (or hour) with the same weekday; "
+                "weekly buckets have none",
+                ("expect",),
+            )
 
     @model_serializer(mode="wrap")
     def _without_other_kinds(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -142,7 +171,7 @@ class Check(_Strict):
         return {
             key: value
             for key, value in data.items()
-            if (value is not None or key not in ("sql", "schema_", *KINDS))
+            if (value is not None or key not in ("sql", "schema_", "over", *KINDS))
             and not (key == "allow_empty" and value is False)
         }
 

@@ -130,7 +130,7 @@ def judge(
         found.score = 0.0 if value == center else None
         rose, fell = value > center, value < center
         note = (
-            f"constant baseline (all {len(values)} points are {_num(center)}):"
+            f"constant baseline (all {len(values)} points are {figure(center)}):"
             " any change is an anomaly"
         )
     else:
@@ -201,7 +201,7 @@ def apply(
         result.outcome = CheckOutcome.PASSED if passed else CheckOutcome.FAILED
 
 
-def _num(value: float | None) -> str:
+def figure(value: float | None) -> str:
     """A number for people: whole numbers without decimals, others to 2 decimals."""
     if value is None:
         return "—"
@@ -214,12 +214,12 @@ def band_text(found: Anomaly) -> str:
     """The expected band in words: ``380.53–449.47``, ``at most 449.47``, ``at least 380.53``."""
     if found.low is not None and found.high is not None:
         if found.low == found.high:
-            return _num(found.low)
-        return f"{_num(found.low)}–{_num(found.high)}"
+            return figure(found.low)
+        return f"{figure(found.low)}–{figure(found.high)}"
     if found.high is not None:
-        return f"at most {_num(found.high)}"
+        return f"at most {figure(found.high)}"
     if found.low is not None:
-        return f"at least {_num(found.low)}"
+        return f"at least {figure(found.low)}"
     return "no band"
 
 
@@ -231,12 +231,12 @@ def describe(found: Anomaly) -> str:
     unit = "buckets" if found.source == "buckets" else "runs"
     if found.center is None:
         return (
-            f"value {_num(found.value)}; {found.baseline_size} of {found.min_history}"
+            f"value {figure(found.value)}; {found.baseline_size} of {found.min_history}"
             f" {unit} of history, no band yet"
         )
     score = "—" if found.score is None else f"{found.score:.2f}"
     same = ", same weekday" if found.seasonality == "weekly" else ""
     return (
-        f"value {_num(found.value)}, expected {band_text(found)}, score {score}"
+        f"value {figure(found.value)}, expected {band_text(found)}, score {score}"
         f" ({found.method} over {found.baseline_size} {unit}{same})"
     )

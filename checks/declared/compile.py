@@ -40,6 +40,8 @@ from checks.automation.check_kinds import (
     Schema,
 )
 from checks.automation.fields import did_you_mean
+from checks.automation.time_buckets import Over
+from checks.declared.buckets import BUCKET, BucketSql, Window, bucket_sql
 from checks.errors import CheckDefinitionError
 from checks.sources.base import Column, DataSet
 from checks.sql.catalog_check import condition_error
@@ -72,17 +74,28 @@ class Compiled:
 
 
 def compile_check(
-    spec: Kind, catalog: Sequence[DataSet], dialect: str, *, sample_rows: int
+    spec: Kind,
+    catalog: Sequence[DataSet],
+    dialect: str,
+    *,
+    sample_rows: int,
+    over: Over | None = None,
+    buckets: Window | None = None,
 ) -> Compiled:
     """Compile a typed check against a source's catalog.
 
+    With ``over`` and its ``buckets`` (``checks.declared.buckets``), the counts
+    query reads the window's rows only and returns one row per bucket that has
+    rows, its local start first (``bucket``), oldest first; the sample reads
+    the tested bucket's rows only.
+
     Raises:
         CheckDefinitionError: an unknown table or column (with the closest
-            name), or a filter that does not parse; ``field`` is under the
-            check (``missing.column``).
+            name), a filter that does not parse, or an ``over.column`` that is
+            not a time column; ``field`` is under the check (``missing.column``).
 
     """
-    return _Compiler(spec, catalog, dialect, sample_rows).compile()
+    return _Compiler(spec, catalog, dialect, sample_rows, over, buckets).compile()
 
 
 def parse_filter(text: str, dialect: str, at: str) -> exp.Expr:
@@ -160,7 +173,15 @@ def literal(value: Any, *, as_text: bool = False) -> exp.Expr:
 
 
 class _Compiler:
-    def __init__(self, spec: Kind, catalog: Sequence[DataSet], dialect: str, limit: int) -> None:
+    def __init__(
+        self,
+        spec: Kind,
+        catalog: Sequence[DataSet],
+        dialect: str,
+        limit: int,
+        over: Over | None = None,
+        buckets: Window | None = None,
+    ) -> None:
         self.spec = spec
         self.dialect = dialect
         self.limit = limit
@@ -170,6 +191,12 @@ class _Compiler:
         self.where = (
             parse_filter(spec.filter, dialect, f"{self.at}.filter") if spec.filter else None
         )
+        self.buckets: BucketSql | None = None
+        if over is not None and buckets is not None:
+            time = resolve_column(self.data_set, over.column, "over.column")
+            self.buckets = bucket_sql(
+                over, buckets, self.col(time.name), family(time.type, dialect), time.name
+            )
 
     def source(self, alias: str = "t", data_set: DataSet | None = None) -> exp.Table:
         name = (data_set or self.data_set).name
@@ -184,9 +211,13 @@ class _Compiler:
     def column(self, name: str, field: str = "column") -> Column:
         return resolve_column(self.data_set, name, f"{self.at}.{field}")
 
-    def scoped(self, *projections: exp.Expr, extra: exp.Expr | None = None) -> exp.Select:
+    def scoped(
+        self, *projections: exp.Expr, extra: exp.Expr | None = None, sample: bool = False
+    ) -> exp.Select:
         query = exp.select(*projections).from_(self.source())
         conditions = [c for c in (self.where, extra) if c is not None]
+        if self.buckets is not None:
+            conditions.append(self.buckets.tested if sample else self.buckets.window)
         if conditions:
             query = query.where(exp.and_(*(exp.paren(c.copy()) for c in conditions)))
         return query
@@ -210,7 +241,7 @@ class _Compiler:
         return [self.col(name) for name in names]
 
     def row_sample(self, violation: exp.Expr, first: str | None) -> str:
-        query = self.scoped(exp.Star(), extra=violation)
+        query = self.scoped(exp.Star(), extra=violation, sample=True)
         order = self.row_order(first)
         if order:
             query = query.order_by(*order)
@@ -223,6 +254,7 @@ class _Compiler:
                 exp.alias_(value.copy(), name, quoted=True),
                 exp.alias_(rows, ROWS, quoted=True),
                 extra=violation,
+                sample=True,
             )
             .group_by(value.copy())
             .order_by(exp.Ordered(this=rows.copy(), desc=True), value.copy())
@@ -231,6 +263,10 @@ class _Compiler:
         return self.sql(query)
 
     def done(self, counts: exp.Select, sample: str | None, column: Column | None) -> Compiled:
+        if self.buckets is not None:
+            key = self.buckets.key
+            counts = counts.select(exp.alias_(key.copy(), BUCKET), append=True)
+            counts = counts.group_by(key.copy()).order_by(key.copy())
         return Compiled(
             self.sql(counts),
             sample,

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
+from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -44,6 +45,7 @@ from checks.automation.check_kinds import (
     Missing,
     Range,
     Relationships,
+    RowCount,
     Schema,
 )
 from checks.automation.expectation import (
@@ -54,11 +56,11 @@ from checks.automation.expectation import (
     judge_duration,
 )
 from checks.automation.model import Check
-from checks.declared import anomaly
+from checks.declared import anomaly, buckets
 from checks.declared.anomaly import History
 from checks.declared.compile import Compiled, compile_check
 from checks.errors import CheckDefinitionError, QueryError, SourceError
-from checks.report import CheckOutcome, CheckResult, Evidence, Metrics
+from checks.report import Buckets, CheckOutcome, CheckResult, Evidence, Metrics
 from checks.settings.limits import Limits
 from checks.sources import QueryResult, Source
 from checks.sql.lint import lint_condition
@@ -101,9 +103,16 @@ def run_typed_check(
     assert spec is not None  # only typed checks come here
     expect = check.expectation
     result = CheckResult(check.name, "", expect.text, None, None, None, kind=spec.KIND)
+    now = slot or clock()
+    found = buckets.window(check.over, timezone, now) if check.over else None
     try:
         compiled = compile_check(
-            spec, source.catalog(), source.dialect, sample_rows=limits.max_rows
+            spec,
+            source.catalog(),
+            source.dialect,
+            sample_rows=limits.max_rows,
+            over=check.over,
+            buckets=found,
         )
     except CheckDefinitionError as exc:
         return _errored(result, exc.message), []
@@ -111,29 +120,31 @@ def run_typed_check(
         return _errored(result, str(exc)), []
     result.sql = compiled.counts_sql
     if spec.filter:
-        found = lint_condition(
+        linted = lint_condition(
             spec.filter,
             table=compiled.table,
             dialect=source.dialect,
             catalog=source.catalog(),
             timezone=timezone,
         )
-        result.warnings = [f"filter: {w.message}" for w in found]
+        result.warnings = [f"filter: {w.message}" for w in linted]
+    rows = len(found.starts) + 1 if found else 1
     try:
-        counts = source.query(compiled.counts_sql, max_rows=1, timeout_s=timeout_s)
+        counts = source.query(compiled.counts_sql, max_rows=rows, timeout_s=timeout_s)
     except QueryError as exc:
         return _errored(result, str(exc)), []
     evidence = [_evidence(f"C{position}", counts, limits)]
     result.evidence_id = evidence[0].id
-    row = dict(zip(counts.columns, counts.rows[0], strict=True)) if counts.rows else {}
-    metrics: Metrics = {name: _count(value) for name, value in row.items() if name != "latest"}
-    judged = _Judge(spec, check, compiled, metrics, source, clock).judge(row)
-    _fill(result, judged, metrics, spec)
-    if expect.anomaly is not None:
-        baseline = history(check.name, spec.compared) if history else []
-        anomaly.apply(
-            result, expect.anomaly, slot or clock(), baseline, source="runs", zone=timezone
-        )
+    if found is not None:
+        judged = _judge_buckets(result, check, compiled, counts, found, source, clock)
+    else:
+        row = dict(zip(counts.columns, counts.rows[0], strict=True)) if counts.rows else {}
+        metrics: Metrics = {k: _count(v) for k, v in row.items() if k != "latest"}
+        judged = _Judge(spec, check, compiled, metrics, source, clock).judge(row)
+        _fill(result, judged, metrics, spec)
+        if expect.anomaly is not None:
+            baseline = history(check.name, spec.compared) if history else []
+            anomaly.apply(result, expect.anomaly, now, baseline, source="runs", zone=timezone)
     failed = result.outcome is CheckOutcome.FAILED
     if failed and judged.sample_rows and compiled.sample_sql:
         sample = _sample(compiled.sample_sql, judged.sample_rows, source, limits, timeout_s)
@@ -144,6 +155,74 @@ def run_typed_check(
             evidence.append(sample)
             result.sample_id = sample.id
     return result, evidence
+
+
+def _judge_buckets(
+    result: CheckResult,
+    check: Check,
+    compiled: Compiled,
+    counts: QueryResult,
+    found: buckets.Window,
+    source: Source,
+    clock: Clock,
+) -> _Judged:
+    """Judge the tested bucket of an ``over:`` check, against the earlier ones for an anomaly.
+
+    A bucket with no row in the result had no rows: its counts are 0. The
+    tested bucket of a ``row_count`` is judged even when it is empty (a drop
+    to nothing is a volume anomaly) as long as the window has rows; for the
+    other kinds an empty tested bucket has nothing to look at: not evaluated.
+    """
+    spec, over = check.spec, check.over
+    assert spec is not None and over is not None
+    grouped = buckets.by_bucket(list(counts.columns), list(counts.rows))
+    zeros = {name: 0 for name in counts.columns if name != buckets.BUCKET}
+
+    def measure(start: dt.datetime, scope: Compiled = compiled) -> tuple[_Judge, dict[str, Any]]:
+        row = grouped.get(buckets.Window.key(start), zeros)
+        metrics: Metrics = {k: _count(v) for k, v in row.items()}
+        return _Judge(spec, check, scope, metrics, source, clock), row
+
+    def value(start: dt.datetime) -> float:
+        judge, row = measure(start)
+        judge.by_kind(row)
+        return float(_int(judge.metrics, spec.compared))
+
+    total = sum(_int(measure(start)[0].metrics, "rows_in_scope") for start in found.starts)
+    when = f"{over.bucket} from {_when(found.tested)}"
+    if total == 0:
+        when = f"{len(found.starts)} {over.bucket}s from {_when(found.starts[0])}"
+    judge, row = measure(found.tested, replace(compiled, scope=f"{compiled.scope} in the {when}"))
+    empty_allowed = total > 0 and isinstance(spec, RowCount)  # the 0 is the measurement
+    judged = judge.by_kind(row) if empty_allowed else judge.judge(row)
+    _fill(result, judged, judge.metrics, spec)
+    result.buckets = Buckets(
+        column=over.column,
+        bucket=over.bucket,
+        timezone=found.zone,
+        tested_start=found.tested.isoformat(),
+        tested_end=found.filling.isoformat(),
+        filling_start=found.filling.isoformat(),
+        filling_value=value(found.filling),
+        count=len(found.starts),
+    )
+    rule = check.expectation.anomaly
+    if rule is not None:
+        baseline = [anomaly.Point(start, value(start)) for start in found.baseline]
+        anomaly.apply(
+            result,
+            rule,
+            found.tested,
+            baseline,
+            source="buckets",
+            zone=found.zone,
+            hourly=over.bucket == "hour",
+        )
+    return judged
+
+
+def _when(start: dt.datetime) -> str:
+    return start.strftime("%Y-%m-%d %H:%M")
 
 
 class _Judged:

@@ -147,7 +147,9 @@ def measured(check: CheckResult) -> str:
 
 def buckets_text(found: Buckets) -> str:
     """Which bucket was tested and which is still filling, in words."""
-    filling = "" if found.filling_value is None else f", {number(found.filling_value)} so far"
+    filling = (
+        "" if found.filling_value is None else f" ({anomaly.figure(found.filling_value)} so far)"
+    )
     return (
         f"tested the {found.bucket} from {_when(found.tested_start)} ({found.timezone});"
         f" the {found.bucket} from {_when(found.filling_start)} is still filling{filling}"
