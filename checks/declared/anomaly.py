@@ -240,3 +240,18 @@ def describe(found: Anomaly) -> str:
         f"value {figure(found.value)}, expected {band_text(found)}, score {score}"
         f" ({found.method} over {found.baseline_size} {unit}{same})"
     )
+
+
+def alert_text(found: Anomaly, bucket: str | None = None) -> str:
+    """An alert's line: ``value 260, expected 12.36–174.07, baseline 14 days, score 6.19``.
+
+    ``bucket`` (``day``…) names the baseline's points when they are time
+    buckets; otherwise they are runs.
+    """
+    unit = bucket or "run"
+    size = found.baseline_size
+    score = "—" if found.score is None else f"{found.score:.2f}"
+    return (
+        f"value {figure(found.value)}, expected {band_text(found)}, baseline {size:,}"
+        f" {unit}{'' if size == 1 else 's'}, score {score}"
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from checks.declared import anomaly
 from checks.declared.wording import describe_value
 from checks.report import CheckOutcome, CheckResult, Finding, Status
 
@@ -108,3 +109,12 @@ def decide_from_checks(checks: list[CheckResult], *, why: str | None = None) -> 
 def not_evaluated_lines(checks: list[CheckResult]) -> list[str]:
     """``name: reason`` for each check that was not evaluated, for alerts and overrides."""
     return [f"{c.name}: {c.reason}" for c in checks if c.outcome is CheckOutcome.NOT_EVALUATED]
+
+
+def anomaly_lines(checks: list[CheckResult]) -> list[str]:
+    """``name: value …, expected …, baseline …`` for each check that failed as an anomaly."""
+    return [
+        f"{c.name}: {anomaly.alert_text(c.anomaly, c.buckets.bucket if c.buckets else None)}"
+        for c in checks
+        if c.anomaly is not None and c.outcome is CheckOutcome.FAILED
+    ]

@@ -16,6 +16,7 @@ rest of the measurement.
 
 from __future__ import annotations
 
+import datetime as dt
 import importlib.resources
 import time
 from collections.abc import Callable, Mapping
@@ -123,7 +124,8 @@ def run_eval(
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="eval") as pool:
         futures = [
-            pool.submit(run_case_once, case.automation, per_case[case.id], k) for case, k in jobs
+            pool.submit(run_case_once, case.automation, per_case[case.id], k, case.at)
+            for case, k in jobs
         ]
         for done, future in enumerate(as_completed(futures), start=1):
             outcome = future.result()
@@ -145,14 +147,19 @@ def run_eval(
     )
 
 
-def run_case_once(automation: Automation, settings: Settings, run: int) -> RunOutcome:
-    """Run one case once through ``run_automation`` with a source pool of its own."""
+def run_case_once(
+    automation: Automation, settings: Settings, run: int, at: dt.datetime | None = None
+) -> RunOutcome:
+    """Run one case once through ``run_automation`` with a source pool of its own.
+
+    ``at`` is the run's slot time (a case's ``at:``); None: now.
+    """
     from checks.run import SourcePool, run_automation  # the run path: only when run
 
     started = time.monotonic()
     try:
         with SourcePool(settings) as sources:
-            report = run_automation(automation, settings, sources, trigger="eval")
+            report = run_automation(automation, settings, sources, scheduled_for=at, trigger="eval")
     except Exception as exc:  # the run path never raises on purpose: record, don't stop
         return RunOutcome(
             automation.name,

@@ -15,6 +15,8 @@ A suite file is YAML::
               - [1, 2024-01-05, 2024-02-04]
         setup: |                       # optional; runs after the tables are filled
           CREATE TABLE more AS SELECT range AS n FROM range(10);
+        at: 2026-11-30T12:00:00Z       # optional: the run's slot time (zone-aware), for
+                                       # checks over time buckets; default: now
         automation:                    # goal, instructions, checks (as in automation files),
           goal: …                      # timeout_s, model; name and source are set here
           checks: [{name: …, sql: …, expect: …}]
@@ -32,6 +34,7 @@ problem as ``path:line:column: field: message``, like the automation loader.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,6 +150,7 @@ class _CaseSpec(_Strict):
     why: str
     tables: dict[str, TableSpec] = Field(default_factory=dict)
     setup: str | None = None
+    at: dt.datetime | None = None
     automation: _AutomationSpec
     verify: list[Check] = Field(default_factory=list)
     answer: Answer
@@ -161,6 +165,13 @@ class _CaseSpec(_Strict):
     def _said(cls, value: str) -> str:
         return not_blank(value, "must say why the answer is right")
 
+    @field_validator("at")
+    @classmethod
+    def _aware(cls, value: dt.datetime | None) -> dt.datetime | None:
+        if value is not None and value.utcoffset() is None:
+            raise ValueError("at needs a time zone, e.g. 2026-11-30T12:00:00Z")
+        return value
+
 
 @dataclass(frozen=True)
 class Case:
@@ -169,6 +180,7 @@ class Case:
     Attributes:
         automation: the automation run (name = ``id``, source ``case``).
         verify: checks proving the answer that the agent never sees.
+        at: the run's slot time (None: each run's own start).
         line: 1-based line of the case in its file; ``data_lines`` maps
             ``setup`` and each table name to its line, for build errors.
     """
@@ -183,6 +195,7 @@ class Case:
     path: str
     line: int
     data_lines: dict[str, int] = field(default_factory=dict)
+    at: dt.datetime | None = None
 
     def reference_automation(self) -> Automation:
         """The automation with the ``verify`` checks added: what proves ``answer`` by SQL."""
@@ -327,6 +340,7 @@ class _SuiteLoader:
             self.path,
             line,
             lines,
+            spec.at,
         )
 
     @staticmethod

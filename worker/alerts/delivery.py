@@ -34,7 +34,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from checks.declared.finding import not_evaluated_lines
+from checks.declared.finding import anomaly_lines, not_evaluated_lines
 from checks.opinion.row_diff import change_lines
 from checks.report import RunReport
 from checks.settings.config import Settings
@@ -81,6 +81,7 @@ def build_alert(report: RunReport, event: PlannedEvent, settings: Settings) -> A
         thread_key=event.thread_key,
         not_evaluated=tuple(not_evaluated_lines(report.checks)),
         since_last_run=tuple(change_lines(report.second_opinion)),
+        anomalies=tuple(anomaly_lines(report.checks)),
     )
 
 

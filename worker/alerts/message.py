@@ -76,6 +76,9 @@ class Alert:
             previous completed run ("C1: 3 new rows since the last run
             (N724MQ, N725MQ, …); 1 gone"; ``checks.opinion.row_diff``); the
             rows named are untrusted text.
+        anomalies: ``check: value …, expected …, baseline …, score …`` for
+            each check that failed as an anomaly, one line each (the check
+            name is untrusted text).
     """
 
     event: str
@@ -96,6 +99,7 @@ class Alert:
     thread_key: str | None = None
     not_evaluated: tuple[str, ...] = ()
     since_last_run: tuple[str, ...] = ()
+    anomalies: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -104,6 +108,7 @@ class Alert:
         data["flags"] = list(self.flags)
         data["not_evaluated"] = list(self.not_evaluated)
         data["since_last_run"] = list(self.since_last_run)
+        data["anomalies"] = list(self.anomalies)
         return data
 
     @classmethod
@@ -115,6 +120,7 @@ class Alert:
                 "flags": tuple(data.get("flags") or ()),
                 "not_evaluated": tuple(data.get("not_evaluated") or ()),
                 "since_last_run": tuple(data.get("since_last_run") or ()),
+                "anomalies": tuple(data.get("anomalies") or ()),
             }
         )
 
@@ -142,6 +148,8 @@ class Alert:
     def facts(self) -> list[tuple[str, str]]:
         """Return (label, value) pairs shown beside the text; values may be untrusted."""
         facts = [("Finding", label(self.finding) if self.finding else self.status)]
+        for line in self.anomalies:
+            facts.append(("Anomaly", cut(line, 300)[0]))
         if self.not_evaluated:
             facts.append(("Not evaluated", cut("; ".join(self.not_evaluated), 500)[0]))
         if self.urgency:

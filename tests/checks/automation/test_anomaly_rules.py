@@ -1,4 +1,4 @@
-"""``expect: anomaly`` and ``over:`` as written in YAML: defaults, round trips, errors at their line."""
+"""``expect: anomaly`` and ``over:`` in YAML: defaults, round trips, errors at their line."""
 
 from __future__ import annotations
 

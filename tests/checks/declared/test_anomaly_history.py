@@ -21,11 +21,14 @@ from checks.automation.model import Automation
 from checks.opinion.decision_model import read_untrusted_state
 from checks.report import RunReport
 from checks.run import SourcePool, run_and_store
+from checks.settings.alerts import EventKind
 from checks.settings.config import Settings
 from checks.settings.decision import DecisionSettings
 from checks.settings.sources import DuckDBSource
+from checks.store.incidents import PlannedEvent
 from checks.store.store import Store
 from tests.conftest import scratch_pg_database
+from worker.alerts.delivery import build_alert
 
 MONDAY = dt.datetime(2026, 11, 2, 6, 0, tzinfo=dt.UTC)
 NORMAL = [100, 102, 98, 101, 99, 100, 103]
@@ -122,6 +125,13 @@ def test_a_spike_and_a_drop_need_attention_with_their_score(tmp_path: Path, stor
         assert (found.source, found.method, found.value) == ("runs", "zscore", 140.0)
     assert spike.finding == "needs_attention"
     assert f"score {score:.2f} (zscore over 7 runs)" in spike.summary
+    assert spike.run_id is not None
+    stored = store.get_run(spike.run_id)
+    assert stored is not None
+    alert = build_alert(stored, PlannedEvent(EventKind.NEEDS_ATTENTION), days.settings)
+    line = f"value 140, expected {low:.2f}–{high:.2f}, baseline 7 runs, score {score:.2f}"
+    assert alert.anomalies == (f"volume: {line}", f"raw volume: {line}")
+    assert ("Anomaly", f"volume: {line}") in alert.facts()
 
     # the spike is now history: the next baseline is every earlier run (at most 28), the spike too
     drop = days.run(20)

@@ -125,6 +125,43 @@ def test_goal_only_cases_are_proved_by_their_verify_checks(settings: Settings) -
         assert (report.status, report.finding) == (Status.COMPLETED, case.answer.finding), case.id
 
 
+ANOMALY_CASES = {
+    # case: (outcome, value, score rounded to 2 places or None, baseline size, reason)
+    "anomaly-volume-spike": ("failed", 180, 29.79, 28, None),
+    "anomaly-volume-drop": ("failed", 40, -22.25, 28, None),
+    "anomaly-volume-normal-day": ("passed", 102, 0.80, 28, None),
+    "anomaly-constant-baseline": (
+        "failed",
+        51,
+        None,
+        14,
+        "constant baseline (all 14 points are 50): any change is an anomaly",
+    ),
+    "anomaly-too-little-history": ("not_evaluated", 103, None, 3, "3 of 7 points of history"),
+    "anomaly-quiet-sunday": ("passed", 21, 1.22, 4, None),
+}
+
+
+def test_the_anomaly_cases_are_right_for_the_stated_reason(settings: Settings) -> None:
+    cases = {c.id: c for c in SHIPPED.cases if c.id in ANOMALY_CASES}
+    assert set(cases) == set(ANOMALY_CASES)
+    for case_id, (outcome, value, score, size, reason) in ANOMALY_CASES.items():
+        case = cases[case_id]
+        assert case.at == dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
+        case_config = case_settings(settings, build_database(case, settings.cache_dir))
+        with SourcePool(case_config) as pool:
+            report = run_automation(case.automation, case_config, pool, scheduled_for=case.at)
+        (check,) = report.checks
+        found = check.anomaly
+        assert found is not None and check.buckets is not None, case_id
+        assert check.buckets.tested_start == "2026-11-29T00:00:00+00:00", case_id
+        got_score = None if found.score is None else round(found.score, 2)
+        assert (check.outcome, check.value, got_score) == (outcome, value, score), case_id
+        assert (found.baseline_size, check.reason) == (size, reason), case_id
+    sunday = [v for _, v in found.baseline]
+    assert sunday == [20.0, 21.0, 19.0, 20.0]  # the four Sundays before, not the weekdays
+
+
 # -- suite file errors ------------------------------------------------------------------
 
 GOOD_CASE = """\
@@ -168,6 +205,12 @@ BAD_SUITES = [
         GOOD_CASE.replace("      goal:", "      schedule: '* * * * *'\n      goal:"),
         "9:7: cases.0.automation.schedule",
         "unknown field 'schedule'",
+    ),
+    BadSuite(
+        "a slot time without a zone",
+        GOOD_CASE.replace("    answer:", "    at: 2026-11-30 12:00:00\n    answer:"),
+        "12:9: cases.0.at",
+        "at needs a time zone, e.g. 2026-11-30T12:00:00Z",
     ),
     BadSuite(
         "wrong finding",

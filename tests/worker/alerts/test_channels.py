@@ -395,6 +395,21 @@ def test_injection_is_inert_in_every_service(client: httpx.Client) -> None:
     assert json.loads(seen["webhook"])["summary"] == f"value: {INJECTION}"  # raw JSON, documented
 
 
+def test_an_anomaly_is_one_line_in_every_service(client: httpx.Client) -> None:
+    line = "daily orders: value 260, expected 12.36–174.07, baseline 14 days, score 6.19"
+    alert = replace(ALERT, anomalies=(line,))
+    assert alert.facts()[1] == ("Anomaly", line)
+    assert Alert.from_json(alert.to_json()) == alert
+    for service in SERVICES:
+        with FakeChat(service) as fake:
+            deliver(fake, client, alert)
+            doc = json.loads(fake.requests[-1].body.decode("utf-8"))
+        if service == "webhook":
+            assert doc["anomalies"] == [line]
+        else:
+            assert json.dumps(doc, ensure_ascii=False).count(line) == 1, service
+
+
 # -- config -----------------------------------------------------------------
 
 
