@@ -274,17 +274,29 @@ def sql_cpu_ms_per_run(runs: int) -> float:
     """CPU milliseconds per run of the runs' declared SQL in plain DuckDB (the floor)."""
     import duckdb
 
+    from checks.automation.loader import load_automations
+    from checks.declared.check import run_checks
+    from checks.settings.limits import Limits
+    from checks.sources import DuckDBQuerySource
+
     cache = ROOT / ".lookout" / "cache" / "sources"
     database = max(cache.glob("flights-*.duckdb"), key=lambda p: p.stat().st_mtime)
-    base = examples()
+    # Each check's SQL as a run executes it (a typed check's compiled statement too).
+    statements: list[list[str]] = []
+    with DuckDBQuerySource("flights", database, Limits()) as source:
+        for automation in load_automations(ROOT / "automations").automations:
+            if not automation.checks:
+                continue
+            found, _ = run_checks(automation, source, Limits(), deadline=time.monotonic() + 600)
+            statements.append([r.sql for r in found if r.sql])
     conn = duckdb.connect(str(database), read_only=True)
-    for item in base:  # warm-up: the file in the page cache, as the workers had it
-        for check in item["checks"]:
-            conn.execute(check["sql"]).fetchall()
+    for sqls in statements:  # warm-up: the file in the page cache, as the workers had it
+        for sql in sqls:
+            conn.execute(sql).fetchall()
     began = time.process_time()
     for n in range(runs):
-        for check in base[n % len(base)]["checks"]:
-            conn.execute(check["sql"]).fetchall()
+        for sql in statements[n % len(statements)]:
+            conn.execute(sql).fetchall()
     conn.close()
     return (time.process_time() - began) / runs * 1000
 

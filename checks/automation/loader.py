@@ -107,6 +107,20 @@ def cycle_collection_paused() -> Iterator[None]:
         gc.enable()
 
 
+YOUNG_COLLECTION_FILES = 200
+"""While the collector is paused, the young generations are collected every this many files."""
+
+
+def collect_young(files_read: int) -> None:
+    """Every ``YOUNG_COLLECTION_FILES`` files, free the cycles a load left (young objects only).
+
+    Cheap, unlike a full collection, and it keeps a paused load's garbage (each
+    file's parser and constructor) from piling up.
+    """
+    if files_read % YOUNG_COLLECTION_FILES == 0 and not gc.isenabled():
+        gc.collect(1)
+
+
 def load_automations(
     path: str | Path, *, known_sources: Collection[str] | None = None
 ) -> LoadResult:
@@ -139,7 +153,8 @@ def load_automations(
         return result
     first: dict[str, Automation] = {}  # name -> where it was first defined, across files
     with cycle_collection_paused():
-        for file in files:
+        for count, file in enumerate(files, start=1):
+            collect_young(count)
             try:
                 data = file.read_bytes()
             except OSError as exc:

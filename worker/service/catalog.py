@@ -21,6 +21,7 @@ from pathlib import Path
 from checks.automation.loader import (
     LoadResult,
     automation_files,
+    collect_young,
     cycle_collection_paused,
     load_automations,
 )
@@ -97,6 +98,7 @@ class AutomationCatalog:
             if parsed is None or parsed.stamp != stamp:
                 parsed = _Parsed(stamp, load_automations(file, known_sources=self.known_sources))
                 self.reloads += 1
+                collect_young(self.reloads)
                 for problem in parsed.result.errors:
                     log.error("automation file skipped: %s", problem.location_message())
                 if not parsed.result.errors:
