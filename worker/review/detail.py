@@ -268,7 +268,7 @@ def report_view(
             actions=actions,
             deliveries=deliveries,
             timeline=timeline(run, incident_row, deliveries, attempts, actions),
-            history=run_histories(session, run, [c.name for c in run.checks]),
+            history=run_histories(session, run),
         )
 
 

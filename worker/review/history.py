@@ -18,7 +18,7 @@ bucket still filling, which is drawn but never tested.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -243,21 +243,33 @@ def bucket_history(
 
 
 def run_histories(
-    session: Session, run: RunRow, checks: Sequence[str], *, limit: int = HISTORY_POINTS
+    session: Session, run: RunRow, *, limit: int = HISTORY_POINTS
 ) -> list[CheckHistory]:
-    """Each named check's history up to ``run``, in the order given.
+    """Each check's history up to ``run``, in the run's check order.
+
+    An anomaly check over time buckets gets its buckets (``bucket_history``),
+    every other check its value over the runs.
 
     Args:
         session: an open store session.
-        run: the run the history ends with.
-        checks: the run's check names.
+        run: the run the history ends with (its checks loaded or loadable).
         limit: at most this many points per check (at least 1).
     """
-    series = run_series(session, run, checks, limit=max(1, limit))
-    return [
-        CheckHistory(name, [_point(p, run.id) for p in series[name]], _total(session, run, name))
-        for name in checks
-    ]
+    limit = max(1, limit)
+    found: dict[str, CheckHistory] = {}
+    for row in run.checks:
+        outcome = row.outcome or (
+            "passed" if row.passed else "failed" if row.passed is False else "error"
+        )
+        buckets = bucket_history(row.name, row.anomaly, row.buckets, outcome, run.id, limit=limit)
+        if buckets is not None:
+            found[row.name] = buckets
+    names = [c.name for c in run.checks if c.name not in found]
+    series = run_series(session, run, names, limit=limit)
+    for name in names:
+        points = [_point(p, run.id) for p in series[name]]
+        found[name] = CheckHistory(name, points, _total(session, run, name))
+    return [found[c.name] for c in run.checks]
 
 
 def histories_of_run(
@@ -272,5 +284,4 @@ def histories_of_run(
         run = session.get(RunRow, run_id)
         if run is None:
             raise NotFound(f"no run with id {run_id}")
-        names = [c.name for c in run.checks]
-        return run_histories(session, run, names, limit=limit)
+        return run_histories(session, run, limit=limit)

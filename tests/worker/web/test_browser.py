@@ -15,15 +15,19 @@ import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import duckdb
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
+from sqlalchemy import select
 
+from checks.automation.loader import load_automations
 from checks.automation.model import Automation
 from checks.report import CheckResult, Finding, FindingSource, RunReport, Status
 from checks.run import SourcePool, run_and_store
 from checks.settings.config import Settings
+from checks.store.run_tables import CheckRow
 from checks.store.store import Store
 from tests.worker.web.web_support import (
     PASSWORD,
@@ -398,3 +402,102 @@ def test_each_row_says_what_is_wrong_and_severity_orders_when_no_decision_model_
     page.get_by_role("link", name="cancelled-medium").click()  # the full report: one click
     expect(page).to_have_url(f"{site}/runs/{world.latest('cancelled-medium')}")
     expect(page.locator("body")).to_contain_text("cancelled share")
+
+
+SLOT = dt.datetime(2026, 11, 30, 15, 0, tzinfo=dt.UTC)  # Monday 10:00 in New York
+DAILY = [100, 104, 98, 101, 0, 99, 103, 97, 102, 100, 96, 105, 99, 101]
+"""Orders on the 14 New York days before the tested one (the fifth had none: no row)."""
+
+
+@pytest.fixture
+def shop_site(tmp_path: Path, flights_settings: Settings) -> Iterator[tuple[str, Store, int]]:
+    """A real ``over:`` anomaly run on DuckDB: 14 baseline days, a spike, the day filling."""
+    import duckdb
+    import yaml
+
+    database = tmp_path / "shop.duckdb"
+    new_york = ZoneInfo("America/New_York")
+    rows: list[tuple[int, dt.datetime]] = []
+    days = [dt.date(2026, 11, 15) + dt.timedelta(days=i) for i in range(15)]
+    for day, count in zip(days, [*DAILY, 180], strict=True):  # 29 November: a spike
+        # around both of its midnights: a day cut in UTC would move half of them
+        for i in range(count):
+            local = dt.datetime.combine(day, dt.time(0, 30) if i % 2 else dt.time(23, 30))
+            rows.append((len(rows), local.replace(tzinfo=new_york)))
+    rows += [(90_000 + i, dt.datetime(2026, 11, 30, 8, i, tzinfo=new_york)) for i in range(40)]
+    with duckdb.connect(str(database)) as conn:
+        conn.execute("CREATE TABLE orders (id INTEGER, created_at TIMESTAMPTZ)")
+        conn.executemany("INSERT INTO orders VALUES (?, ?)", rows)
+    folder = tmp_path / "automations"
+    folder.mkdir()
+    automation = {
+        "name": "shop-volume",
+        "source": "shop",
+        "timezone": "America/New_York",
+        "goal": "Daily orders look like the previous two weeks.",
+        "checks": [
+            {
+                "name": "daily orders",
+                "row_count": {"table": "orders"},
+                "over": {"column": "created_at", "bucket": "day", "lookback": "14d"},
+                "expect": "anomaly",
+            }
+        ],
+    }
+    (folder / "shop.yaml").write_text(yaml.safe_dump(automation), "utf-8")
+    base = flights_settings.model_dump(mode="json", by_alias=True)
+    base["sources"] = {**base["sources"], "shop": {"type": "duckdb", "database": str(database)}}
+    url = f"sqlite:///{tmp_path / 'lookout.db'}"
+    settings = world_settings(Settings.model_validate(base), url, folder)
+    store = Store(url)
+    loaded = load_automations(folder, known_sources={"shop"})
+    assert loaded.errors == [], loaded.errors
+    with SourcePool(settings) as pool:
+        report = run_and_store(
+            loaded.by_name("shop-volume"), settings, pool, store, scheduled_for=SLOT
+        )
+    assert report.run_id is not None and report.checks[0].outcome == "failed", report.summary
+    with LiveServer(app_for(World(settings, store))) as server:
+        yield server.url, store, report.run_id
+    store.close()
+
+
+def test_an_anomaly_over_daily_buckets_is_charted_per_bucket(
+    page: Page, shop_site: tuple[str, Store, int], tmp_path: Path
+) -> None:
+    site, store, run = shop_site
+    with store.session() as session:
+        (check,) = session.scalars(select(CheckRow).where(CheckRow.run_id == run)).all()
+        anomaly, buckets = check.anomaly, check.buckets
+    assert anomaly is not None and buckets is not None
+    assert [v for _, v in anomaly["baseline"]] == DAILY  # the day with no row counts 0
+    page.add_init_script(CSP_WATCH)
+    log_in(page, site, f"/runs/{run}")
+    expect(page).to_have_url(f"{site}/runs/{run}")
+    figure = page.locator("#history figure.history")
+    expect(figure.locator("figcaption")).to_have_text(
+        "daily orders per day: 14 baseline days, the tested day and the day still filling"
+        " · 1 failed"
+    )
+    chart = figure.get_by_role("img", name=re.compile(r"^daily orders per day over 14 baseline"))
+    points = chart.locator("g.point")
+    expect(points).to_have_count(16)
+    drawn = points.evaluate_all(
+        "gs => gs.map(g => [g.getAttribute('class'), g.dataset.value, g.dataset.low,"
+        " g.dataset.high])"
+    )
+    low, high = repr(anomaly["low"]), repr(anomaly["high"])
+    assert drawn == [
+        *[["point baseline", repr(float(v)), low, high] for v in DAILY],
+        ["point failed above current", "180.0", low, high],
+        ["point filling", repr(float(buckets["filling_value"])), "", ""],
+    ]
+    assert buckets["filling_value"] == 40
+    titles = points.locator("title").evaluate_all("ts => ts.map(t => t.textContent)")
+    assert titles[0] == "day from 2026-11-15 00:00 EST · 100 · baseline"
+    assert titles[-2].startswith("day from 2026-11-29 00:00 EST · 180 · band ")
+    assert titles[-2].endswith(" · tested: failed, above the band")
+    assert titles[-1] == "day from 2026-11-30 00:00 EST · 40 · still filling, not tested"
+    expect(page.locator("#history .legend")).to_contain_text("◌ a bucket still filling")
+    page.screenshot(path=str(shots_dir(tmp_path) / "report-buckets.png"), full_page=True)
+    assert page.evaluate("window.__csp") == []
