@@ -306,7 +306,7 @@ class _Compiler:
         return self.done(counts, self.row_sample(missing, None), column)
 
     def duplicates(self, spec: Duplicates) -> Compiled:
-        keys = [self.column(name, "columns") for name in spec.columns]
+        keys = [self.column(name, f"columns.{i}") for i, name in enumerate(spec.columns)]
         refs = [self.col(k.name) for k in keys]
         aliases = [f"key_{i}" for i in range(1, len(keys) + 1)]
         grouped = self.scoped(

@@ -139,7 +139,8 @@ class _Context:
         try:
             compiled = compile_check(spec, catalog, self.dialect, sample_rows=1)
         except CheckDefinitionError as exc:
-            where = ("checks", index, *(exc.field or spec.KIND).split("."))
+            parts = (exc.field or spec.KIND).split(".")
+            where = ("checks", index, *(int(p) if p.isdigit() else p for p in parts))
             self.report(self.found.errors, where, exc.message)
             return
         if spec.filter:

@@ -50,6 +50,8 @@ checks:
   - name: today
     sql: "SELECT count(*) FROM orders WHERE created_at > current_date"
     expect: == 0
+  - name: pairs
+    duplicates: {{table: pairs, columns: [a, bb]}}
 """
 
 
@@ -71,6 +73,8 @@ def lines_for(path: str) -> list[str]:
         if "duck" in path
         else f"error: {path}:32:40: checks.6.freshness.column: amount is NUMERIC(10, 2), not a "
         "date or timestamp: freshness needs one",
+        f"error: {path}:37:45: checks.8.duplicates.columns.1: no column 'bb' in pairs (did you "
+        "mean 'b'?)",
     ]
 
 
@@ -123,7 +127,7 @@ def test_validate_reports_every_query_problem_with_line_and_column(
         *lines_for(pg),
         *warnings_for(duck),
         *warnings_for(pg),
-        "0 automations valid in 0 files; 12 errors, 4 warnings",
+        "0 automations valid in 0 files; 14 errors, 4 warnings",
     ]
 
 
