@@ -94,19 +94,18 @@ _Dumper.add_representer(str, _str)
 def plan_as_yaml(plan: PinnedPlan, automation: Automation) -> str:
     """Return ``automation`` as YAML with the plan's queries added as declared checks.
 
-    The automation's fields are its ``definition()`` (defaults filled in,
-    durations in seconds; unset and empty fields left out), then ``checks``,
-    so the text loads back as the same automation with more checks. A header
-    of comments names the run, model and finding the plan came from.
+    The automation's fields are the ones that differ from their defaults, at
+    every level (no ``filter: null``, no ``timeout_s: 300.0``; durations in
+    seconds, each check's ``expect`` as normalised), then ``checks``, so the
+    text loads back as the same automation with more checks. A header of
+    comments names the run, model and finding the plan came from.
     """
-    definition = automation.definition()
+    definition = automation.model_dump(
+        mode="json", by_alias=True, exclude=set(LEFT_OUT), exclude_defaults=True
+    )
     checks = list(definition.get("checks") or [])
     checks += [pinned_check(q, plan) for q in plan.replayed]
-    document = {
-        k: v
-        for k, v in definition.items()
-        if k not in (*LEFT_OUT, "checks") and v is not None and v != []
-    } | {"checks": checks}
+    document = {k: v for k, v in definition.items() if k != "checks"} | {"checks": checks}
     when = plan.made_at.strftime("%Y-%m-%d %H:%M UTC")
     header = [
         f"# {automation.name}: the pinned plan of run {plan.run_id} ({plan.model}, {when})",

@@ -70,14 +70,23 @@ def _model_grid(model: ModelReport) -> Grid:
     return grid
 
 
+def nothing_to_score(without_opinion: int) -> str:
+    """What to do when no labelled run has a second opinion (``without_opinion``: labelled runs)."""
+    if without_opinion == 0:
+        return (
+            "nothing to score yet: no run has been resolved on the review page; resolve "
+            "reports there (lookout serve), then run lookout calibrate again"
+        )
+    return (
+        f"nothing to score yet: none of the {without_opinion} resolved run(s) has a second "
+        "opinion; configure a decision model (decision: in the config) so later runs get one"
+    )
+
+
 def print_report(report: CalibrationReport) -> None:
     """Print the report for a person: one block per decision model, wrapped to the width."""
     if not report.models:
-        print_hanging(
-            out,
-            "no labelled run has a second opinion yet: resolve reports on the review page "
-            f"(lookout serve); {report.without_opinion} labelled run(s) had none",
-        )
+        print_hanging(out, nothing_to_score(report.without_opinion))
         return
     for model in report.models:
         reasons = ", ".join(f"{n} {r}" for r, n in sorted(model.reasons.items()))

@@ -34,7 +34,7 @@ from worker.review.history import CheckHistory, HistoryPoint, number
 BLOCKS = "▁▂▃▄▅▆▇█"
 ABOVE, BELOW, FAILED, NO_VALUE, FILLING = "▲", "▼", "■", "×", "░"
 LEGEND = (
-    f"history, oldest first: {ABOVE} {BELOW} failed above or below the band, "
+    f"history, oldest first: {ABOVE} {BELOW} failed above/below the band, "
     f"{FAILED} failed, {NO_VALUE} no value"
 )
 BUCKET_LEGEND = f", {FILLING} a bucket still filling, not tested"

@@ -10,7 +10,7 @@
 
 Comparisons are constant-time (``hmac.compare_digest``). Make the values for
 the config with ``python -m worker.web.passwords password`` (asks twice,
-without echo) or ``python -m worker.web.passwords token NAME``.
+without echo; reads one line when piped) or ``python -m worker.web.passwords token NAME``.
 """
 
 from __future__ import annotations
@@ -88,17 +88,28 @@ def token_owner(token: str, tokens: dict[str, str]) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m worker.web.passwords password | token NAME``: print a value for the config."""
-    parser = argparse.ArgumentParser(prog="python -m worker.web.passwords", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m worker.web.passwords",
+        description="Print a value for the review page's config: a password's scrypt hash "
+        "(review.users) or a new API token with its sha256 (review.tokens).",
+    )
     sub = parser.add_subparsers(dest="what", required=True)
-    sub.add_parser("password", help="hash a password (asked twice, not echoed)")
+    sub.add_parser(
+        "password",
+        help="hash a password (asked twice, not echoed; read as one line when stdin is not a "
+        "terminal)",
+    )
     token = sub.add_parser("token", help="make an API token and print it with its hash")
     token.add_argument("name", help="the token's name; actions record token:NAME")
     args = parser.parse_args(argv)
     if args.what == "password":
-        first = getpass.getpass("password: ")
-        if first != getpass.getpass("again: "):
-            print("the two passwords differ", file=sys.stderr)
-            return 2
+        if sys.stdin.isatty():
+            first = getpass.getpass("password: ")
+            if first != getpass.getpass("again: "):
+                print("the two passwords differ", file=sys.stderr)
+                return 2
+        else:  # piped (a script, a secret store): one line, said once
+            first = sys.stdin.readline().rstrip("\r\n")
         if len(first) < 8:
             print("use at least 8 characters", file=sys.stderr)
             return 2

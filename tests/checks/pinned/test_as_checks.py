@@ -82,3 +82,29 @@ def test_no_rows_become_an_empty_check(tmp_path: Path) -> None:
     assert "The plan found a problem" not in text  # a Clear plan
     assert text.endswith("  expect: empty\n  allow_empty: true\n")
     assert outcomes(world, text, tmp_path) == {"pinned Q1 of run 1": str(CheckOutcome.PASSED)}
+
+
+def test_the_yaml_holds_only_what_differs_from_the_defaults(tmp_path: Path) -> None:
+    typed = {"checks": [{"name": "ids present", "missing": {"table": "orders", "column": "id"}}]}
+    world, text = pinned_yaml(tmp_path, TOTAL, timeout_s=60, **typed)
+    body = text.split("# it is right. Edit each expect to what must hold before relying on them")
+    assert body[1].split("\n", 1)[1] == (
+        "name: no-negative-orders\n"
+        "source: shop\n"
+        "goal: No order has a negative amount.\n"
+        "instructions: Refunds are stored as negative amounts and are allowed.\n"
+        "timeout_s: 60.0\n"
+        "checks:\n"
+        "- name: ids present\n"
+        "  expect: == 0\n"
+        "  missing:\n"
+        "    table: orders\n"
+        "    column: id\n"
+        "- name: pinned Q1 of run 1\n"
+        "  sql: SELECT SUM(amount) AS total FROM orders\n"
+        "  expect: == 5.00\n"
+    )  # no filter: null, missing_values: [], enabled: true, catchup: latest, ...
+    assert outcomes(world, text, tmp_path) == {
+        "ids present": str(CheckOutcome.PASSED),
+        "pinned Q1 of run 1": str(CheckOutcome.PASSED),
+    }

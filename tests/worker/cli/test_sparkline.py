@@ -68,7 +68,7 @@ def test_the_rows_give_name_sparkline_min_max_and_how_many_runs() -> None:
         ],
     )
     assert buffer.getvalue().splitlines() == [
-        "  history, oldest first: ▲ ▼ failed above or below the band, ■ failed, × no value",
+        "  history, oldest first: ▲ ▼ failed above/below the band, ■ failed, × no value",
         "  check       history      min  max  of",
         "  volume      ▁▅█▁▲▅▼×█▁    20  140  the last 10 of 12 runs, 2 failed",
         "  late share  ▼▼          0.25  0.5  2 runs, 2 failed",
@@ -128,7 +128,7 @@ def test_lookout_show_prints_a_sparkline_per_check(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     start = lines.index(
-        "  history, oldest first: ▲ ▼ failed above or below the band, ■ failed, × no value"
+        "  history, oldest first: ▲ ▼ failed above/below the band, ■ failed, × no value"
     )
     assert lines[start + 1 : start + 4] == [
         "  check   history     min  max  of",
@@ -166,7 +166,7 @@ def test_the_legend_wraps_to_a_narrow_terminal() -> None:
     console, buffer = terminal(50)
     print_histories(console, [history([100, 140], total=2)])
     assert buffer.getvalue().splitlines() == [
-        "  history, oldest first: ▲ ▼ failed above or below",
+        "  history, oldest first: ▲ ▼ failed above/below",
         "  the band, ■ failed, × no value",
         "  check   history  min  max  of",
         "  volume  ▄▲       100  140  2 runs, 1 failed",
@@ -182,9 +182,17 @@ def test_an_anomaly_over_buckets_shows_its_buckets_and_the_one_filling() -> None
     console, buffer = terminal(120)
     print_histories(console, [daily])
     assert buffer.getvalue().splitlines() == [
-        "  history, oldest first: ▲ ▼ failed above or below the band, ■ failed, × no value, "
+        "  history, oldest first: ▲ ▼ failed above/below the band, ■ failed, × no value, "
         "░ a bucket still filling, not tested",
         "  check         history   min  max  of",
         "  daily orders  ▁▂▄▅▇█▼░   40  106  per day: 6 baseline days, the tested day and the day "
         "still filling, 1 failed",
     ]
+
+
+def test_the_legend_is_one_line_at_80_columns() -> None:
+    console, buffer = terminal(80)
+    print_histories(console, [history([100, 140], total=2)])
+    assert buffer.getvalue().splitlines()[0] == (
+        "  history, oldest first: ▲ ▼ failed above/below the band, ■ failed, × no value"
+    )

@@ -149,7 +149,7 @@ SHOWS: dict[str, tuple[str, ...]] = {
     "notify test": ("ops (slack) HTTP 200",),
     "notify flush": ("0 deliveries handled",),
     "notify log": ("test -> ops (slack) HTTP 200", "#1 message sent HTTP 200"),
-    "calibrate, nothing labelled": ("no labelled run has a second opinion yet:",),
+    "calibrate, nothing labelled": ("nothing to score yet: no run has been resolved",),
     "calibrate": (
         "systemone jev: 24 labelled run(s) (8 false_positive, 16 fixed)",
         "goal_met",

@@ -17,6 +17,7 @@ from checks.report import Finding, FindingSource, RunReport, Status
 from checks.store.review_reads import current_recalibrations, verdicts_for_next_run
 from checks.store.store import Store
 from tests.paths import ROOT
+from worker.cli.calibrate import nothing_to_score
 from worker.review.actions import ActionRequest, record
 from worker.review.calibrate import calibrate, report_json
 from worker.review.vocabulary import ActionKind, ResolveReason
@@ -270,3 +271,24 @@ def test_recalibration_round_trips_through_the_store(store: Store) -> None:
     save_recalibration(store, recal, {})
     (back,) = current_recalibrations(store, "systemone", None)
     assert back == recal
+
+
+def test_the_cli_says_what_to_do_when_there_is_nothing_to_score(tmp_path: Path) -> None:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "COLUMNS": "200",
+        "LOOKOUT_STORE_URL": f"sqlite:///{tmp_path}/lookout.db",
+        "LOOKOUT_CONFIG": str(tmp_path / "none.yaml"),
+    }
+    (tmp_path / "none.yaml").write_text("decision: {calibration_min_reviews: 30}\n")
+    command = [sys.executable, "-c", "from worker.cli.app import main; main()", "calibrate"]
+    text = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.splitlines() == [
+        "nothing to score yet: no run has been resolved on the review page; resolve reports "
+        "there (lookout serve), then run lookout calibrate again"
+    ]
+    assert nothing_to_score(3) == (
+        "nothing to score yet: none of the 3 resolved run(s) has a second opinion; configure "
+        "a decision model (decision: in the config) so later runs get one"
+    )

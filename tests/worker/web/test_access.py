@@ -233,3 +233,26 @@ def test_the_passwords_module_runs_as_a_program_without_warnings() -> None:
     assert found is not None, token
     assert config == f"config:  review: {{tokens: {{grafana: {hash_token(found.group(1))}}}}}"
     assert env == f"or env:  LOOKOUT_REVIEW_TOKENS=grafana={hash_token(found.group(1))}"
+
+
+def test_a_piped_password_is_read_as_one_line_and_hashed() -> None:
+    def hashed(given: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "worker.web.passwords", "password"],
+            cwd=ROOT,
+            input=given,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    made = hashed("correct horse battery\n")
+    assert (made.returncode, made.stderr) == (0, "")
+    (line,) = made.stdout.splitlines()
+    assert line.startswith("scrypt:16384:8:1:")
+    assert verify_password("correct horse battery", line)
+    short = hashed("short\n")
+    assert (short.returncode, short.stdout, short.stderr) == (2, "", "use at least 8 characters\n")
+    empty = hashed("")
+    assert (empty.returncode, empty.stderr) == (2, "use at least 8 characters\n")
