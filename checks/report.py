@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the plan imports this module
     from checks.pinned.plan import PinnedPlan
+    from checks.settings.limits import Limits
+    from checks.sources.base import QueryResult
 
 from checks.sources.row_set import RowSet
 
@@ -139,6 +141,51 @@ class Evidence:
     row_count_exact: bool = True
     query_key: str | None = None
     row_set: RowSet | None = None
+
+    @classmethod
+    def of_result(
+        cls,
+        result: QueryResult,
+        *,
+        evidence_id: str,
+        origin: str,
+        limits: Limits,
+        sql: str | None = None,
+        row_count: int | None = None,
+        row_count_exact: bool | None = None,
+    ) -> Evidence:
+        """The evidence of a query's ``result``: every field read from it, one way for all.
+
+        Rows are made JSON-safe within ``limits.max_cell_chars`` and
+        ``limits.max_result_chars`` (``QueryResult.jsonable``); the row set keeps
+        the hashes of the rows kept as its sample.
+
+        Args:
+            sql: the SQL to show, when not the statement that ran (a raw check
+                shows the check's own text).
+            row_count: the result's row count, when counted apart (a raw
+                check recounts a capped scan); ``truncated`` then also says
+                whether fewer rows are kept than that.
+            row_count_exact: overrides the result's flag (a recount is exact).
+
+        """
+        rows, cut = result.jsonable(
+            max_cell_chars=limits.max_cell_chars, max_result_chars=limits.max_result_chars
+        )
+        count = result.row_count if row_count is None else row_count
+        return cls(
+            id=evidence_id,
+            sql=result.sql if sql is None else sql,
+            columns=list(result.columns),
+            rows=rows,
+            row_count=count,
+            truncated=result.truncated or cut or count > len(rows),
+            fingerprint=result.fingerprint,
+            origin=origin,
+            row_count_exact=result.row_count_exact if row_count_exact is None else row_count_exact,
+            query_key=result.query_key,
+            row_set=result.row_set.with_sample(len(rows)) if result.row_set else None,
+        )
 
 
 @dataclass

@@ -122,32 +122,17 @@ class ToolBox:
         if outcome.query is None:
             return outcome.result or {}
         result = outcome.query
-        rows, cut = result.jsonable(
-            max_cell_chars=self.limits.max_cell_chars,
-            max_result_chars=self.limits.max_result_chars,
-        )
         query_id = f"Q{len(self.evidence) + 1}"
-        self.evidence.append(
-            Evidence(
-                id=query_id,
-                sql=result.sql,
-                columns=list(result.columns),
-                rows=rows,
-                row_count=result.row_count,
-                truncated=result.truncated or cut,
-                fingerprint=result.fingerprint,
-                origin="agent",
-                row_count_exact=result.row_count_exact,
-                query_key=result.query_key,
-                row_set=result.row_set.with_sample(len(rows)) if result.row_set else None,
-            )
+        evidence = Evidence.of_result(
+            result, evidence_id=query_id, origin="agent", limits=self.limits
         )
+        self.evidence.append(evidence)
         answer: dict[str, Any] = {
             "id": query_id,
             "columns": list(result.columns),
-            "rows": rows,
+            "rows": evidence.rows,
             "row_count": result.row_count,
-            "truncated": result.truncated or cut,
+            "truncated": evidence.truncated,
         }
         warnings = lint(
             result.sql,

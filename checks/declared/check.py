@@ -133,21 +133,14 @@ def run_check(
         result.outcome = CheckOutcome.ERROR
         return result, None
     outcome = evaluate(expect, found.columns, found.rows, row_count)
-    rows, cut = found.jsonable(
-        max_cell_chars=limits.max_cell_chars, max_result_chars=limits.max_result_chars
-    )
-    evidence = Evidence(
-        id=evidence_id,
-        sql=check.sql,
-        columns=list(found.columns),
-        rows=rows,
-        row_count=row_count,
-        truncated=found.truncated or cut or row_count > len(rows),
-        fingerprint=found.fingerprint,
+    evidence = Evidence.of_result(
+        found,
+        evidence_id=evidence_id,
         origin="check",
+        limits=limits,
+        sql=check.sql,
+        row_count=row_count,
         row_count_exact=not found.scan_capped or not expect.scalar,  # rows: recounted
-        query_key=found.query_key,
-        row_set=found.row_set.with_sample(len(rows)) if found.row_set else None,
     )
     result.value, result.passed, result.error = outcome.value, outcome.passed, outcome.error
     result.evidence_id = evidence_id

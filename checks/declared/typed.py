@@ -133,7 +133,9 @@ def run_typed_check(
         counts = source.query(compiled.counts_sql, max_rows=rows, timeout_s=timeout_s)
     except QueryError as exc:
         return _errored(result, str(exc)), []
-    evidence = [_evidence(f"C{position}", counts, limits)]
+    evidence = [
+        Evidence.of_result(counts, evidence_id=f"C{position}", origin="check", limits=limits)
+    ]
     result.evidence_id = evidence[0].id
     if found is not None:
         judged = _judge_buckets(result, check, compiled, counts, found, source, clock)
@@ -392,24 +394,6 @@ def _percent(count: int, total: int) -> float | None:
     return float(Fraction(count, total) * 100) if total else None
 
 
-def _evidence(evidence_id: str, result: QueryResult, limits: Limits) -> Evidence:
-    rows, cut = result.jsonable(
-        max_cell_chars=limits.max_cell_chars, max_result_chars=limits.max_result_chars
-    )
-    return Evidence(
-        id=evidence_id,
-        sql=result.sql,
-        columns=list(result.columns),
-        rows=rows,
-        row_count=result.row_count,
-        truncated=result.truncated or cut,
-        fingerprint=result.fingerprint,
-        origin="check",
-        query_key=result.query_key,
-        row_set=result.row_set.with_sample(len(rows)) if result.row_set else None,
-    )
-
-
 def _sample(
     sql: str, violating: int, source: Source, limits: Limits, timeout_s: float
 ) -> Evidence | str:
@@ -418,7 +402,10 @@ def _sample(
         found = source.query(sql, max_rows=limits.max_rows, timeout_s=timeout_s)
     except QueryError as exc:
         return f"the sample of violating rows could not be read: {exc}"
-    evidence = _evidence("S", found, limits)
-    evidence.row_count = max(violating, found.row_count)
-    evidence.truncated = len(evidence.rows) < evidence.row_count
-    return evidence
+    return Evidence.of_result(
+        found,
+        evidence_id="S",
+        origin="check",
+        limits=limits,
+        row_count=max(violating, found.row_count),
+    )

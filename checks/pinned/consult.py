@@ -234,22 +234,7 @@ def _run_again(
         result = source.query(pinned.sql, max_rows=limits.max_rows, timeout_s=timeout_s)
     except LookoutError as exc:
         return str(exc)
-    rows, cut = result.jsonable(
-        max_cell_chars=limits.max_cell_chars, max_result_chars=limits.max_result_chars
-    )
-    return Evidence(
-        id=pinned.id,
-        sql=result.sql,
-        columns=list(result.columns),
-        rows=rows,
-        row_count=result.row_count,
-        truncated=result.truncated or cut,
-        fingerprint=result.fingerprint,
-        origin="pinned",
-        row_count_exact=result.row_count_exact,
-        query_key=result.query_key,
-        row_set=result.row_set.with_sample(len(rows)) if result.row_set else None,
-    )
+    return Evidence.of_result(result, evidence_id=pinned.id, origin="pinned", limits=limits)
 
 
 def take_plan(report: RunReport, check: PlanCheck) -> None:
