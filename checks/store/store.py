@@ -585,26 +585,7 @@ def _to_report(row: RunRow, *, full: bool) -> RunReport:
         pinning=row.pinning,
     )
     if full:
-        report.checks = [
-            CheckResult(
-                c.name,
-                c.sql,
-                c.expect,
-                c.value,
-                c.passed,
-                c.error,
-                c.evidence_id,
-                kind=c.kind or "sql",
-                outcome=CheckOutcome(c.outcome) if c.outcome else None,
-                reason=c.reason,
-                metrics=c.metrics or {},
-                warnings=c.warnings or [],
-                sample_id=c.sample_id,
-                anomaly=Anomaly.from_dict(c.anomaly) if c.anomaly else None,
-                buckets=Buckets.from_dict(c.buckets) if c.buckets else None,
-            )
-            for c in row.checks
-        ]
+        report.checks = [check_result(c) for c in row.checks]
         report.evidence = [
             Evidence(
                 e.query_id,
@@ -621,3 +602,24 @@ def _to_report(row: RunRow, *, full: bool) -> RunReport:
             for e in row.evidence
         ]
     return report
+
+
+def check_result(row: CheckRow) -> CheckResult:
+    """The ``CheckResult`` a stored check row holds (what ``load_report`` gives back)."""
+    return CheckResult(
+        row.name,
+        row.sql,
+        row.expect,
+        row.value,
+        row.passed,
+        row.error,
+        row.evidence_id,
+        kind=row.kind or "sql",
+        outcome=CheckOutcome(row.outcome) if row.outcome else None,
+        reason=row.reason,
+        metrics=row.metrics or {},
+        warnings=row.warnings or [],
+        sample_id=row.sample_id,
+        anomaly=Anomaly.from_dict(row.anomaly) if row.anomaly else None,
+        buckets=Buckets.from_dict(row.buckets) if row.buckets else None,
+    )

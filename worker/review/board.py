@@ -54,7 +54,7 @@ from checks.store.alert_tables import DeliveryRow, IncidentRow
 from checks.store.list_columns import TAG_SEPARATOR, split_tags
 from checks.store.review_tables import ReviewActionRow
 from checks.store.run_tables import CheckRow, RunRow
-from checks.store.store import Store
+from checks.store.store import Store, check_result
 from worker.alerts.delivery_log import FAILED_STATUSES
 from worker.review.state import actions_for, fold, needs_me, subject_actions
 from worker.review.vocabulary import (
@@ -396,22 +396,6 @@ def _delivery_status(rows: Sequence[DeliveryRow]) -> DeliveryStatus:
     return DeliveryStatus(state, sent, len(failed), pending, failed)
 
 
-def _to_check(row: CheckRow) -> CheckResult:
-    return CheckResult(
-        row.name,
-        row.sql,
-        row.expect,
-        row.value,
-        row.passed,
-        row.error,
-        row.evidence_id,
-        kind=row.kind or "sql",
-        outcome=CheckOutcome(row.outcome) if row.outcome else None,
-        reason=row.reason,
-        metrics=row.metrics or {},
-    )
-
-
 def _problem_checks(session: Session, run_ids: Sequence[int]) -> dict[int, list[CheckResult]]:
     """The checks of these runs that did not pass, in order, by run (one statement)."""
     not_passed = or_(
@@ -427,7 +411,7 @@ def _problem_checks(session: Session, run_ids: Sequence[int]) -> dict[int, list[
     )
     found: dict[int, list[CheckResult]] = {}
     for row in session.scalars(query):
-        found.setdefault(row.run_id, []).append(_to_check(row))
+        found.setdefault(row.run_id, []).append(check_result(row))
     return found
 
 
