@@ -22,11 +22,11 @@ from sqlalchemy.orm import Session, selectinload
 from checks.agent.trace import read_trace, redacted
 from checks.opinion.evidence_diff import diff_evidence
 from checks.opinion.row_diff import stored_row_changes
-from checks.report import CheckOutcome, CheckResult, Evidence, Status
+from checks.report import Evidence, Status
 from checks.settings.config import redact
 from checks.store.alert_tables import AttemptRow, DeliveryRow, IncidentRow
 from checks.store.run_tables import CheckRow, RunRow
-from checks.store.store import Store
+from checks.store.store import Store, check_result
 from worker.alerts.delivery_log import DeliveryRecord, record_of
 from worker.review.board import opinion_fields
 from worker.review.history import run_histories
@@ -290,27 +290,19 @@ def trace_of(store: Store, run_id: int, *, secrets: Sequence[str]) -> list[Trace
 
 def _check_view(row: CheckRow) -> CheckView:
     """A stored check as the page shows it (rows stored before outcomes existed derive one)."""
-    derived = CheckResult(
-        row.name,
-        row.sql,
-        row.expect,
-        row.value,
-        row.passed,
-        row.error,
-        outcome=CheckOutcome(row.outcome) if row.outcome else None,
-    )
+    check = check_result(row)
     return CheckView(
-        row.name,
-        row.sql,
-        row.expect,
-        row.value,
-        row.passed,
-        row.error,
-        row.evidence_id,
-        kind=row.kind or "sql",
-        outcome=str(derived.outcome),
-        reason=row.reason,
-        metrics=row.metrics or {},
-        warnings=row.warnings or [],
-        sample_id=row.sample_id,
+        check.name,
+        check.sql,
+        check.expect,
+        check.value,
+        check.passed,
+        check.error,
+        check.evidence_id,
+        kind=check.kind,
+        outcome=str(check.outcome),
+        reason=check.reason,
+        metrics=check.metrics,
+        warnings=check.warnings,
+        sample_id=check.sample_id,
     )
