@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import socket
+import threading
 import time
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from checks.agent import chat_client
 from checks.agent.chat_client import ChatClient, RetryNote, retry_after_s
 from checks.agent.inline_calls import tool_calls_in_content
 from checks.agent.toolspec import TOOL_NAMES, TOOL_SCHEMAS
@@ -256,3 +260,65 @@ def test_arguments_sent_as_a_json_object_are_read_and_sent_back_as_json() -> Non
         c.complete(echoed, TOOL_SCHEMAS)
     sent = fake.requests[1].body["messages"][1]["tool_calls"][0]["function"]["arguments"]
     assert isinstance(sent, str) and json.loads(sent) == {"sql": "SELECT 'é' AS x"}
+
+
+class _NotJSON(BaseHTTPRequestHandler):
+    """A proxy's error page sent with 200, as a misconfigured gateway does."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["content-length"]))
+        page = PAGES[self.path.split("/")[1]]
+        self.send_response(200)
+        self.send_header("content-type", page[1])
+        self.send_header("content-length", str(len(page[0])))
+        self.end_headers()
+        self.wfile.write(page[0])
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+PAGES = {
+    "html": (f"<html>bad gateway {KEY}</html>".encode(), "text/html"),
+    "list": (b"[1, 2]", "application/json"),
+}
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_a_reply_that_is_not_a_json_object_is_an_llm_error(page: str) -> None:
+    # before: AttributeError ('str' object has no attribute 'model_dump'), an internal error
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _NotJSON)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base_url = f"http://127.0.0.1:{server.server_port}/{page}/v1"
+        with ChatClient(settings(base_url)) as client, pytest.raises(LLMError) as caught:
+            client.complete(MESSAGES, [])
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert str(caught.value).startswith("the LLM response was not a JSON object")
+    assert caught.value.status == 200
+    assert caught.value.body is not None and KEY not in caught.value.body
+
+
+def test_the_http_client_is_the_processs_one_per_endpoint() -> None:
+    with FakeLLM([{"content": "a"}, {"content": "b"}]) as fake:
+        first, second = ChatClient(settings(fake.base_url)), ChatClient(settings(fake.base_url))
+        other_key = ChatClient(settings(fake.base_url, api_key="sk-other"))
+        assert first._client is second._client
+        assert other_key._client is not first._client
+        with first:
+            first.complete(MESSAGES, [])
+        with second:  # the first one's close left the shared client usable
+            assert second.complete(MESSAGES, []).content == "b"
+
+
+def test_a_forked_child_builds_its_own_http_client() -> None:
+    ChatClient(settings("http://127.0.0.1:9/v1"))
+    assert chat_client._SHARED
+    context = multiprocessing.get_context("fork")
+    reader, writer = context.Pipe(duplex=False)
+    child = context.Process(target=lambda: writer.send(len(chat_client._SHARED)))
+    child.start()
+    child.join(timeout=30)
+    assert reader.recv() == 0
