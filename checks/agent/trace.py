@@ -1,6 +1,7 @@
 """A run's trace: every model request and response, every tool call and result, in order.
 
-Events are appended as they happen, each in its own committed transaction, so
+Events are appended as they happen, each in its own committed transaction (one
+statement: the fence, the next number and the row together), so
 a run that crashes halfway keeps everything before the crash. Payloads are
 JSON with every secret of the settings redacted (``checks.settings.config.redact``)
 before they are written. ``lookout show RUN_ID --trace`` prints them as JSONL.
@@ -31,12 +32,45 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sqlalchemy import func, select
+from sqlalchemy import Insert, bindparam, func, insert, literal, select
 
 from checks.report import Status
 from checks.settings.config import redact
 from checks.store.run_tables import RunRow, TraceEventRow
 from checks.store.store import Store, retry_writes, utcnow
+
+
+def _append_statement(*, fenced: bool) -> Insert:
+    """One event as one statement: its run's row locked, fenced, and the next ``seq`` read.
+
+    ``INSERT … SELECT … FROM runs WHERE id = :run_id [AND attempt AND running]
+    FOR UPDATE``: no row is inserted when the fence fails. The run's row lock
+    serialises the writers of a run, so the ``max(seq)`` read under it is theirs.
+    """
+    next_seq = (
+        select(func.coalesce(func.max(TraceEventRow.seq), 0) + 1)
+        .where(TraceEventRow.run_id == RunRow.id)
+        .scalar_subquery()
+    )
+    source = select(
+        RunRow.id,
+        next_seq,
+        bindparam("at", type_=TraceEventRow.at.type),
+        bindparam("kind", type_=TraceEventRow.kind.type),
+        bindparam("payload", type_=TraceEventRow.payload.type),
+        bindparam("attempt", type_=TraceEventRow.attempt.type),
+    ).where(RunRow.id == bindparam("run_id"))
+    if fenced:
+        source = source.where(
+            RunRow.attempt == bindparam("attempt"), RunRow.status == literal(Status.RUNNING.value)
+        )
+    columns = ["run_id", "seq", "at", "kind", "payload", "attempt"]
+    statement = insert(TraceEventRow).from_select(columns, source.with_for_update(of=RunRow))
+    # an INSERT's rowcount is dropped with its cursor unless asked for: it is the fence's answer
+    return statement.execution_options(preserve_rowcount=True)
+
+
+_APPEND = {fenced: _append_statement(fenced=fenced) for fenced in (False, True)}
 
 
 @dataclass(frozen=True)
@@ -130,26 +164,16 @@ class TraceWriter:
 
     @retry_writes
     def _write(self, kind: str, payload: dict[str, Any]) -> bool:
-        with self.store.session() as session:
-            run = session.get(RunRow, self.run_id, with_for_update=True)
-            if self.attempt is not None and (
-                run is None or run.attempt != self.attempt or run.status != Status.RUNNING
-            ):
-                return False
-            last = session.scalar(
-                select(func.max(TraceEventRow.seq)).where(TraceEventRow.run_id == self.run_id)
-            )
-            session.add(
-                TraceEventRow(
-                    run_id=self.run_id,
-                    seq=int(last or 0) + 1,
-                    at=utcnow(),
-                    kind=kind,
-                    payload=payload,
-                    attempt=self.attempt,
-                )
-            )
-            return True
+        values = {
+            "run_id": self.run_id,
+            "at": utcnow(),
+            "kind": kind,
+            "payload": payload,
+            "attempt": self.attempt,
+        }
+        with self.store.engine.begin() as conn:
+            written = conn.execute(_APPEND[self.attempt is not None], values).rowcount
+        return bool(written)
 
 
 def read_trace(store: Store, run_id: int) -> list[TraceEvent]:
