@@ -28,6 +28,7 @@ declared checks.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -137,7 +138,7 @@ class AgentLoop:
 
     def run(self) -> AgentResult:
         """Run the loop to an accepted report or a reason why there is none."""
-        self.trace.append(
+        self.trace.note(
             "agent_start",
             {
                 "model": self.stats.model,
@@ -155,9 +156,14 @@ class AgentLoop:
             except LLMError as exc:
                 detail = f": {' '.join(exc.body.split())[:300]}" if exc.body else ""
                 self.stats.ended, why = "llm_error", f"the LLM endpoint failed: {exc}{detail}"
-                self.trace.append(
+                self.trace.note(
                     "model_error", {"error": str(exc), "status": exc.status, "body": exc.body}
                 )
+            except BaseException:
+                # an unexpected error: keep the noted events; the error is what propagates
+                with contextlib.suppress(Exception):
+                    self.trace.flush()
+                raise
         self.stats.error = why
         self.stats.tool_calls = self.dispatcher.calls
         self.stats.cache_hits = self.dispatcher.cache_hits
@@ -222,7 +228,7 @@ class AgentLoop:
         problems, report = self._check_submission(submits)
         if report is not None and not problems:
             return self._accepted(report, repaired=False)
-        self.trace.append("report_rejected", {"problems": problems, "repair": True})
+        self.trace.note("report_rejected", {"problems": problems, "repair": True})
         self._respond(reply, turn, {"error": repair_request(problems, self.known_ids)})
         repair = self._ask(SUBMIT_ONLY, FORCE_SUBMIT)
         turn = self._answer(repair, reads_allowed=False)
@@ -230,7 +236,7 @@ class AgentLoop:
         problems, report = self._check_submission(submits)
         if report is not None and not problems:
             return self._accepted(report, repaired=True)
-        self.trace.append("report_rejected", {"problems": problems, "repair": False})
+        self.trace.note("report_rejected", {"problems": problems, "repair": False})
         raise _Failed(
             "contract_invalid",
             "the agent's report was still invalid after one repair turn: " + "; ".join(problems),
@@ -254,7 +260,7 @@ class AgentLoop:
         accepted = accept(report, self.checks)
         self.stats.ended = "repaired" if repaired else "submitted"
         self.stats.confidence = accepted.confidence
-        self.trace.append(
+        self.trace.note(
             "report_accepted",
             {
                 "finding": str(accepted.finding),
@@ -284,7 +290,7 @@ class AgentLoop:
         timeout_s = min(self.llm.timeout_s, max(1.0, self._time_left()))
         reply = self.client.complete(self.messages, tools, tool_choice, timeout_s=timeout_s)
         self.stats.count(reply)
-        self.trace.append("model_response", {"step": self.stats.steps, **reply.to_trace()})
+        self.trace.note("model_response", {"step": self.stats.steps, **reply.to_trace()})
         self.messages.append(reply.assistant_message())
         return reply
 
@@ -333,7 +339,7 @@ class AgentLoop:
         if replaced:
             self.stats.compacted += len(replaced)
             estimate = estimate_tokens(self.messages)
-            self.trace.append(
+            self.trace.note(
                 "prompt_compacted", {"replaced": replaced, "estimated_tokens": estimate}
             )
 
@@ -357,7 +363,8 @@ def run_agent(
         settings: ``llm`` (endpoint and budgets), ``limits`` (query budgets), secrets.
         checks: the declared checks' results.
         check_evidence: the declared checks' ``C…`` evidence.
-        trace: where every request, response, tool call and result is written as it happens.
+        trace: where every request, response, tool call and result is written as it
+            happens (before the next wait at the latest; see ``checks.agent.trace``).
         model: the automation's model override (default ``settings.llm.model``).
         deadline: ``time.monotonic()`` value of the automation's time limit.
 

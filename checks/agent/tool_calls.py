@@ -88,7 +88,7 @@ class Dispatcher:
         plan: list[tuple[ToolCall, str, dict[str, Any] | None]] = []
         for call in calls:
             self.calls += 1
-            self.trace.append(
+            self.trace.note(
                 "tool_call", {"id": call.id, "name": call.name, "arguments": call.arguments}
             )
             key = f"{call.name}\x00{canonical(call.arguments)}"
@@ -106,6 +106,8 @@ class Dispatcher:
             if key not in self._cache and key not in futures:
                 futures[key] = self._pool.submit(self.tools.run, call.name, args)
             plan.append((call, key, None))
+        if futures:  # the calls are written before their results are waited for
+            self.trace.flush()
         for call, key, result in plan:
             cached = result is None and key not in futures
             if result is None:
@@ -121,7 +123,7 @@ class Dispatcher:
     def record(self, call: ToolCall, result: dict[str, Any], *, cached: bool = False) -> None:
         """Keep a call's result for the run and write its ``tool_result`` event."""
         self.results[call.id] = (call.name, result)
-        self.trace.append(
+        self.trace.note(
             "tool_result", {"id": call.id, "name": call.name, "cached": cached, "result": result}
         )
 

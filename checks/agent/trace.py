@@ -1,8 +1,14 @@
 """A run's trace: every model request and response, every tool call and result, in order.
 
-Events are appended as they happen, each in its own committed transaction (one
-statement: the fence, the next number and the row together), so
-a run that crashes halfway keeps everything before the crash. Payloads are
+Events are written as they happen, in committed transactions: an event a wait
+follows (a model request, a retry, a tool call whose result is awaited) is
+committed before the wait, together with the events noted since the last
+write, which only CPU work followed (``TraceSink.note``), in one transaction;
+a lone event is one statement (the fence, the next number and the row
+together). So a run killed halfway, which is nearly always in a wait, keeps
+everything before that wait; killed outside one, it loses at most the events
+of the CPU work since the last wait. An error raised in the loop writes them
+before it propagates. Payloads are
 JSON with every secret of the settings redacted (``checks.settings.config.redact``)
 before they are written. ``lookout show RUN_ID --trace`` prints them as JSONL.
 
@@ -32,7 +38,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sqlalchemy import Insert, bindparam, func, insert, literal, select
+from sqlalchemy import Insert, ScalarSelect, Select, bindparam, func, insert, literal, select
+from sqlalchemy.exc import IntegrityError
 
 from checks.report import Status
 from checks.settings.config import redact
@@ -40,37 +47,51 @@ from checks.store.run_tables import RunRow, TraceEventRow
 from checks.store.store import Store, retry_writes, utcnow
 
 
-def _append_statement(*, fenced: bool) -> Insert:
-    """One event as one statement: its run's row locked, fenced, and the next ``seq`` read.
-
-    ``INSERT … SELECT … FROM runs WHERE id = :run_id [AND attempt AND running]
-    FOR UPDATE``: no row is inserted when the fence fails. The run's row lock
-    serialises the writers of a run, so the ``max(seq)`` read under it is theirs.
-    """
-    next_seq = (
-        select(func.coalesce(func.max(TraceEventRow.seq), 0) + 1)
-        .where(TraceEventRow.run_id == RunRow.id)
-        .scalar_subquery()
-    )
-    source = select(
-        RunRow.id,
-        next_seq,
-        bindparam("at", type_=TraceEventRow.at.type),
-        bindparam("kind", type_=TraceEventRow.kind.type),
-        bindparam("payload", type_=TraceEventRow.payload.type),
-        bindparam("attempt", type_=TraceEventRow.attempt.type),
-    ).where(RunRow.id == bindparam("run_id"))
+def _fence(source: Select[Any], *, fenced: bool) -> Select[Any]:
+    """``source`` limited to the run's row, under the attempt when ``fenced``, and locked."""
+    source = source.where(RunRow.id == bindparam("run_id"))
     if fenced:
         source = source.where(
             RunRow.attempt == bindparam("attempt"), RunRow.status == literal(Status.RUNNING.value)
         )
+    return source.with_for_update(of=RunRow)
+
+
+def _last_seq() -> ScalarSelect[Any]:
+    return (
+        select(func.coalesce(func.max(TraceEventRow.seq), 0))
+        .where(TraceEventRow.run_id == RunRow.id)
+        .scalar_subquery()
+    )
+
+
+def _append_statement(*, fenced: bool) -> Insert:
+    """One event as one statement: its run's row locked, fenced, and the next ``seq`` taken.
+
+    ``INSERT … SELECT … FROM runs WHERE id = :run_id [AND attempt AND running]
+    FOR UPDATE``: no row is inserted when the fence fails.
+    """
+    source = select(
+        RunRow.id,
+        _last_seq() + 1,
+        bindparam("at", type_=TraceEventRow.at.type),
+        bindparam("kind", type_=TraceEventRow.kind.type),
+        bindparam("payload", type_=TraceEventRow.payload.type),
+        bindparam("attempt", type_=TraceEventRow.attempt.type),
+    )
     columns = ["run_id", "seq", "at", "kind", "payload", "attempt"]
-    statement = insert(TraceEventRow).from_select(columns, source.with_for_update(of=RunRow))
+    statement = insert(TraceEventRow).from_select(columns, _fence(source, fenced=fenced))
     # an INSERT's rowcount is dropped with its cursor unless asked for: it is the fence's answer
     return statement.execution_options(preserve_rowcount=True)
 
 
 _APPEND = {fenced: _append_statement(fenced=fenced) for fenced in (False, True)}
+# Several events: the run's row locked and fenced, its last seq read; then the rows.
+_LOCK = {fenced: _fence(select(_last_seq()), fenced=fenced) for fenced in (False, True)}
+# A statement that waited for the run's row lock reads the last seq as it was before the
+# wait (its snapshot): when the lock's holder added events meanwhile, the unique
+# (run_id, seq) refuses the clash and the write is taken again, in a fresh snapshot.
+SEQ_CLASH_RETRIES = 3
 
 
 @dataclass(frozen=True)
@@ -92,10 +113,24 @@ class TraceEvent:
 
 
 class TraceSink(Protocol):
-    """Where the agent loop writes its events."""
+    """Where the agent loop writes its events.
+
+    ``append`` writes an event now, with every event ``note``d before it; the
+    loop notes an event that only CPU work follows and appends one that a wait
+    follows (a model call, a retry's sleep) or that ends the run, and flushes
+    before waiting on a tool call, so a crash in any wait finds everything before it.
+    """
 
     def append(self, kind: str, payload: dict[str, Any]) -> None:
-        """Record one event now."""
+        """Record one event now, after the events noted before it."""
+        ...
+
+    def note(self, kind: str, payload: dict[str, Any]) -> None:
+        """Record one event with the next ``append`` or ``flush`` (its time is now)."""
+        ...
+
+    def flush(self) -> None:
+        """Record the noted events now."""
         ...
 
 
@@ -124,6 +159,13 @@ class MemoryTrace:
                 TraceEvent(len(self.events) + 1, utcnow(), kind, redacted(payload, self.secrets))
             )
 
+    def note(self, kind: str, payload: dict[str, Any]) -> None:
+        """Record one event, redacted (in memory there is nothing to save by waiting)."""
+        self.append(kind, payload)
+
+    def flush(self) -> None:
+        """Nothing to do: every event is recorded when given."""
+
 
 class TraceWriter:
     """Appends one run's events to the store's ``trace_events`` table, fenced on the attempt.
@@ -148,32 +190,64 @@ class TraceWriter:
         self.attempt = attempt
         self.superseded = False
         self._lock = threading.Lock()
+        self._pending: list[tuple[dt.datetime, str, dict[str, Any]]] = []
 
     def append(self, kind: str, payload: dict[str, Any]) -> None:
-        """Insert one event in its own transaction and commit it before returning.
+        """Insert the noted events and this one in one transaction, committed before returning.
 
-        The next ``seq`` is read under a lock on the run's row, so two writers
-        of one run never take the same number. A store failure that outlasts
-        the retries propagates (SQLAlchemy's error): a run that cannot keep its
-        trace should not go on as if it did.
+        The next ``seq`` is read under a lock on the run's row, and the unique
+        ``(run_id, seq)`` refuses a number taken meanwhile (the write is then
+        taken again), so two writers of one run never take the same number. A
+        store failure that outlasts the retries propagates (SQLAlchemy's
+        error): a run that cannot keep its trace should not go on as if it did.
         """
-        row_payload = redacted(payload, self.secrets)
+        event = (utcnow(), kind, redacted(payload, self.secrets))
         with self._lock:
-            if not self._write(kind, row_payload):
-                self.superseded = True
+            self._pending.append(event)
+            self._write_pending()
+
+    def note(self, kind: str, payload: dict[str, Any]) -> None:
+        """Keep one event (redacted, timed now) for the next ``append`` or ``flush``."""
+        event = (utcnow(), kind, redacted(payload, self.secrets))
+        with self._lock:
+            self._pending.append(event)
+
+    def flush(self) -> None:
+        """Insert the noted events, if any, in one transaction; see ``append``."""
+        with self._lock:
+            if self._pending:
+                self._write_pending()
+
+    def _write_pending(self) -> None:
+        events, self._pending = self._pending, []
+        for clash in range(SEQ_CLASH_RETRIES + 1):
+            try:
+                written = self._write(events)
+                break
+            except IntegrityError:
+                if clash == SEQ_CLASH_RETRIES:
+                    raise
+        if not written:
+            self.superseded = True
 
     @retry_writes
-    def _write(self, kind: str, payload: dict[str, Any]) -> bool:
-        values = {
-            "run_id": self.run_id,
-            "at": utcnow(),
-            "kind": kind,
-            "payload": payload,
-            "attempt": self.attempt,
-        }
+    def _write(self, events: list[tuple[dt.datetime, str, dict[str, Any]]]) -> bool:
+        fenced = self.attempt is not None
+        keys = {"run_id": self.run_id, "attempt": self.attempt}
         with self.store.engine.begin() as conn:
-            written = conn.execute(_APPEND[self.attempt is not None], values).rowcount
-        return bool(written)
+            if len(events) == 1:
+                ((at, kind, payload),) = events
+                values = {**keys, "at": at, "kind": kind, "payload": payload}
+                return bool(conn.execute(_APPEND[fenced], values).rowcount)
+            last = conn.execute(_LOCK[fenced], keys).scalar()
+            if last is None:  # fenced out
+                return False
+            rows = [
+                {**keys, "seq": last + n, "at": at, "kind": kind, "payload": payload}
+                for n, (at, kind, payload) in enumerate(events, start=1)
+            ]
+            conn.execute(insert(TraceEventRow), rows)
+            return True
 
 
 def read_trace(store: Store, run_id: int) -> list[TraceEvent]:

@@ -1,14 +1,17 @@
-"""The trace table: appended event by event, each committed at once, secrets redacted."""
+"""The trace table: appended event by event (noted ones with the next), secrets redacted."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from checks.agent import trace
 from checks.agent.trace import MemoryTrace, TraceWriter, read_trace, to_jsonl
 from checks.store.store import Store
 
@@ -118,3 +121,61 @@ def test_a_superseded_attempt_cannot_append_and_numbers_never_clash(store: Store
     assert json.loads(to_jsonl(events).splitlines()[1])["attempt"] == 2
     report = store.get_run(run_id)
     assert report is not None and report.status == "running" and report.attempt == 2
+
+
+def test_two_writers_of_one_attempt_never_take_the_same_number(store: Store) -> None:
+    run_id = new_run(store)
+    first, second = TraceWriter(store, run_id, attempt=1), TraceWriter(store, run_id, attempt=1)
+    with store.engine.connect() as held:  # the first writer's transaction, paused mid-way
+        with held.begin():
+            held.execute(
+                trace._APPEND[True],
+                {"run_id": run_id, "at": SLOT, "kind": "first", "payload": {}, "attempt": 1},
+            )
+            waiting = threading.Thread(target=second.append, args=("second", {}))
+            waiting.start()  # it waits for the run's row lock, its snapshot taken before
+            time.sleep(0.5)
+        waiting.join(timeout=30)
+    first.append("third", {})
+    assert [(e.seq, e.kind) for e in read_trace(store, run_id)] == [
+        (1, "first"),
+        (2, "second"),
+        (3, "third"),
+    ]
+
+
+def test_noted_events_are_written_with_the_next_append(store: Store, url: str) -> None:
+    run_id = new_run(store)
+    writer = TraceWriter(store, run_id, secrets=[SECRET], attempt=1)
+    writer.note("model_response", {"content": f"key {SECRET}"})
+    writer.note("tool_call", {"id": "c1"})
+    other = Store(url)
+    try:
+        assert read_trace(other, run_id) == []  # noted, not yet written
+        writer.append("model_request", {"step": 2})
+        events = read_trace(other, run_id)
+        assert [(e.seq, e.kind, e.attempt) for e in events] == [
+            (1, "model_response", 1),
+            (2, "tool_call", 1),
+            (3, "model_request", 1),
+        ]
+        assert events[0].payload == {"content": "key ***"}
+        assert events[0].at <= events[1].at <= events[2].at
+        writer.note("tool_result", {"id": "c1"})
+        writer.flush()
+        writer.flush()  # nothing noted: nothing written
+        assert [e.seq for e in read_trace(other, run_id)] == [1, 2, 3, 4]
+    finally:
+        other.close()
+
+
+def test_noted_events_of_a_superseded_attempt_are_dropped(store: Store) -> None:
+    run_id = new_run(store)
+    old = TraceWriter(store, run_id, attempt=1)
+    old.note("model_response", {})
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql("UPDATE runs SET status = 'queued', lease_expires_at = NULL")
+    assert store.claim_run(run_id, lease_s=60) == 2
+    old.note("tool_call", {})
+    old.flush()
+    assert read_trace(store, run_id) == [] and old.superseded
