@@ -30,7 +30,10 @@ Needs PostgreSQL (``LOOKOUT_TEST_PG_URL``, default
 and dropped) and Redis on 127.0.0.1:6379 (database 12 is flushed).
 
 Run: ``.venv/bin/python bench/bench_service.py [--runs 1000] [--automations 10000]
-[--pools prefork:2,prefork:8,threads:8,threads:16] [--llm-latency-s 0.2]``.
+[--pools prefork:2,prefork:8,threads:8,threads:16] [--llm-latency-s 0.2]``. A pool
+written ``threads:16x2`` starts two workers (two processes, one per core, so
+the GIL does not hold the run path to one core), each with 16 threads; their
+CPU is added up.
 """
 
 from __future__ import annotations
@@ -184,7 +187,12 @@ def run_count(store: Store) -> int:
 
 
 def throughput(
-    tmp: Path, runs: int, pool: str, concurrency: int, llm_base_url: str | None
+    tmp: Path,
+    runs: int,
+    pool: str,
+    concurrency: int,
+    llm_base_url: str | None,
+    workers: int = 1,
 ) -> dict[str, Any]:
     redis.Redis.from_url(REDIS_URL).flushdb()
     with scratch_database() as store_url:
@@ -208,21 +216,24 @@ def throughput(
         procs = Processes({"LOOKOUT_CONFIG": str(config)}, tmp)
         started = time.monotonic()
         try:
-            worker = procs.worker(
-                f"w-{pool}-{concurrency}",
-                f"--pool={pool}",
-                f"--concurrency={concurrency}",
-                "--loglevel=WARNING",
-            )
+            pids = [
+                procs.worker(
+                    f"w{n}-{pool}-{concurrency}",
+                    f"--pool={pool}",
+                    f"--concurrency={concurrency}",
+                    "--loglevel=WARNING",
+                ).pid
+                for n in range(workers)
+            ]
             procs.beat(f"b-{pool}-{concurrency}")
             cpu_at_dispatch = None  # the worker's start (imports, parsing the files) is not a run's
             while finished_count(store) < runs:
                 if time.monotonic() - started > 1800:
                     raise RuntimeError("gave up after 30 minutes")
                 if cpu_at_dispatch is None and run_count(store):
-                    cpu_at_dispatch = tree_cpu_s(worker.pid)
+                    cpu_at_dispatch = sum(tree_cpu_s(pid) for pid in pids)
                 time.sleep(0.1 if cpu_at_dispatch is None else 0.5)
-            cpu_s = tree_cpu_s(worker.pid) - (cpu_at_dispatch or 0.0)
+            cpu_s = sum(tree_cpu_s(pid) for pid in pids) - (cpu_at_dispatch or 0.0)
         finally:
             procs.stop_all()
         with store.session() as session:
@@ -428,8 +439,10 @@ def main() -> None:
         try:
             for spec in args.pools.split(","):
                 pool, size = spec.split(":")
-                row = throughput(tmp, args.runs, pool, int(size), llm_url)
-                cells = [pool, size, f"{row['seconds']:.1f} s", f"{row['per_s']:.1f}"]
+                size, _, workers = size.partition("x")
+                row = throughput(tmp, args.runs, pool, int(size), llm_url, int(workers or 1))
+                label = size if not workers else f"{size} × {workers} workers"
+                cells = [pool, label, f"{row['seconds']:.1f} s", f"{row['per_s']:.1f}"]
                 cells.append(f"{row['cpu_ms_per_run']:.0f} ms")
                 sql = row["sql_ms_per_run"]
                 cells.append("-" if sql is None else f"{sql:.1f} ms")
