@@ -23,6 +23,7 @@ violating rows, never the scan's cap.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import time
 from collections.abc import Callable
 
@@ -64,26 +65,43 @@ class EmptyTables:
 
         """
         dialect = self.source.dialect
-        try:
-            tree = sqlglot.parse_one(sql, read=dialect)
-        except Exception:  # the guard reports it when the check's query runs
+        read = _tables_in(sql, dialect)
+        if read is None:  # the guard reports it when the check's query runs
             return []
         by_fold = {fold(d.name, dialect): d.name for d in self.source.catalog()}
-        found = [by_fold[name] for name in tables_read(tree, dialect) if name in by_fold]
+        found = [by_fold[name] for name in read if name in by_fold]
         return [name for name in found if self._is_empty(name, timeout_s)]
 
     def _is_empty(self, name: str, timeout_s: float) -> bool:
         if name not in self._empty:
-            probe = (
-                exp.select(exp.Literal.number(1))
-                .from_(exp.Table(this=exp.to_identifier(name, quoted=True)))
-                .limit(1)
-            )
-            result = self.source.query(
-                probe.sql(dialect=self.source.dialect), max_rows=1, timeout_s=timeout_s
-            )
+            probe = _probe(name, self.source.dialect)
+            result = self.source.query(probe, max_rows=1, timeout_s=timeout_s)
             self._empty[name] = result.row_count == 0
         return self._empty[name]
+
+
+_CACHE_SIZE = 1024  # texts: the same checks' queries every run; the keys hold them
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _tables_in(sql: str, dialect: str) -> tuple[str, ...] | None:
+    """``tables_read`` of ``sql`` (folded names); None when it does not parse. Kept per process."""
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except Exception:  # sqlglot's errors, and a recursion too deep: not parsed
+        return None
+    return tuple(tables_read(tree, dialect))
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _probe(name: str, dialect: str) -> str:
+    """``SELECT 1 FROM "name" LIMIT 1`` in ``dialect``: whether the table has a row."""
+    tree = (
+        exp.select(exp.Literal.number(1))
+        .from_(exp.Table(this=exp.to_identifier(name, quoted=True)))
+        .limit(1)
+    )
+    return tree.sql(dialect=dialect)
 
 
 def _empty_reason(tables: list[str]) -> str:

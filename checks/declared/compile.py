@@ -15,12 +15,23 @@ case is resolved to the one the database has), quoted; values are literals
 built by sqlglot; the filter is parsed as a condition in the dialect, so it
 cannot close the query and open another. Both queries then pass the SQL guard
 and the read-only connection like any other (``Source.query``).
+
+A compiled check is kept per process (``CACHE_SIZE`` of them, least recently
+used dropped first): a scheduled automation compiles the same checks on every
+run. The key is everything the SQL is made of: the check as written (its
+kind and the ``repr`` of every field, so ``1``, ``1.0``, ``True`` and
+``Decimal('1.00')`` stay apart), the dialect, the sample's size, ``over:``
+and the run's buckets, and the name and columns (names, types, nullability)
+of each data set the check's table names could resolve to. A column added,
+dropped or retyped is a new key; a check that does not compile is never kept.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -49,6 +60,9 @@ from checks.sql.types import family
 
 ROWS = "rows"
 """Name of the per-value row count in value samples (``accepted_values``, …)."""
+
+CACHE_SIZE = 1024
+"""Compiled checks kept per process (two SQL texts each)."""
 
 _ORDERABLE = frozenset({"integer", "decimal", "float", "text", "boolean", "date", "timestamp"})
 _ORDER_COLUMNS = 5
@@ -95,7 +109,52 @@ def compile_check(
             not a time column; ``field`` is under the check (``missing.column``).
 
     """
-    return _Compiler(spec, catalog, dialect, sample_rows, over, buckets).compile()
+    tables = _tables_named(spec, catalog)
+    key = _key(spec, tables, dialect, sample_rows, over, buckets)
+    with _kept_lock:
+        found = _kept.get(key)
+        if found is not None:
+            _kept.move_to_end(key)
+            return found
+    try:
+        compiled = _Compiler(spec, tables, dialect, sample_rows, over, buckets).compile()
+    except CheckDefinitionError:
+        # The same error, worded against the whole catalog (its "did you mean" hint).
+        return _Compiler(spec, catalog, dialect, sample_rows, over, buckets).compile()
+    with _kept_lock:
+        _kept[key] = compiled
+        if len(_kept) > CACHE_SIZE:
+            _kept.popitem(last=False)
+    return compiled
+
+
+_kept: OrderedDict[Hashable, Compiled] = OrderedDict()
+_kept_lock = threading.Lock()
+
+
+def _tables_named(spec: Kind, catalog: Sequence[DataSet]) -> list[DataSet]:
+    """The data sets ``resolve_table`` could pick for the check's tables: same name but for case.
+
+    A compile that succeeds reads nothing else of the catalog, so it gives the
+    same SQL over these as over the whole catalog.
+    """
+    names = {spec.table.lower()}
+    if isinstance(spec, Relationships):
+        names.add(spec.to_table.lower())
+    return [d for d in catalog if d.name.lower() in names]
+
+
+def _key(
+    spec: Kind,
+    tables: Sequence[DataSet],
+    dialect: str,
+    sample_rows: int,
+    over: Over | None,
+    buckets: Window | None,
+) -> Hashable:
+    """Everything a compiled check is made of (see the module docstring), as a dictionary key."""
+    read = tuple((d.name, d.columns) for d in tables)  # not the row counts: never read
+    return (type(spec), repr(spec), read, dialect, sample_rows, repr(over), repr(buckets))
 
 
 def parse_filter(text: str, dialect: str, at: str) -> exp.Expr:

@@ -25,11 +25,18 @@ can, about the classic traps of data checks:
 A column "can be NULL" unless the catalog says it is NOT NULL (without a
 catalog every column can). Nothing here refuses a query: the SQL guard does
 that (``checks.sql.guard``); a query that does not parse gets no warning here.
+
+The warnings are a pure function of the text, the dialect, the catalog's
+tables (names and columns: names, types, nullability; not row counts) and
+the time zone, and are kept per process on all of them
+(``functools.lru_cache`` of ``CACHE_SIZE`` answers): a scheduled automation
+lints the same queries on every run, and a changed column is a new key.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
@@ -42,6 +49,12 @@ from sqlglot.schema import MappingSchema
 
 from checks.sources.base import Column, DataSet
 from checks.sql.tables import fold
+
+CACHE_SIZE = 1024
+"""Answers kept per function (each key holds the query's text and the catalog's columns)."""
+
+Tables = tuple[tuple[str, tuple[Column, ...]], ...]
+"""What lint reads of a catalog: each data set's name and columns, in catalog order."""
 
 _TRUNCATING = frozenset({"postgres", "sqlite"})
 _NOW_FUNCTIONS = frozenset(
@@ -94,11 +107,7 @@ def lint(
         timezone: the automation's ``timezone:`` (IANA name).
 
     """
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except Exception:  # the guard reports what does not parse
-        return []
-    return _Linter(dialect, catalog, timezone).run(tree)
+    return list(_lint(sql, dialect, _frozen(catalog), timezone))
 
 
 def lint_condition(
@@ -110,21 +119,43 @@ def lint_condition(
     timezone: str = "UTC",
 ) -> list[LintWarning]:
     """Return the warnings for a typed check's ``filter:`` over ``table``."""
+    return list(_lint_condition(text, table, dialect, _frozen(catalog), timezone))
+
+
+def _frozen(catalog: Sequence[DataSet] | None) -> Tables | None:
+    """What lint reads of ``catalog``, as a cache key (columns are frozen: equal means same)."""
+    return None if catalog is None else tuple((d.name, d.columns) for d in catalog)
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _lint(sql: str, dialect: str, tables: Tables | None, timezone: str) -> tuple[LintWarning, ...]:
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except Exception:  # the guard reports what does not parse
+        return ()
+    return tuple(_Linter(dialect, tables, timezone).run(tree))
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _lint_condition(
+    text: str, table: str, dialect: str, tables: Tables | None, timezone: str
+) -> tuple[LintWarning, ...]:
     try:
         condition = sqlglot.parse_one(text, read=dialect, into=exp.Condition)
     except Exception:  # the check's compile reports it
-        return []
+        return ()
     tree = exp.select(exp.Star()).from_(exp.to_table(table)).where(condition)
-    return _Linter(dialect, catalog, timezone).run(tree)
+    return tuple(_Linter(dialect, tables, timezone).run(tree))
 
 
 class _Linter:
-    def __init__(self, dialect: str, catalog: Sequence[DataSet] | None, timezone: str) -> None:
+    def __init__(self, dialect: str, catalog: Tables | None, timezone: str) -> None:
         self.dialect = dialect
         self.catalog = catalog
         self.timezone = timezone
         self.tables: dict[str, dict[str, Column]] = {
-            fold(d.name, dialect): {c.name.lower(): c for c in d.columns} for d in catalog or []
+            fold(name, dialect): {c.name.lower(): c for c in columns}
+            for name, columns in catalog or ()
         }
 
     def run(self, tree: exp.Expr) -> list[LintWarning]:
@@ -217,7 +248,7 @@ class _Linter:
         if self.dialect not in _TRUNCATING or tree.find(exp.Div) is None:
             return []
         schema: dict[str, object] = {
-            d.name: {c.name: c.type for c in d.columns} for d in self.catalog or []
+            name: {c.name: c.type for c in columns} for name, columns in self.catalog or ()
         }
         typed = tree.copy()
         try:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
 from checks.sources.base import Column, DataSet
-from checks.sql.lint import lint, lint_condition
+from checks.sql import lint as lint_module
+from checks.sql.lint import LintWarning, lint, lint_condition
 
 CATALOG = [
     DataSet(
@@ -193,3 +195,56 @@ def test_a_filter_is_linted_with_positions_inside_it() -> None:
         "amount > 0\n  AND status NOT IN ('x')", table="orders", dialect="duckdb", catalog=CATALOG
     )
     assert (found.rule, found.line, found.column) == ("not-in-null", 2, 7)
+
+
+def uncached(sql: str, **kw: Any) -> list[LintWarning]:
+    """``lint`` computed afresh, nothing kept from before."""
+    lint_module._lint.cache_clear()
+    return lint(sql, **kw)
+
+
+def test_kept_warnings_are_the_ones_computed_afresh() -> None:
+    for case in CASES:
+        for dialect in case.dialects:
+            options: dict[str, Any] = {
+                "dialect": dialect,
+                "catalog": CATALOG,
+                "timezone": case.timezone,
+            }
+            expected = uncached(case.sql, **options)
+            assert lint(case.sql, **options) == expected
+            again = lint(case.sql, **options)
+            assert again == expected
+            again.clear()  # each caller gets a list of its own
+            assert lint(case.sql, **options) == expected
+            info = lint_module._lint.cache_info()
+            assert (info.misses, info.hits) == (1, 3)  # computed once, then kept
+
+
+def test_a_changed_catalog_time_zone_or_dialect_is_linted_again() -> None:
+    sql = "SELECT count(*) FROM orders WHERE customer_id NOT IN (SELECT id FROM customers)"
+    assert [w.rule for w in lint(sql, dialect="duckdb", catalog=CATALOG)] == ["not-in-subquery"]
+    not_null = [
+        CATALOG[0],
+        DataSet("customers", (Column("id", "INTEGER", nullable=False),), 3),
+        CATALOG[2],
+    ]
+    assert lint(sql, dialect="duckdb", catalog=not_null) == []
+    grown = [CATALOG[0], DataSet("customers", CATALOG[1].columns, 3_000), CATALOG[2]]
+    assert [w.rule for w in lint(sql, dialect="duckdb", catalog=grown)] == ["not-in-subquery"]
+    clock = "SELECT count(*) FROM orders WHERE day = current_date"
+    assert lint(clock, dialect="duckdb", catalog=CATALOG, timezone="UTC") == []
+    paris = lint(clock, dialect="duckdb", catalog=CATALOG, timezone="Europe/Paris")
+    assert [w.rule for w in paris] == ["session-time-zone"]
+    division = "SELECT count(*) / count(id) FROM orders"
+    assert lint(division, dialect="duckdb", catalog=CATALOG) == []
+    assert [w.rule for w in lint(division, dialect="postgres", catalog=CATALOG)] == [
+        "integer-division"
+    ]
+    condition = "status NOT IN ('x')"
+    options: dict[str, Any] = {"table": "orders", "dialect": "duckdb"}
+    assert [w.rule for w in lint_condition(condition, catalog=CATALOG, **options)] == [
+        "not-in-null"
+    ]
+    status = DataSet("orders", (Column("status", "VARCHAR", nullable=False),), 5)
+    assert lint_condition(condition, catalog=[status], **options) == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from checks.sql.normal_form import normal_sql, query_key
@@ -25,3 +27,17 @@ def test_literals_and_quoted_names_keep_their_meaning() -> None:
 def test_text_that_does_not_parse_matches_itself_across_spacing() -> None:
     assert normal_sql("SELECT (  1", "duckdb") == "SELECT ( 1"
     assert len(query_key("SELECT (  1", "duckdb")) == 64
+
+
+def test_kept_keys_are_the_ones_computed_afresh_per_dialect() -> None:
+    texts = ["select A from T", "SELECT (  1", 'SELECT "Tail" FROM t -- note']
+    for dialect in ("duckdb", "postgres", "snowflake", None):
+        for sql in texts:
+            afresh = hashlib.sha256(normal_sql(sql, dialect).encode()).hexdigest()
+            query_key.cache_clear()
+            assert query_key(sql, dialect) == afresh
+            assert query_key(sql, dialect) == afresh
+            assert query_key.cache_info().hits == 1
+    # Snowflake folds unquoted names to upper case: another dialect, another key.
+    assert normal_sql("select A from T", "snowflake") == "SELECT A FROM T"
+    assert query_key("select A from T", "snowflake") != query_key("select A from T", "duckdb")
