@@ -13,65 +13,83 @@ found is kept in the run's ``second_opinion`` (``evidence_diff.rows``).
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import Connection, delete, insert, select
 from sqlalchemy.orm import Session
 
 from checks.opinion.row_diff import PreviousRows
 from checks.report import Evidence, Status
 from checks.sources.row_set import RowSet
-from checks.store.run_tables import EvidenceRow, EvidenceRowSetRow, RunRow
+from checks.store.run_tables import EvidenceRow, EvidenceRowSetRow, RunRow, table_of
 
 KEEP_COMPLETED = 2
 """Completed runs of one query whose row sets are kept."""
 
 
 def write_row_sets(
-    session: Session, run: RunRow, stored: Sequence[EvidenceRow], evidence: Sequence[Evidence]
+    connection: Connection,
+    run_id: int,
+    automation: str,
+    evidence_ids: Sequence[int],
+    evidence: Sequence[Evidence],
 ) -> None:
-    """Add the row sets of a run's evidence (``stored`` flushed, aligned with ``evidence``).
+    """Insert the row sets of a run's evidence, then delete each query's older ones.
 
-    A query that ran twice in the run keeps its first entry's; then older row
-    sets of each query are deleted (see the module docstring).
+    ``evidence_ids`` are the stored ``evidence`` rows' ids, aligned with
+    ``evidence``. A query that ran twice in the run keeps its first entry's;
+    older row sets of each query go as the module docstring says: one read
+    of every kept query's row sets and at most one delete, whatever the
+    number of queries.
     """
     keys: set[str] = set()
-    for row, item in zip(stored, evidence, strict=True):
+    rows: list[dict[str, Any]] = []
+    for evidence_id, item in zip(evidence_ids, evidence, strict=True):
         if item.row_set is None or item.query_key is None or item.query_key in keys:
             continue
         keys.add(item.query_key)
-        session.add(
-            EvidenceRowSetRow(
-                evidence_id=row.id,
-                run_id=run.id,
-                automation=run.automation,
-                query_key=item.query_key,
-                hashed=item.row_set.hashed,
-                capped=item.row_set.capped,
-                hashes=item.row_set.hashes,
-                sample=item.row_set.sample,
+        rows.append(
+            {
+                "evidence_id": evidence_id,
+                "run_id": run_id,
+                "automation": automation,
+                "query_key": item.query_key,
+                "hashed": item.row_set.hashed,
+                "capped": item.row_set.capped,
+                "hashes": item.row_set.hashes,
+                "sample": item.row_set.sample,
+            }
+        )
+    if not rows:
+        return
+    connection.execute(insert(table_of(EvidenceRowSetRow)), rows)
+    older = _older(connection, automation, keys)
+    if older:
+        connection.execute(
+            delete(table_of(EvidenceRowSetRow)).where(
+                table_of(EvidenceRowSetRow).c.evidence_id.in_(older)
             )
         )
-    session.flush()
-    for key in sorted(keys):
-        _prune(session, run.automation, key)
 
 
-def _prune(session: Session, automation: str, key: str) -> None:
-    newest = session.execute(
-        select(EvidenceRowSetRow.evidence_id, RunRow.status)
-        .join(RunRow, RunRow.id == EvidenceRowSetRow.run_id)
-        .where(EvidenceRowSetRow.automation == automation, EvidenceRowSetRow.query_key == key)
-        .order_by(RunRow.scheduled_for.desc(), RunRow.id.desc())
-    ).all()
-    completed = 0
+def _older(connection: Connection, automation: str, keys: Collection[str]) -> list[int]:
+    """The row sets of these queries beyond each one's ``KEEP_COMPLETED`` newest completed runs."""
+    sets = table_of(EvidenceRowSetRow)
+    runs = table_of(RunRow)
+    newest = connection.execute(
+        select(sets.c.query_key, sets.c.evidence_id, runs.c.status)
+        .join(runs, runs.c.id == sets.c.run_id)
+        .where(sets.c.automation == automation, sets.c.query_key.in_(sorted(keys)))
+        .order_by(sets.c.query_key, runs.c.scheduled_for.desc(), runs.c.id.desc())
+    )
+    completed: dict[str, int] = {}
     older: list[int] = []
-    for evidence_id, status in newest:
-        if completed >= KEEP_COMPLETED:
+    for key, evidence_id, status in newest:
+        if completed.get(key, 0) >= KEEP_COMPLETED:
             older.append(evidence_id)
         elif status == Status.COMPLETED:
-            completed += 1
-    if older:
-        session.execute(delete(EvidenceRowSetRow).where(EvidenceRowSetRow.evidence_id.in_(older)))
+            completed[key] = completed.get(key, 0) + 1
+    return older
 
 
 def previous_rows(

@@ -7,7 +7,7 @@ behave alike; they come back zone-aware in UTC.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import (
     JSON,
@@ -19,6 +19,7 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     String,
+    Table,
     Text,
     TypeDecorator,
     UniqueConstraint,
@@ -57,6 +58,11 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
 
 class Base(DeclarativeBase):
     """Declarative base of the store's tables."""
+
+
+def table_of(mapped: type[Base]) -> Table:
+    """The Core table of a mapped class, for plain statements outside the ORM's unit of work."""
+    return cast(Table, mapped.__table__)
 
 
 class RunRow(Base):

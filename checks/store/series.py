@@ -114,9 +114,15 @@ def check_band(check: CheckResult) -> Band:
     return expectation_band(check.expect)
 
 
-def series_rows(report: RunReport, run: RunRow) -> list[SeriesRow]:
-    """The ``check_series`` rows of one finished run: each check's value and numeric metrics."""
-    rows: list[SeriesRow] = []
+def series_rows(
+    report: RunReport, automation: str, scheduled_for: dt.datetime
+) -> list[dict[str, Any]]:
+    """The ``check_series`` rows of one finished run, as column values for one insert.
+
+    Each check's value with its band, and each numeric metric; ``automation``
+    and ``scheduled_for`` are the stored run's (copied into every row).
+    """
+    rows: list[dict[str, Any]] = []
     for check in report.checks:
         low, high = check_band(check)
         points = [(VALUE, number(check.value), low, high)]
@@ -125,16 +131,16 @@ def series_rows(report: RunReport, run: RunRow) -> list[SeriesRow]:
             if measured is not None and name != VALUE and not isinstance(value, bool):
                 points.append((name, measured, None, None))
         rows += [
-            SeriesRow(
-                automation=run.automation,
-                check_name=check.name,
-                metric=metric,
-                scheduled_for=run.scheduled_for,
-                value=value,
-                low=low_,
-                high=high_,
-                outcome=str(check.outcome),
-            )
+            {
+                "automation": automation,
+                "check_name": check.name,
+                "metric": metric,
+                "scheduled_for": scheduled_for,
+                "value": value,
+                "low": low_,
+                "high": high_,
+                "outcome": str(check.outcome),
+            }
             for metric, value, low_, high_ in points
         ]
     return rows

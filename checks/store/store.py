@@ -30,7 +30,20 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import tenacity
-from sqlalchemy import Engine, create_engine, event, select, text, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    create_engine,
+    delete,
+    event,
+    exists,
+    insert,
+    null,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import (
     ArgumentError,
@@ -57,9 +70,17 @@ from checks.report import (
     json_value,
 )
 from checks.settings.config import redact
+from checks.store.list_columns import definition_columns, urgency_column, usage_columns
 from checks.store.plan_tables import write_plan
 from checks.store.row_sets import previous_rows, write_row_sets
-from checks.store.run_tables import CheckRow, EvidenceRow, RunRow
+from checks.store.run_tables import (
+    CheckRow,
+    EvidenceRow,
+    EvidenceRowSetRow,
+    RunRow,
+    SeriesRow,
+    table_of,
+)
 from checks.store.series import COMPLETED, FINISHED, SeriesPoint, read_series, series_rows
 
 log = logging.getLogger("lookout.store")
@@ -379,64 +400,35 @@ class Store:
         ones of the run. When the report makes a new pinned plan
         (``report.new_plan``), it becomes the automation's plan in the same
         transaction (``checks.store.plan_tables``).
+
+        Plain statements, not the ORM's unit of work: one fenced ``UPDATE …
+        RETURNING`` of the run (which also says whether it holds earlier
+        results), then one insert per table.
         """
+        runs = table_of(RunRow)
+        children = (CheckRow, EvidenceRow, SeriesRow)
+        earlier = or_(*(exists().where(table_of(c).c.run_id == run_id) for c in children))
+        fenced = (
+            update(runs)
+            .where(
+                runs.c.id == run_id,
+                runs.c.attempt == attempt,
+                runs.c.status == str(Status.RUNNING),
+            )
+            .values(finished_columns(report))
+            .returning(runs.c.automation, runs.c.scheduled_for, earlier.label("earlier"))
+        )
         with self.session() as session:
-            row = session.get(RunRow, run_id, with_for_update=True)
-            if row is None or row.attempt != attempt or row.status != Status.RUNNING:
+            connection = session.connection()
+            found = connection.execute(fenced).first()
+            if found is None:
                 return False
-            row.status = str(report.status)
-            row.finding = str(report.finding) if report.finding else None
-            row.finding_source = str(report.finding_source) if report.finding_source else None
-            row.summary = report.summary
-            row.error = report.error
-            row.started_at = report.started_at or row.started_at
-            row.finished_at = report.finished_at or utcnow()
-            row.definition = report.definition or row.definition
-            row.agent = report.agent
-            row.second_opinion = report.second_opinion
-            row.pinning = report.pinning
-            row.flags = flags_column(report.second_opinion)
-            row.lease_expires_at = None
-            row.checks = [
-                CheckRow(
-                    position=i,
-                    name=c.name,
-                    sql=c.sql,
-                    expect=c.expect,
-                    value=json_value(c.value),
-                    passed=c.passed,
-                    error=c.error,
-                    evidence_id=c.evidence_id,
-                    kind=c.kind,
-                    outcome=str(c.outcome),
-                    reason=c.reason,
-                    metrics=json_value(c.metrics),
-                    warnings=list(c.warnings),
-                    sample_id=c.sample_id,
-                    anomaly=json_value(c.anomaly.to_dict()) if c.anomaly else None,
-                    buckets=c.buckets.to_dict() if c.buckets else None,
-                )
-                for i, c in enumerate(report.checks)
-            ]
-            row.evidence = [
-                EvidenceRow(
-                    position=i,
-                    query_id=e.id,
-                    origin=e.origin,
-                    sql=e.sql,
-                    columns=e.columns,
-                    rows=json_value(e.rows),
-                    row_count=e.row_count,
-                    truncated=e.truncated,
-                    fingerprint=e.fingerprint,
-                    row_count_exact=e.row_count_exact,
-                    query_key=e.query_key,
-                )
-                for i, e in enumerate(report.evidence)
-            ]
-            row.series = series_rows(report, row)
-            session.flush()
-            write_row_sets(session, row, row.evidence, report.evidence)
+            if found.earlier:  # results written while it still ran: replaced
+                for table in (EvidenceRowSetRow, *children):
+                    connection.execute(
+                        delete(table_of(table)).where(table_of(table).c.run_id == run_id)
+                    )
+            _write_results(connection, run_id, found.automation, found.scheduled_for, report)
             if report.new_plan is not None:
                 write_plan(session, report.new_plan, run_id)
             return True
@@ -563,6 +555,107 @@ def flags_column(second_opinion: dict[str, Any] | None) -> str:
     """Return the ``runs.flags`` text for a second opinion: ``,a,b,`` or ``""``."""
     flags = (second_opinion or {}).get("flags") or []
     return f",{','.join(flags)}," if flags else ""
+
+
+def _json(value: Any) -> Any:
+    """A JSON column's value in a plain update: SQL NULL for None, as the ORM leaves it.
+
+    (The ORM writes nothing for a None that was already None, and these
+    columns are NULL until a run finishes; a plain update would write JSON ``null``.)
+    """
+    return null() if value is None else value
+
+
+def finished_columns(report: RunReport) -> dict[str, Any]:
+    """The ``runs`` columns ``finish_run`` sets from a report, the review list's columns with them.
+
+    What ``RunRow``'s validators keep in step on an ORM write (``checks.store.list_columns``)
+    is set here too; ``definition`` and ``started_at`` are kept when the report has none.
+    """
+    values: dict[str, Any] = {
+        "status": str(report.status),
+        "finding": str(report.finding) if report.finding else None,
+        "finding_source": str(report.finding_source) if report.finding_source else None,
+        "summary": report.summary,
+        "error": report.error,
+        "finished_at": report.finished_at or utcnow(),
+        "agent": _json(report.agent),
+        "second_opinion": _json(report.second_opinion),
+        "pinning": _json(report.pinning),
+        "flags": flags_column(report.second_opinion),
+        "lease_expires_at": None,
+        "urgency": urgency_column(report.second_opinion),
+        **usage_columns("decision", report.second_opinion),
+        **usage_columns("agent", report.agent),
+    }
+    if report.started_at:
+        values["started_at"] = report.started_at
+    if report.definition:
+        values["definition"] = report.definition
+        values.update(definition_columns(report.definition))
+    return values
+
+
+def _write_results(
+    connection: Connection,
+    run_id: int,
+    automation: str,
+    scheduled_for: dt.datetime,
+    report: RunReport,
+) -> None:
+    """Insert a run's check results, evidence (ids returned for its row sets) and series points."""
+    if report.checks:
+        connection.execute(
+            insert(table_of(CheckRow)),
+            [
+                {
+                    "run_id": run_id,
+                    "position": i,
+                    "name": c.name,
+                    "sql": c.sql,
+                    "expect": c.expect,
+                    "value": json_value(c.value),
+                    "passed": c.passed,
+                    "error": c.error,
+                    "evidence_id": c.evidence_id,
+                    "kind": c.kind,
+                    "outcome": str(c.outcome),
+                    "reason": c.reason,
+                    "metrics": json_value(c.metrics),
+                    "warnings": list(c.warnings),
+                    "sample_id": c.sample_id,
+                    "anomaly": json_value(c.anomaly.to_dict()) if c.anomaly else None,
+                    "buckets": c.buckets.to_dict() if c.buckets else None,
+                }
+                for i, c in enumerate(report.checks)
+            ],
+        )
+    if report.evidence:
+        table = table_of(EvidenceRow)
+        ids = connection.execute(
+            insert(table).returning(table.c.id, sort_by_parameter_order=True),
+            [
+                {
+                    "run_id": run_id,
+                    "position": i,
+                    "query_id": e.id,
+                    "origin": e.origin,
+                    "sql": e.sql,
+                    "columns": e.columns,
+                    "rows": json_value(e.rows),
+                    "row_count": e.row_count,
+                    "truncated": e.truncated,
+                    "fingerprint": e.fingerprint,
+                    "row_count_exact": e.row_count_exact,
+                    "query_key": e.query_key,
+                }
+                for i, e in enumerate(report.evidence)
+            ],
+        ).scalars()
+        write_row_sets(connection, run_id, automation, list(ids), report.evidence)
+    series = series_rows(report, automation, scheduled_for)
+    if series:
+        connection.execute(insert(table_of(SeriesRow)), [{"run_id": run_id, **p} for p in series])
 
 
 def _to_report(row: RunRow, *, full: bool) -> RunReport:

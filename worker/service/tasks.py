@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from checks.agent.trace import TraceWriter
 from checks.automation.model import Automation
 from checks.errors import LookoutError
-from checks.report import FRESH_TRIGGER, Status
+from checks.report import FRESH_TRIGGER, RunReport, Status
 from checks.run import SourcePool, run_automation
 from checks.settings.config import Settings, redact
 from checks.store.incidents import plan_run
@@ -147,7 +147,7 @@ def dispatch_due() -> dict[str, object]:
     return result.to_dict()
 
 
-def announce(run_id: int, store: Store | None = None) -> None:
+def announce(run_id: int, store: Store | None = None, report: RunReport | None = None) -> None:
     """A run has just ended: move its incidents and plan its events, then queue its alerts.
 
     The incidents move here, in the run's task, whether or not any channel is
@@ -161,11 +161,14 @@ def announce(run_id: int, store: Store | None = None) -> None:
     Args:
         run_id: the run that ended.
         store: the store to use (default: this process's).
+        report: the report just stored for it (``Store.finish_run``), when the
+            caller has it; else the run is read back from the store.
     """
     needed = True  # unless the plan says no channel would get anything
     try:
         store = store or process().store
-        report = store.get_run(run_id)
+        if report is None:
+            report = store.get_run(run_id)
         if report is not None and report.status in (Status.COMPLETED, Status.ERROR):
             plan = plan_run(store.engine, report, now=utcnow(), enabled=settings.alerts.events)
             notify = [n for n in report.definition.get("notify") or [] if isinstance(n, str)]
@@ -301,7 +304,7 @@ def _attempt(state: _Process, run: RunInfo, automation: Automation, attempt: int
         )
         report.run_id, report.attempt = run.id, attempt
         if state.store.finish_run(run.id, attempt, report):
-            announce(run.id)
+            announce(run.id, report=report)  # what was stored: no second read of it
         else:
             log.warning("run %d attempt %d: result refused (no longer current)", run.id, attempt)
     except SoftTimeLimitExceeded:

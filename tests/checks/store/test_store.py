@@ -13,6 +13,7 @@ import pytest
 
 from checks.errors import StoreError
 from checks.report import CheckResult, Evidence, Finding, FindingSource, RunReport, Status
+from checks.sources.row_set import RowSet
 from checks.store.store import Store
 
 PG_ADMIN = os.environ.get("LOOKOUT_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
@@ -101,6 +102,26 @@ def test_claim_is_fenced_on_attempt(store: Store) -> None:
     assert store.claim_run(run_id, lease_s=60) is None  # finished runs are never claimed again
     got = store.get_run(run_id)
     assert got is not None and got.status == Status.COMPLETED and got.attempt == 2
+
+
+def test_a_result_written_while_the_run_still_runs_is_replaced_by_the_next(store: Store) -> None:
+    run_id = store.create_run("a", SLOT)
+    assert run_id is not None and store.claim_run(run_id, lease_s=60) == 1
+    early = make_report()
+    early.status = Status.RUNNING  # the run stays running: a later write replaces its results
+    early.evidence[0].query_key, early.evidence[0].row_set = "k" * 64, RowSet(b"\x01" * 8, b"")
+    assert store.finish_run(run_id, 1, early) is True
+    late = make_report()
+    late.checks = [CheckResult("other", "SELECT 2", "== 2", 2, True, None, "C9")]
+    late.evidence = [Evidence("C9", "SELECT 2", ["n"], [[2]], 1, False, "cd" * 32)]
+    assert store.finish_run(run_id, 1, late) is True
+    got = store.get_run(run_id)
+    assert got is not None and got.status == Status.COMPLETED
+    assert [c.name for c in got.checks] == ["other"]
+    assert [e.id for e in got.evidence] == ["C9"]
+    assert [p.run_id for p in store.series("a", "rate", before=SLOT + dt.timedelta(days=1))] == []
+    assert [p.value for p in store.series("a", "other", before=SLOT + dt.timedelta(days=1))] == [2]
+    assert store.previous_rows("a", ["k" * 64]) == {}  # the early entry's row set went with it
 
 
 def test_list_and_last_completed(store: Store) -> None:
