@@ -35,8 +35,9 @@ from checks.settings.config import Settings, redact
 from checks.sources.base import Source
 from checks.sources.pool import SourcePool as SourcePool
 from checks.store.incidents import plan_run
+from checks.store.opinion_reads import OpinionInputs, opinion_inputs
 from checks.store.plans import current_plan
-from checks.store.review_reads import Verdict, current_recalibrations, verdicts_for_next_run
+from checks.store.review_reads import Verdict, verdicts_for_next_run
 from checks.store.store import Store, first_line, utcnow
 
 NEEDS_LLM = (
@@ -88,25 +89,30 @@ def run_automation(
     )
     if report.status != Status.SKIPPED:
         (progress or (lambda _line: None))(f"{automation.name}: asking for a second opinion")
-        previous = (
-            store.last_completed(automation.name, before_run=report.run_id) if store else None
-        )
         # each query's rows are compared with its own newest completed run
         keys = [evidence_key(e) for e in report.evidence if e.row_set is not None]
-        rows = store.previous_rows(automation.name, keys, before_run=report.run_id) if store else {}
         with make_decision_model(settings.decision) as model:
-            recalibrations = (
-                current_recalibrations(store, str(model.backend), model.model) if store else []
+            found = (
+                opinion_inputs(
+                    store,
+                    automation.name,
+                    keys,
+                    backend=str(model.backend),
+                    model=model.model,
+                    before_run=report.run_id,
+                )
+                if store
+                else OpinionInputs()
             )
             opinion = second_opinion(
                 report,
-                previous,
+                found.previous,
                 automation.goal,
                 automation.instructions,
                 model,
                 settings.decision.threshold,
-                recalibrations=recalibrations,
-                previous_rows=rows,
+                recalibrations=found.recalibrations,
+                previous_rows=found.rows,
             )
         report.second_opinion = opinion.to_dict()
     secrets = settings.secrets()
@@ -166,7 +172,9 @@ def _decide(
     for check in report.checks:
         if check.outcome is CheckOutcome.NOT_EVALUATED:
             say(f"{automation.name}: check '{check.name}' not evaluated: {check.reason}")
-    verdicts = tuple(verdicts_for_next_run(store, automation.name)) if store else ()
+    # ops' verdicts go to the pinned plan's consultation and to the agent: read only for them
+    told = plan is not None or llm_configured(settings)
+    verdicts = tuple(verdicts_for_next_run(store, automation.name)) if store and told else ()
     looked = _consult_plan(
         automation, settings, report, source, plan, fresh, verdicts, deadline, say
     )

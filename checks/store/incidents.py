@@ -177,19 +177,35 @@ def open_incidents(engine: Engine, automation: str | None = None) -> list[Incide
         return list(session.scalars(query))
 
 
-def _open(session: Session, automation: str, kind: str) -> IncidentRow | None:
-    query = select(IncidentRow).where(IncidentRow.open_key == f"{automation}:{kind}")
-    return session.scalars(query).first()
+class _Opened:
+    """An automation's open incidents by kind: read once per plan, kept as the plan moves them."""
+
+    def __init__(self, session: Session, automation: str) -> None:
+        keys = [f"{automation}:{kind}" for kind in ("error", "attention")]
+        query = select(IncidentRow).where(IncidentRow.open_key.in_(keys))
+        self.by_kind = {row.kind: row for row in session.scalars(query)}
+
+    def get(self, kind: str) -> IncidentRow | None:
+        """The open incident of this kind, or None."""
+        return self.by_kind.get(kind)
+
+    def close(self, incident: IncidentRow, report: RunReport, now: dt.datetime) -> None:
+        """Close it (``_close``): it is open no longer."""
+        _close(incident, report, now)
+        self.by_kind.pop(incident.kind, None)
 
 
-def _start(session: Session, report: RunReport, kind: str, now: dt.datetime) -> IncidentRow:
+def _start(
+    session: Session, report: RunReport, kind: str, now: dt.datetime, *, announced: bool
+) -> IncidentRow:
+    """Open an incident (flushed: its id names its thread); ``announced``: by this run, now."""
     incident = IncidentRow(
         automation=report.automation,
         kind=kind,
         open_key=f"{report.automation}:{kind}",
         opened_at=now,
         opened_run_id=report.run_id,
-        last_notified_at=None,
+        last_notified_at=now if announced else None,
         reminders=0,
     )
     session.add(incident)
@@ -215,6 +231,7 @@ def _event(
 
 def _open_or_continue(
     session: Session,
+    opened: _Opened,
     report: RunReport,
     kind: str,
     event: EventKind,
@@ -222,7 +239,10 @@ def _open_or_continue(
     announce: bool,
 ) -> PlannedEvent | None:
     """Open the incident or continue it; announce it first, or remind once the interval passed."""
-    incident = _open(session, report.automation, kind) or _start(session, report, kind, now)
+    incident = opened.get(kind)
+    if incident is None:  # a new incident: this run announces it first, when it announces
+        incident = opened.by_kind[kind] = _start(session, report, kind, now, announced=announce)
+        return _event(event, incident) if announce else None
     if not announce:
         return None
     last = incident.last_notified_at
@@ -251,31 +271,34 @@ def _decide(
     """Move the automation's incidents for this run and return its events and a note."""
     if _newer_run_planned(session, report):
         return [], "a newer run of this automation was planned first: nothing moved or sent"
+    if report.status not in (Status.ERROR, Status.COMPLETED):
+        return [], f"run status {report.status}: nothing to announce"
     events: list[PlannedEvent] = []
+    opened = _Opened(session, report.automation)  # one read; the moves below keep it current
     if report.status == Status.ERROR:
-        found = _open_or_continue(session, report, "error", EventKind.RUN_ERROR, now, announce)
+        found = _open_or_continue(
+            session, opened, report, "error", EventKind.RUN_ERROR, now, announce
+        )
         events += [found] if found else []
-    elif report.status == Status.COMPLETED:
-        failing = _open(session, report.automation, "error")
+    else:  # completed
+        failing = opened.get("error")
         if failing is not None:
-            _close(failing, report, now)
+            opened.close(failing, report, now)
         if report.finding == Finding.NEEDS_ATTENTION:
             found = _open_or_continue(
-                session, report, "attention", EventKind.NEEDS_ATTENTION, now, announce
+                session, opened, report, "attention", EventKind.NEEDS_ATTENTION, now, announce
             )
             events += [found] if found else []
         elif report.finding == Finding.CLEAR:
-            attention = _open(session, report.automation, "attention")
+            attention = opened.get("attention")
             if attention is not None:
-                _close(attention, report, now)
+                opened.close(attention, report, now)
             closed = attention or failing
             if closed is not None and closed.last_notified_at is not None:
                 events.append(_event(EventKind.RESOLVED, closed))
-    else:
-        return [], f"run status {report.status}: nothing to announce"
     if not announce:
         return [], NOT_ANNOUNCED
-    attention = _open(session, report.automation, "attention")
+    attention = opened.get("attention")
     flags = read_opinion(report.second_opinion).flags
     events += [_event(kind, attention) for kind in _FLAG_EVENTS if kind in flags]
     return events, None

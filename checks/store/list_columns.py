@@ -8,8 +8,8 @@ urgency; the decision model's tokens and cost) and of its ``agent`` (tokens and
 cost) is copied into columns when the run is written, so a request never
 parses thousands of JSON documents. ``RunRow`` keeps them in step with its JSON
 on every ORM write; a Core insert of runs (the dispatcher's slots) adds
-``definition_columns`` itself; migration ``0016`` filled them for the runs
-stored before.
+``definition_columns`` itself, and ``Store.finish_run``'s update all of them;
+migration ``0016`` filled them for the runs stored before.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from checks.opinion.calibration import METHOD, Recalibration
 from checks.store.review_tables import CalibrationRow, ReviewOutcomeRow
@@ -87,6 +88,12 @@ def _to_recalibration(row: CalibrationRow) -> Recalibration:
 
 def current_recalibrations(store: Store, backend: str, model: str | None) -> list[Recalibration]:
     """Return the newest recalibration of each question of one decision model."""
+    with store.session() as session:
+        return read_recalibrations(session, backend, model)
+
+
+def read_recalibrations(session: Session, backend: str, model: str | None) -> list[Recalibration]:
+    """``current_recalibrations`` in an open session."""
     model_is = CalibrationRow.model.is_(None) if model is None else CalibrationRow.model == model
     query = (
         select(CalibrationRow)
@@ -94,9 +101,8 @@ def current_recalibrations(store: Store, backend: str, model: str | None) -> lis
         .order_by(CalibrationRow.fitted_at.desc(), CalibrationRow.id.desc())
     )
     newest: dict[str, Recalibration] = {}
-    with store.session() as session:
-        for row in session.scalars(query):
-            newest.setdefault(row.question, _to_recalibration(row))
+    for row in session.scalars(query):
+        newest.setdefault(row.question, _to_recalibration(row))
     return list(newest.values())
 
 

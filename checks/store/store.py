@@ -493,18 +493,8 @@ class Store:
 
     def last_completed(self, automation: str, *, before_run: int | None = None) -> RunReport | None:
         """Return the newest completed run of ``automation``, other than ``before_run``."""
-        query = (
-            select(RunRow)
-            .where(RunRow.automation == automation, RunRow.status == str(Status.COMPLETED))
-            .order_by(RunRow.scheduled_for.desc(), RunRow.id.desc())
-            .limit(1)
-            .options(selectinload(RunRow.checks), selectinload(RunRow.evidence))
-        )
-        if before_run is not None:
-            query = query.where(RunRow.id != before_run)
         with self.session() as session:
-            row = session.scalars(query).first()
-            return None if row is None else _to_report(row, full=True)
+            return last_completed(session, automation, before_run=before_run)
 
     def previous_rows(
         self, automation: str, keys: Collection[str], *, before_run: int | None = None
@@ -549,6 +539,23 @@ class Store:
                 limit=limit,
                 statuses=COMPLETED if completed_only else FINISHED,
             )
+
+
+def last_completed(
+    session: Session, automation: str, *, before_run: int | None = None
+) -> RunReport | None:
+    """``Store.last_completed`` in an open session: the newest completed run, with its results."""
+    query = (
+        select(RunRow)
+        .where(RunRow.automation == automation, RunRow.status == str(Status.COMPLETED))
+        .order_by(RunRow.scheduled_for.desc(), RunRow.id.desc())
+        .limit(1)
+        .options(selectinload(RunRow.checks), selectinload(RunRow.evidence))
+    )
+    if before_run is not None:
+        query = query.where(RunRow.id != before_run)
+    row = session.scalars(query).first()
+    return None if row is None else _to_report(row, full=True)
 
 
 def flags_column(second_opinion: dict[str, Any] | None) -> str:

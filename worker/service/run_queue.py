@@ -20,7 +20,7 @@ notes §5:
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Literal
 
 from sqlalchemy import and_, case, exists, func, or_, select, text, update
@@ -45,7 +45,37 @@ from worker.service.queue_records import (
 Claim = int | Literal["busy"] | None
 """What ``RunQueue.claim`` gives: the new attempt, ``"busy"`` (may not start yet), or None."""
 
+Admission = tuple[int | None, bool]
+"""A claim's bounds: the source's concurrency limit (None: unbounded), and exclusive or not."""
+
 _ACTIVE = (str(Status.QUEUED), str(Status.RUNNING))
+
+
+def _run_info(session: Session, run_id: int) -> RunInfo | None:
+    row = session.execute(
+        select(
+            RunRow.id,
+            RunRow.automation,
+            RunRow.status,
+            RunRow.attempt,
+            RunRow.scheduled_for,
+            RunRow.trigger,
+            RunRow.source,
+            RunRow.definition,
+        ).where(RunRow.id == run_id)
+    ).first()
+    if row is None:
+        return None
+    return RunInfo(
+        row.id,
+        row.automation,
+        row.status,
+        row.attempt,
+        row.scheduled_for,
+        row.trigger,
+        row.source,
+        dict(row.definition or {}),
+    )
 
 
 class RunQueue:
@@ -206,19 +236,38 @@ class RunQueue:
     def run_info(self, run_id: int) -> RunInfo | None:
         """Return what a worker needs before claiming ``run_id``, or None when it does not exist."""
         with self.store.session() as session:
-            row = session.get(RunRow, run_id)
-            if row is None:
-                return None
-            return RunInfo(
-                row.id,
-                row.automation,
-                row.status,
-                row.attempt,
-                row.scheduled_for,
-                row.trigger,
-                row.source,
-                dict(row.definition or {}),
+            return _run_info(session, run_id)
+
+    def take(
+        self,
+        run_id: int,
+        admission: Callable[[RunInfo], Admission],
+        *,
+        lease_s: float,
+        max_attempts: int,
+    ) -> tuple[RunInfo | None, Claim]:
+        """Read a run and claim it, in one transaction: ``run_info`` then ``claim``.
+
+        ``admission`` is called with the run (queued or running) to give the
+        ``claim``'s bounds: the source's concurrency limit (None: unbounded)
+        and whether the run is exclusive. Returns the run (None when it does
+        not exist) and the claim (None without one: the run is missing or
+        ended, or ``claim`` said None).
+        """
+        with self.store.session() as session:
+            run = _run_info(session, run_id)
+            if run is None or run.status not in _ACTIVE:
+                return run, None
+            source_limit, exclusive = admission(run)
+            claim = self._claim(
+                session,
+                run,
+                lease_s=lease_s,
+                max_attempts=max_attempts,
+                source_limit=source_limit,
+                exclusive=exclusive,
             )
+            return run, claim
 
     def claim(
         self,
@@ -238,6 +287,26 @@ class RunQueue:
         None when the run is finished, missing, held by a live lease or out of
         attempts, so a duplicate or redelivered message does nothing.
         """
+        with self.store.session() as session:
+            return self._claim(
+                session,
+                run,
+                lease_s=lease_s,
+                max_attempts=max_attempts,
+                source_limit=source_limit,
+                exclusive=exclusive,
+            )
+
+    def _claim(
+        self,
+        session: Session,
+        run: RunInfo,
+        *,
+        lease_s: float,
+        max_attempts: int,
+        source_limit: int | None,
+        exclusive: bool,
+    ) -> Claim:
         now = utcnow()
         other = aliased(RunRow)
         live = and_(other.status == str(Status.RUNNING), other.lease_expires_at >= now)
@@ -265,33 +334,32 @@ class RunQueue:
             )
         locks = [f"lookout.source.{run.source}"] if bounded else []
         locks += [f"lookout.automation.{run.automation}"] if exclusive else []
-        with self.store.session() as session:
-            for key in locks if self._postgres else ():  # admission: source first, then automation
-                session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": key})
-            attempt = session.execute(
-                update(RunRow)
-                .where(*admitted)
-                .values(
-                    status=str(Status.RUNNING),
-                    attempt=RunRow.attempt + 1,
-                    started_at=now,
-                    lease_expires_at=now + dt.timedelta(seconds=lease_s),
-                )
-                .returning(RunRow.attempt)
-                .execution_options(synchronize_session=False)
-            ).scalar()
-            if attempt is not None:
-                return int(attempt)
-            waiting = session.execute(select(RunRow.id).where(*claimable)).first()
-            if waiting is None:
-                return None
-            session.execute(
-                update(RunRow)
-                .where(RunRow.id == run.id)
-                .values(enqueued_at=now)
-                .execution_options(synchronize_session=False)
+        for key in locks if self._postgres else ():  # admission: source first, then automation
+            session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": key})
+        attempt = session.execute(
+            update(RunRow)
+            .where(*admitted)
+            .values(
+                status=str(Status.RUNNING),
+                attempt=RunRow.attempt + 1,
+                started_at=now,
+                lease_expires_at=now + dt.timedelta(seconds=lease_s),
             )
-            return "busy"
+            .returning(RunRow.attempt)
+            .execution_options(synchronize_session=False)
+        ).scalar()
+        if attempt is not None:
+            return int(attempt)
+        waiting = session.execute(select(RunRow.id).where(*claimable)).first()
+        if waiting is None:
+            return None
+        session.execute(
+            update(RunRow)
+            .where(RunRow.id == run.id)
+            .values(enqueued_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        return "busy"
 
     def renew(self, run_id: int, attempt: int, *, lease_s: float) -> bool:
         """Extend the lease of ``attempt``; False when the run is no longer that attempt's."""

@@ -224,18 +224,21 @@ def run_automation_task(self: RunTask, run_id: int) -> str:
     """
     state = process()
     service = state.settings.service
-    run = state.queue.run_info(run_id)
-    if run is None or run.status not in (Status.QUEUED, Status.RUNNING):
-        return "ignored"
-    automation = _automation(run)
-    exclusive = isinstance(automation, Automation) and automation.overlap == "buffer_one"
-    claim = state.queue.claim(
-        run,
-        lease_s=service.lease_s,
-        max_attempts=service.max_attempts,
-        source_limit=service.source_concurrency.get(run.source or ""),
-        exclusive=exclusive,
+    checked: list[Automation | str] = []
+
+    def admission(run: RunInfo) -> tuple[int | None, bool]:
+        automation = _automation(run)
+        checked.append(automation)
+        exclusive = isinstance(automation, Automation) and automation.overlap == "buffer_one"
+        return service.source_concurrency.get(run.source or ""), exclusive
+
+    # the run read and claimed in one transaction
+    run, claim = state.queue.take(
+        run_id, admission, lease_s=service.lease_s, max_attempts=service.max_attempts
     )
+    if run is None or not checked:  # missing, or already ended
+        return "ignored"
+    automation = checked[0]
     if claim == "busy":
         raise self.retry(countdown=service.busy_retry_s)
     if claim is None:

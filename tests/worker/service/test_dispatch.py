@@ -307,6 +307,31 @@ def test_claims_respect_the_source_bound_and_buffer_one(queue: RunQueue) -> None
     assert queue.claim(info(queue, behind), lease_s=60, max_attempts=3, exclusive=True) == 1
 
 
+def test_take_reads_and_claims_a_run_in_one_transaction(queue: RunQueue) -> None:
+    asked: list[int] = []
+
+    def bound(limit: int | None, exclusive: bool = False) -> Any:
+        def admission(run: Any) -> tuple[int | None, bool]:
+            asked.append(run.id)
+            return limit, exclusive
+
+        return admission
+
+    first, second = queued(queue, "a"), queued(queue, "b")
+    taken, claim = queue.take(first, bound(1), lease_s=60, max_attempts=3)
+    assert claim == 1 and taken is not None and (taken.id, taken.automation) == (first, "a")
+    assert taken.status == Status.QUEUED and taken.source == "flights"  # as read, before the claim
+    assert queue.take(second, bound(1), lease_s=60, max_attempts=3)[1] == "busy"
+    assert queue.take(second, bound(None), lease_s=60, max_attempts=3)[1] == 1
+    assert queue.take(first, bound(None), lease_s=60, max_attempts=3)[1] is None  # a live lease
+    assert asked == [first, second, second, first]
+    assert queue.fail(first, "stopped", attempt=1)
+    ended, claim = queue.take(first, bound(None), lease_s=60, max_attempts=3)
+    assert ended is not None and ended.status == Status.ERROR and claim is None
+    assert asked == [first, second, second, first]  # an ended run is not admitted at all
+    assert queue.take(10**9, bound(None), lease_s=60, max_attempts=3) == (None, None)
+
+
 def test_the_reaper_requeues_expired_leases_then_gives_up(
     tmp_path: Path, queue: RunQueue, pg_url: str
 ) -> None:

@@ -49,9 +49,9 @@ def test_an_internal_error_in_the_task_fails_the_run_and_announces_it(
     assert announced == [run_id]
 
 
-RUN_STATEMENTS = 23
+RUN_STATEMENTS = 19
 """Statements a checks-only run task sends to a PostgreSQL store (its second run)."""
-RUN_TRANSACTIONS = 9
+RUN_TRANSACTIONS = 5
 """Transactions it opens: each costs a pool checkout, a BEGIN and a COMMIT besides."""
 
 
