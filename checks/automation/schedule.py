@@ -26,8 +26,6 @@ import functools
 import math
 import re
 
-from croniter import CroniterError, croniter
-
 from checks.automation.yaml_tree import shown
 
 CRON_FIELD_NAMES = ("minute", "hour", "day-of-month", "month", "day-of-week")
@@ -88,6 +86,8 @@ def validate_cron(expression: str) -> str:
         raise ValueError(f"7 fields: looks like a Quartz cron with seconds and year; {_TAKES}")
     if len(fields) != 5:
         raise ValueError(f"{len(fields)} field{'' if len(fields) == 1 else 's'}; {_TAKES}")
+    from croniter import croniter  # on first use: its import runs `file` on the interpreter
+
     try:
         croniter.expand(stripped, strict=True)
     except (ValueError, TypeError) as exc:  # croniter's errors derive from these
@@ -101,6 +101,8 @@ def _field_problem(fields: list[str]) -> str | None:
     Each field is tried in an expression where every other field is ``*``; None
     when each is fine alone (the fields only clash together, ``0 0 31 2 *``).
     """
+    from croniter import croniter
+
     for i, (name, raw) in enumerate(zip(CRON_FIELD_NAMES, fields, strict=True)):
         alone = ["*"] * 5
         alone[i] = raw
@@ -130,6 +132,8 @@ def needs_day_match(expression: str) -> bool:
         ValueError: the expression is not valid (see ``validate_cron``).
 
     """
+    from croniter import croniter
+
     expanded: list[list[int | str]] = croniter.expand(validate_cron(expression), strict=True)[0]
     day_of_month, day_of_week = expanded[2], expanded[4]
     return day_of_month[0] != "*" and day_of_week[0] != "*"
@@ -150,6 +154,8 @@ def check_computable(expression: str, day_match: str | None) -> None:
             never run.
 
     """
+    from croniter import CroniterError, croniter
+
     day_or = day_match != "all"
     try:
         croniter(

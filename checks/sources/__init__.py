@@ -59,15 +59,17 @@ def dialect_of(config: DuckDBSource | SQLAlchemySource) -> str:
         SourceError: the URL is not a SQLAlchemy URL, or names an unsupported database.
 
     """
+    from checks.settings.sources import DuckDBSource
+
+    if isinstance(config, DuckDBSource):
+        return "duckdb"
+    # SQLAlchemy only for a SQLAlchemy source: validating DuckDB sources never imports it
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
     from checks.errors import SourceError
-    from checks.settings.sources import DuckDBSource
     from checks.sources.sql_source import DIALECTS
 
-    if isinstance(config, DuckDBSource):
-        return "duckdb"
     try:
         backend = make_url(config.url).get_backend_name()
     except ArgumentError:
@@ -91,11 +93,15 @@ def open_source(name: str, config: DuckDBSource | SQLAlchemySource, settings: Se
     """
     from checks.errors import SourceError
     from checks.settings.sources import DuckDBSource, SQLAlchemySource
-    from checks.sources.duckdb_source import open_duckdb
-    from checks.sources.sql_source import SQLQuerySource
 
+    # Each kind's module only when it is opened: a DuckDB source's query process then
+    # starts before this process has imported SQLAlchemy (and sqlglot), not after.
     if isinstance(config, DuckDBSource):
+        from checks.sources.duckdb_source import open_duckdb
+
         return open_duckdb(name, config, settings.cache_dir, settings.limits)
     if isinstance(config, SQLAlchemySource):
+        from checks.sources.sql_source import SQLQuerySource
+
         return SQLQuerySource(name, config, settings.limits)
     raise SourceError(f"source {name}: unknown source type {type(config).__name__}")

@@ -45,10 +45,11 @@ from checks.settings.limits import Limits
 from checks.settings.sources import DuckDBSource, TableFile
 from checks.sources.base import Column, DataSet, QueryResult, Source, first_line
 from checks.sources.query_process import START_TIMEOUT_S, QueryProcesses
-from checks.sql.facts import HARMLESS_VOLATILE, SourceFacts
 
 if TYPE_CHECKING:
     import duckdb
+
+    from checks.sql.facts import SourceFacts
 
 CATALOG_TIMEOUT_S = START_TIMEOUT_S
 """Seconds each of the catalog's queries may take (they read DuckDB's own tables)."""
@@ -153,6 +154,10 @@ def duckdb_facts(rows: Rows) -> SourceFacts:
     effects (``duckdb_functions().has_side_effects``), or in
     ``HARMLESS_VOLATILE``. Types: the same places (``duckdb_types()``).
     """
+    # sqlglot (under checks.sql) only once the guard needs the facts: opening the
+    # source starts its query process before this process imports it
+    from checks.sql.facts import HARMLESS_VOLATILE, SourceFacts
+
     own = (
         "(database_name = 'system' AND schema_name IN ('main', 'pg_catalog'))"
         " OR (database_name = current_database() AND schema_name = 'main')"

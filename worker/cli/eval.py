@@ -20,14 +20,13 @@ from rich.text import Text
 from checks.agent.result import cost_text
 from checks.errors import ConfigError
 from checks.eval import DEFAULT_CONCURRENCY, DEFAULT_PLOT
-from checks.eval.reliability import write_reliability_diagram
-from checks.eval.scoring import CaseScore, RunOutcome
 from worker.cli.layout import Column, Grid
 from worker.cli.safe_text import SafeConsole, print_hanging
 
 if TYPE_CHECKING:
     from checks.eval.recalibration import RecalibrationScore
     from checks.eval.runner import EvalResult
+    from checks.eval.scoring import CaseScore, RunOutcome
     from checks.settings.config import Settings
 
 # The suite, the runner and the settings are imported inside the command:
@@ -67,6 +66,7 @@ def eval_command(
 ) -> None:
     """Measure the agent and decision model on cases with known answers."""
     from checks.eval.recalibration import run_recalibration_cases
+    from checks.eval.reliability import write_reliability_diagram
     from checks.eval.runner import default_suite_path, run_eval
     from checks.eval.suite import SuiteError, load_suite
     from checks.settings.config import redact

@@ -11,13 +11,15 @@ and links printed with their address, never as hidden terminal hyperlinks.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import TYPE_CHECKING, Any
 
-from markdown_it import MarkdownIt
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.segment import Segment
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from rich.markdown import Markdown
 
 # C0 controls but newline and tab → Unicode "control pictures" (U+2400…); DEL → U+2421;
 # C1 controls and bidi overrides/isolates → U+FFFD. Same length, so spans stay valid.
@@ -67,27 +69,35 @@ class SafeConsole(Console):
         super().print(*safe, **kwargs)
 
 
-class SafeMarkdown(Markdown):
-    """Rich's Markdown over untrusted text.
+@functools.cache
+def _safe_markdown() -> type[Markdown]:
+    """``SafeMarkdown``, built on first use: only a report's summary needs a Markdown parser."""
+    from markdown_it import MarkdownIt
+    from rich.markdown import Markdown
 
-    The text is cleaned first (``clean``); raw HTML is shown as the text it is
-    (CommonMark with ``html`` off: Rich's default parser drops it, which would
-    hide what a report says); links print their address after the label
-    (``hyperlinks=False``: no OSC 8 escape whose target differs from its
-    label); images print as their alt text. Rich markup in the text is never
-    interpreted: Rich's Markdown renders text spans as plain ``Text``.
-    """
+    class SafeMarkdown(Markdown):
+        """Rich's Markdown over untrusted text.
 
-    def __init__(self, markup: str) -> None:
-        safe = clean(markup)
-        super().__init__(safe, hyperlinks=False, justify="default")
-        parser = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"])
-        self.parsed = parser.parse(safe)
+        The text is cleaned first (``clean``); raw HTML is shown as the text it is
+        (CommonMark with ``html`` off: Rich's default parser drops it, which would
+        hide what a report says); links print their address after the label
+        (``hyperlinks=False``: no OSC 8 escape whose target differs from its
+        label); images print as their alt text. Rich markup in the text is never
+        interpreted: Rich's Markdown renders text spans as plain ``Text``.
+        """
+
+        def __init__(self, markup: str) -> None:
+            safe = clean(markup)
+            super().__init__(safe, hyperlinks=False, justify="default")
+            parser = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"])
+            self.parsed = parser.parse(safe)
+
+    return SafeMarkdown
 
 
 def print_markdown(console: Console, markdown: str) -> None:
     """Print untrusted Markdown (``SafeMarkdown``) at the console's width, no trailing blanks."""
-    for line in console.render_lines(SafeMarkdown(markdown), console.options, pad=False):
+    for line in console.render_lines(_safe_markdown()(markdown), console.options, pad=False):
         while line and not line[-1].control and not line[-1].text.rstrip():
             line.pop()
         if line:

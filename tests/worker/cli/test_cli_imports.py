@@ -57,6 +57,8 @@ def test_help_loads_no_store_no_settings_no_service() -> None:
 def test_validate_loads_no_store_no_llm_client_and_no_service() -> None:
     found = loaded("validate")  # it opens the sources to check the SQL against their catalogs
     assert found & (SERVICE | LLM | DATA | {"alembic", "httpx"}) == set()
+    # DuckDB sources only: neither SQLAlchemy nor the terminal's Markdown parser
+    assert found & {"sqlalchemy", "markdown_it"} == set()
 
 
 @pytest.mark.parametrize("name", ["planes-build-year"])
