@@ -93,7 +93,8 @@ class DuckDBQuerySource(Source):
         self.path = path
         if not path.is_file():
             raise SourceError(f"source {name}: database file {path} does not exist")
-        self._processes = QueryProcesses(name, path, limits)
+        ahead = [(sql, CATALOG_MAX_ROWS, CATALOG_TIMEOUT_S, False) for sql in CATALOG_AHEAD]
+        self._processes = QueryProcesses(name, path, limits, ahead)
 
     def _rows(self, sql: str, what: str) -> Sequence[Sequence[Any]]:
         """All rows of one of the catalog's own queries (no guard: the text is ours)."""
@@ -106,13 +107,7 @@ class DuckDBQuerySource(Source):
 
     def _load_catalog(self) -> list[DataSet]:
         columns: dict[str, list[Column]] = {}
-        for table, column, type_, nullable in self._rows(
-            "SELECT table_name, column_name, data_type, is_nullable"
-            " FROM information_schema.columns"
-            " WHERE table_schema = 'main' AND table_catalog = current_database()"
-            " ORDER BY table_name, ordinal_position",
-            "the catalog",
-        ):
+        for table, column, type_, nullable in self._rows(_COLUMNS_SQL, "the catalog"):
             columns.setdefault(table, []).append(Column(column, type_, nullable != "NO"))
         counts: dict[str, int] = {}
         if columns:  # one statement counts every table
@@ -145,6 +140,28 @@ class DuckDBQuerySource(Source):
 CATALOG_MAX_ROWS = 10**9
 """Rows kept of a catalog query: all of them (names of tables, columns, functions and types)."""
 
+_COLUMNS_SQL = (
+    "SELECT table_name, column_name, data_type, is_nullable"
+    " FROM information_schema.columns"
+    " WHERE table_schema = 'main' AND table_catalog = current_database()"
+    " ORDER BY table_name, ordinal_position"
+)
+_OWN = (
+    "(database_name = 'system' AND schema_name IN ('main', 'pg_catalog'))"
+    " OR (database_name = current_database() AND schema_name = 'main')"
+)
+_FUNCTIONS_SQL = (
+    f"SELECT function_name, bool_or(coalesce(has_side_effects, false))"
+    f" FROM duckdb_functions() WHERE {_OWN} GROUP BY function_name"
+)
+_TYPES_SQL = f"SELECT type_name FROM duckdb_types() WHERE {_OWN}"
+_SCHEMAS_SQL = "SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database()"
+
+CATALOG_AHEAD = (_COLUMNS_SQL, _FUNCTIONS_SQL, _TYPES_SQL, _SCHEMAS_SQL)
+"""The catalog's queries whose text does not depend on an answer (the row counts' does):
+a source's first query process runs them as soon as it is connected, while the caller is
+still importing, and answers them from what it found (``QueryProcesses``'s ``ahead``)."""
+
 
 def duckdb_facts(rows: Rows) -> SourceFacts:
     """Read what the guard may allow (``checks.sql.facts``) from DuckDB's own tables.
@@ -158,27 +175,13 @@ def duckdb_facts(rows: Rows) -> SourceFacts:
     # source starts its query process before this process imports it
     from checks.sql.facts import HARMLESS_VOLATILE, SourceFacts
 
-    own = (
-        "(database_name = 'system' AND schema_name IN ('main', 'pg_catalog'))"
-        " OR (database_name = current_database() AND schema_name = 'main')"
-    )
     functions = {
         str(name).lower()
-        for name, side_effects in rows(
-            f"SELECT function_name, bool_or(coalesce(has_side_effects, false))"
-            f" FROM duckdb_functions() WHERE {own} GROUP BY function_name"
-        )
+        for name, side_effects in rows(_FUNCTIONS_SQL)
         if not side_effects or str(name).lower() in HARMLESS_VOLATILE
     }
-    types = {
-        str(name).lower() for (name,) in rows(f"SELECT type_name FROM duckdb_types() WHERE {own}")
-    }
-    schemas = {
-        str(name).lower()
-        for (name,) in rows(
-            "SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database()"
-        )
-    }
+    types = {str(name).lower() for (name,) in rows(_TYPES_SQL)}
+    schemas = {str(name).lower() for (name,) in rows(_SCHEMAS_SQL)}
     return SourceFacts(frozenset(functions), frozenset(types), frozenset(schemas))
 
 

@@ -247,6 +247,10 @@ class _Request:
     measure_cells: bool = True
 
 
+Ahead = tuple[str, int, float, bool]
+"""A query run ahead (``QueryProcesses``): sql, max_rows, timeout_s, measure_cells."""
+
+
 def _send(stream: IO[bytes], value: object) -> None:
     data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(_HEADER.pack(len(data)) + data)
@@ -267,7 +271,7 @@ def _receive(stream: IO[bytes]) -> Any:
 class _Child:
     """One child process serving queries on one DuckDB file."""
 
-    def __init__(self, path: Path, limits: QueryLimits) -> None:
+    def __init__(self, path: Path, limits: QueryLimits, ahead: Sequence[_Request] = ()) -> None:
         env = {**os.environ, "MALLOC_ARENA_MAX": "2"}  # fewer reserved arenas: a tighter cap
         self.process = subprocess.Popen(
             [sys.executable, "-c", "from checks.sources.query_process import main; main()"],
@@ -278,7 +282,9 @@ class _Child:
         assert self.process.stdin is not None and self.process.stdout is not None
         self.stdin, self.stdout = self.process.stdin, self.process.stdout
         self.ready = False
-        _send(self.stdin, (str(path), limits))
+        # the child runs these before it reads the first request, which waits for them
+        self.ahead_s = sum(request.timeout_s for request in ahead)
+        _send(self.stdin, (str(path), limits, tuple(ahead)))
 
     def wait_readable(self, deadline: float) -> bool:
         """Wait until the child has written something or ended; False at ``deadline``."""
@@ -319,10 +325,14 @@ class QueryProcesses:
         name: the source's name, for errors.
         path: the DuckDB file each child opens read-only.
         limits: memory, threads, spill and time limits of every query.
+        ahead: queries the first child runs as soon as it is connected, before
+            anything is asked (the catalog's own), each as ``run`` would run it;
+            asked later with the same arguments, that child answers from what
+            it found then. A request waits for the queries ahead of it.
 
     """
 
-    def __init__(self, name: str, path: Path, limits: Limits) -> None:
+    def __init__(self, name: str, path: Path, limits: Limits, ahead: Sequence[Ahead] = ()) -> None:
         self.name, self.path, self.limits = name, path, limits
         self.query_limits = QueryLimits.of(limits)
         self._idle: list[_Child] = []
@@ -330,11 +340,12 @@ class QueryProcesses:
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(limits.query_processes)
         self._closed = False
-        self._idle.append(self._start())  # starts importing while the catalog loads
+        # starts importing now, and reads the catalog while this process imports the rest
+        self._idle.append(self._start([_Request(*query) for query in ahead]))
         weakref.finalize(self, _kill_all, self._all)
 
-    def _start(self) -> _Child:
-        child = _Child(self.path, self.query_limits)
+    def _start(self, ahead: Sequence[_Request] = ()) -> _Child:
+        child = _Child(self.path, self.query_limits, ahead)
         with self._lock:
             self._all.add(child)
         return child
@@ -384,7 +395,8 @@ class QueryProcesses:
         except OSError:
             self._drop(child)
             raise QueryFailed("the query's process ended before it could run the query") from None
-        kind, value = child.answer(started + self.limits.kill_after_s(timeout_s))
+        waits_s, child.ahead_s = timeout_s + child.ahead_s, 0.0
+        kind, value = child.answer(started + self.limits.kill_after_s(waits_s))
         if kind == "ok":
             self._release(child)
             return value  # type: ignore[no-any-return]
@@ -449,7 +461,7 @@ def _cap_memory(limits: QueryLimits) -> None:
 def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     import duckdb
 
-    path, limits = _receive(stdin)
+    path, limits, ahead = _receive(stdin)
     try:
         conn = open_connection(path, limits)
     except duckdb.Error as error:
@@ -459,36 +471,47 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     conn.execute("SELECT 1").fetchall()
     _cap_memory(limits)
     _send(stdout, ("ready", None))
+    found: dict[_Request, tuple[str, Any]] = {}
+    for request in ahead:  # while the parent is still busy: its first questions, answered
+        found[request] = _answer(conn, request, limits)
+        if found[request][0] == "oom":
+            break  # the rest run when asked, after this answer ends the process
     while True:
         try:
-            request: _Request = _receive(stdin)
+            request = _receive(stdin)
         except EOFError:
             return
-        try:
-            result = run_query(
-                conn,
-                request.sql,
-                max_rows=request.max_rows,
-                timeout_s=request.timeout_s,
-                limits=limits,
-                measure_cells=request.measure_cells,
-            )
-            answer: tuple[str, Any] = ("ok", result)
-        except QueryTimeout as error:
-            answer = ("timeout", str(error))
-        except QueryFailed as error:
-            if str(error) == memory_message(limits):
-                answer = ("oom", str(error))
-            else:
-                answer = ("failed", str(error))
-        except MemoryError:
-            answer = ("oom", memory_message(limits))
+        answer = found.pop(request, None) or _answer(conn, request, limits)
         try:
             _send(stdout, answer)
         except MemoryError:
             _send(stdout, ("oom", memory_message(limits)))
         if answer[0] == "oom":
             return  # a fresh process for the next query: this heap may be fragmented
+
+
+def _answer(
+    conn: duckdb.DuckDBPyConnection, request: _Request, limits: QueryLimits
+) -> tuple[str, Any]:
+    """Run one request; its answer as the parent reads it (``ok``, ``timeout``, ``oom``…)."""
+    try:
+        result = run_query(
+            conn,
+            request.sql,
+            max_rows=request.max_rows,
+            timeout_s=request.timeout_s,
+            limits=limits,
+            measure_cells=request.measure_cells,
+        )
+        return ("ok", result)
+    except QueryTimeout as error:
+        return ("timeout", str(error))
+    except QueryFailed as error:
+        if str(error) == memory_message(limits):
+            return ("oom", str(error))
+        return ("failed", str(error))
+    except MemoryError:
+        return ("oom", memory_message(limits))
 
 
 def main() -> None:
