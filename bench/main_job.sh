@@ -18,6 +18,10 @@
 #   run 120 same  the 12 checks 10 times over, copies with the same SQL (scale.py same)
 #   run 120 dist  the same, every copy a query of its own (scale.py distinct)
 #   --help, validate 12
+#   imports only  the modules a run loads, imported and nothing else (bench/main_job/floor.py):
+#                 the libraries alone, then with Lookout's own modules
+# once: the interpreter's start alone, and a query process's floor (DuckDB imported, the flights
+# file opened read-only, SELECT 1);
 # and Soda v3's scan of its 12 checks (the reference), Soda v4's 3 contracts in one process, the 12
 # checks as plain SQL (the floor), and Soda v3's scan of the 12 checks 10 times over. Soda's commands
 # are the scan itself (the harness's run.sh also prints a summary, another interpreter start).
@@ -87,7 +91,25 @@ for tree in "${trees[@]}"; do
     "lookout $rev --help|$lk --help >/dev/null"
     "lookout $rev validate, 12 checks|$lk --automations '$here/main_job/automations' validate >/dev/null"
   )
+  # The imports of a run alone: recorded from a run whose DuckDB cache is built (a first run builds it).
+  modules="$state/$rev-modules.txt"
+  bash -c "$(run "$here/main_job/automations")" >/dev/null 2>&1
+  (cd "$state" && LOOKOUT_CACHE_DIR="$state/cache" LOOKOUT_STORE_URL="sqlite:///$state/$rev-record.db" \
+    "$tree/.venv/bin/python" "$here/main_job/floor.py" record "$modules" -- \
+    --config "$tree/config/lookout.yaml" --automations "$here/main_job/automations" run --all \
+    >/dev/null 2>&1) || true
+  floor="cd '$state' && '$tree/.venv/bin/python' '$here/main_job/floor.py' import '$modules'"
+  extra+=(
+    "lookout $rev imports only, libraries|$floor libraries"
+    "lookout $rev imports only, libraries and lookout's modules|$floor all"
+  )
+  first_python=${first_python:-$tree/.venv/bin/python}
 done
+cache_db=$(ls "$state"/cache/sources/flights-*.duckdb | head -1)
+extra+=(
+  "python start, no imports|'$first_python' -c pass"
+  "query process floor: python, import duckdb, connect, SELECT 1|'$first_python' -c \"import duckdb; duckdb.connect('$cache_db', read_only=True).execute('SELECT 1').fetchall()\""
+)
 if [[ -n ${BENCH_ONLY:-} ]]; then
   kept=()
   for entry in "${extra[@]}"; do
