@@ -30,6 +30,26 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship,
 
 from checks.store.list_columns import definition_columns, urgency_column, usage_columns
 
+LIST_INDEX_COLUMNS = ("automation", "scheduled_for", "id", "status", "finding", "finding_source")
+"""The key of ``ix_runs_list``: each automation's runs by slot, with how each ended."""
+LIST_INDEX_INCLUDES = (
+    "owner",
+    "tags",
+    "flags",
+    "urgency",
+    "severity",
+    "source",
+    "definition_source",
+    "finished_at",
+    "agent_input_tokens",
+    "agent_output_tokens",
+    "agent_cost_usd",
+    "decision_input_tokens",
+    "decision_output_tokens",
+    "decision_cost_usd",
+)
+"""Columns ``ix_runs_list`` also holds on PostgreSQL (``INCLUDE``): the list's and /metrics'."""
+
 
 class UTCDateTime(TypeDecorator[dt.datetime]):
     """A datetime stored as naive UTC and returned aware in UTC.
@@ -87,17 +107,10 @@ class RunRow(Base):
     __tablename__ = "runs"
     __table_args__ = (
         UniqueConstraint("automation", "scheduled_for", name="uq_runs_slot"),
-        # each automation's runs by slot, with what the review list picks them by: read
-        # from the index alone (``worker.review.board``, ``worker.review.stats``)
-        Index(
-            "ix_runs_list",
-            "automation",
-            "scheduled_for",
-            "id",
-            "status",
-            "finding",
-            "finding_source",
-        ),
+        # each automation's runs by slot, with what the review list picks them by and
+        # shows, and what /metrics sums: read from the index alone
+        # (``worker.review.board``, ``worker.review.stats``); included columns on PostgreSQL
+        Index("ix_runs_list", *LIST_INDEX_COLUMNS, postgresql_include=list(LIST_INDEX_INCLUDES)),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)

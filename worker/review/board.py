@@ -25,9 +25,10 @@ deliveries, checks with a problem and each automation's last run.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     ColumnElement,
@@ -35,6 +36,7 @@ from sqlalchemy import (
     Select,
     Text,
     and_,
+    bindparam,
     case,
     cast,
     func,
@@ -53,7 +55,7 @@ from checks.report import CheckOutcome, CheckResult, Finding, Status
 from checks.store.alert_tables import DeliveryRow, IncidentRow
 from checks.store.list_columns import TAG_SEPARATOR, split_tags
 from checks.store.review_tables import ReviewActionRow
-from checks.store.run_tables import CheckRow, RunRow
+from checks.store.run_tables import CheckRow, RunRow, UTCDateTime
 from checks.store.store import Store, check_result
 from worker.alerts.delivery_log import FAILED_STATUSES
 from worker.review.state import actions_for, fold, needs_me, subject_actions
@@ -100,23 +102,38 @@ def opinion_fields(
     return read.flags, read.urgency, read.goal_met
 
 
+def _carried(run: Any) -> list[Any]:
+    """A listed row's columns of its run: what the order, quick filters and facets read.
+
+    All of them are in ``ix_runs_list`` (PostgreSQL: as included columns), so
+    the rows are read from that index alone, never from the runs' wide rows.
+    """
+    return [
+        run.automation.label("automation"),
+        run.owner.label("owner"),
+        run.tags.label("tags"),
+        func.coalesce(run.source, run.definition_source).label("source"),
+        run.flags.label("flags"),
+        run.urgency.label("urgency"),
+        run.severity.label("severity"),
+        run.status.label("status"),
+        run.finding.label("finding"),
+        func.coalesce(run.finished_at, run.scheduled_for).label("at"),
+    ]
+
+
 def _listed() -> CTE:
-    """(run_id, incident_id, automation) of every row: open incidents, else latest reports."""
-    reported = (
-        select(RunRow.automation, func.max(RunRow.scheduled_for).label("at"))
-        .where(RunRow.status.in_(_REPORTED))
-        .group_by(RunRow.automation)
-        .cte("reported")
-    )
-    skipped = (
-        select(RunRow.automation, func.max(RunRow.scheduled_for).label("at"))
-        .where(
-            RunRow.status == str(Status.SKIPPED),
-            RunRow.automation.not_in(select(reported.c.automation)),
+    """Every row: its run id and incident id (None for a report) with its run's list columns."""
+    reported = case((RunRow.status.in_(_REPORTED), RunRow.scheduled_for))
+    skipped = case((RunRow.status == str(Status.SKIPPED), RunRow.scheduled_for))
+    latest = (  # one pass: the newest report, else (nothing reported) the newest skipped run
+        select(
+            RunRow.automation,
+            func.coalesce(func.max(reported), func.max(skipped)).label("at"),
         )
         .group_by(RunRow.automation)
+        .subquery("latest")
     )
-    latest = union_all(select(reported.c.automation, reported.c.at), skipped).cte("latest")
     run = aliased(RunRow, name="incident_run")
     of_kind = or_(
         and_(IncidentRow.kind == "error", run.status == str(Status.ERROR)),
@@ -133,7 +150,7 @@ def _listed() -> CTE:
         select(
             run.id.label("run_id"),
             IncidentRow.id.label("incident_id"),
-            run.automation.label("automation"),
+            *_carried(run),
             newest.label("n"),
         )
         .join(
@@ -147,15 +164,13 @@ def _listed() -> CTE:
         .where(IncidentRow.open_key.is_not(None))
         .cte("incident_runs")
     )
-    incidents = select(ranked.c.run_id, ranked.c.incident_id, ranked.c.automation).where(
-        ranked.c.n == 1
-    )
+    incidents = select(*(c for c in ranked.c if c.name != "n")).where(ranked.c.n == 1)
     report = aliased(RunRow, name="report_run")
     reports = (
         select(
             report.id.label("run_id"),
             cast(null(), Integer).label("incident_id"),
-            report.automation.label("automation"),
+            *_carried(report),
         )
         .join(
             latest,
@@ -190,49 +205,107 @@ def _review(listed: CTE) -> CTE:
 
 
 def _failed_alerts(listed: CTE) -> CTE:
-    """Run ids of the rows whose alerts have a channel whose latest delivery failed."""
-    delivery = DeliveryRow
-    on_run = select(
-        listed.c.run_id.label("key"),
-        delivery.id.label("delivery_id"),
-        delivery.channel,
-        delivery.status,
-    ).join(delivery, delivery.run_id == listed.c.run_id)
-    on_incident = select(listed.c.run_id, delivery.id, delivery.channel, delivery.status).join(
-        delivery, delivery.incident_id == listed.c.incident_id
-    )
-    sent = union(on_run, on_incident).subquery("sent")
-    latest = func.row_number().over(
-        partition_by=(sent.c.key, sent.c.channel), order_by=sent.c.delivery_id.desc()
-    )
-    ranked = select(sent.c.key, sent.c.status, latest.label("n")).subquery("channel_latest")
-    return (
-        select(ranked.c.key)
-        .where(ranked.c.n == 1, ranked.c.status.in_(sorted(FAILED_STATUSES)))
-        .distinct()
-        .cte("failed_alerts")
-    )
+    """Run ids of the rows whose alerts have a channel whose latest delivery failed.
 
+    A row's deliveries are those of its run and of its incident. Read from the
+    failed deliveries (few) rather than from every row's deliveries: a failed
+    one counts when no newer delivery of the same channel is among the row's.
+    """
 
-def _matches(run: Any, filters: Filters) -> ColumnElement[bool]:
-    """The facets and text search of ``filters`` (not the quick filters) over a run's columns."""
-    clauses: list[ColumnElement[bool]] = []
-    if filters.owner:
-        owner = filters.owner
-        clauses.append(or_(run.owner == owner, func.lower(run.owner) == owner.lower()))
-    if filters.tag:
-        clauses.append(
-            run.tags.contains(f"{TAG_SEPARATOR}{filters.tag}{TAG_SEPARATOR}", autoescape=True)
+    def newer(failed: Any, row_column: Any, column: Any) -> ColumnElement[bool]:
+        later = aliased(DeliveryRow, name="later")
+        return ~(
+            select(later.id)
+            .where(
+                getattr(later, column) == row_column,
+                later.channel == failed.channel,
+                later.id > failed.id,
+            )
+            .exists()
         )
+
+    parts = []
+    for on in ("run_id", "incident_id"):
+        failed = aliased(DeliveryRow, name=f"failed_by_{on}")
+        parts.append(
+            select(listed.c.run_id.label("key"))
+            .join(failed, getattr(failed, on) == listed.c[on])
+            .where(
+                failed.status.in_(sorted(FAILED_STATUSES)),
+                newer(failed, listed.c.run_id, "run_id"),
+                newer(failed, listed.c.incident_id, "incident_id"),
+            )
+        )
+    return union(*parts).cte("failed_alerts")
+
+
+class _Shape(NamedTuple):
+    """What a request's statement depends on besides its values: the filters given."""
+
+    owner: bool
+    tag: bool
+    source: bool
+    q: bool
+    quick: tuple[QuickFilter, ...]
+
+    @classmethod
+    def of(cls, filters: Filters) -> _Shape:
+        """The shape of ``filters``."""
+        return cls(
+            bool(filters.owner),
+            bool(filters.tag),
+            bool(filters.source),
+            bool(filters.q),
+            tuple(filters.quick),
+        )
+
+
+def _contains(text: str) -> str:
+    """A ``LIKE … ESCAPE '/'`` pattern for values containing ``text`` (its ``%``, ``_`` kept)."""
+    return "%" + text.replace("/", "//").replace("%", "/%").replace("_", "/_") + "%"
+
+
+def _params(filters: Filters, now: dt.datetime, offset: int, size: int) -> dict[str, Any]:
+    """The values of a request's statement (``_statement``)."""
+    params: dict[str, Any] = {"board_now": now, "board_offset": offset, "board_limit": size}
+    if filters.owner:
+        params["board_owner"] = filters.owner
+        params["board_owner_lower"] = filters.owner.lower()
+    if filters.tag:
+        params["board_tag"] = _contains(f"{TAG_SEPARATOR}{filters.tag}{TAG_SEPARATOR}")
     if filters.source:
-        clauses.append(func.coalesce(run.source, run.definition_source) == filters.source)
+        params["board_source"] = filters.source
     if filters.q:
-        q = filters.q.lower()
+        params["board_q"] = _contains(filters.q.lower())
+    return params
+
+
+def _matches(listed: CTE, run: Any, shape: _Shape) -> ColumnElement[bool]:
+    """The facets and text search (not the quick filters) over a row's columns.
+
+    ``run`` is the row's run, joined only for a text search (its description and summary).
+    """
+    clauses: list[ColumnElement[bool]] = []
+    if shape.owner:
+        clauses.append(
+            or_(
+                listed.c.owner == bindparam("board_owner", type_=Text()),
+                func.lower(listed.c.owner) == bindparam("board_owner_lower", type_=Text()),
+            )
+        )
+    if shape.tag:
+        clauses.append(listed.c.tags.like(bindparam("board_tag", type_=Text()), escape="/"))
+    if shape.source:
+        clauses.append(listed.c.source == bindparam("board_source", type_=Text()))
+    if shape.q:
+        searched = (listed.c.automation, run.description, listed.c.owner, run.summary)
         clauses.append(
             or_(
                 *(
-                    func.lower(func.coalesce(column, "")).contains(q, autoescape=True)
-                    for column in (run.automation, run.description, run.owner, run.summary)
+                    func.lower(func.coalesce(column, "")).like(
+                        bindparam("board_q", type_=Text()), escape="/"
+                    )
+                    for column in searched
                 )
             )
         )
@@ -244,7 +317,7 @@ def _flag(column: Any, flag: str) -> ColumnElement[bool]:
     return found
 
 
-def _board(filters: Filters, now: dt.datetime) -> CTE:
+def _board(shape: _Shape) -> CTE:
     """Every row with what the order, the quick filters and the facets need (no JSON read)."""
     listed = _listed()
     review = _review(listed)
@@ -252,43 +325,46 @@ def _board(filters: Filters, now: dt.datetime) -> CTE:
     run = aliased(RunRow, name="board_run")
     snooze = aliased(ReviewActionRow, name="snooze")
     problem = or_(
-        run.status == str(Status.ERROR),
-        and_(run.status == str(Status.COMPLETED), run.finding == str(Finding.NEEDS_ATTENTION)),
+        listed.c.status == str(Status.ERROR),
+        and_(
+            listed.c.status == str(Status.COMPLETED),
+            listed.c.finding == str(Finding.NEEDS_ATTENTION),
+        ),
     )
     is_problem = case((problem, 1), else_=0)
     ranks = {u: i for i, u in enumerate(URGENCY_ORDER)}  # a problem without one: worth_a_look
-    urgency = case(ranks, value=run.urgency, else_=is_problem * ranks["worth_a_look"])
-    severity = case(_SEVERITY_RANK, value=run.severity, else_=_DEFAULT_SEVERITY_RANK)
+    urgency = case(ranks, value=listed.c.urgency, else_=is_problem * ranks["worth_a_look"])
+    severity = case(_SEVERITY_RANK, value=listed.c.severity, else_=_DEFAULT_SEVERITY_RANK)
     waits = and_(
         problem,
         func.coalesce(review.c.acked, 0) == 0,
         func.coalesce(review.c.resolved, 0) == 0,
-        or_(snooze.until.is_(None), snooze.until <= now),
+        or_(snooze.until.is_(None), snooze.until <= bindparam("board_now", type_=UTCDateTime())),
     )
-    return (
+    rows = (
         select(
             listed.c.run_id,
             listed.c.incident_id,
-            run.automation,
-            run.owner,
-            run.tags,
-            func.coalesce(run.source, run.definition_source).label("source"),
-            run.flags,
+            listed.c.automation,
+            listed.c.owner,
+            listed.c.tags,
+            listed.c.source,
+            listed.c.flags,
             urgency.label("urgency_rank"),
             severity.label("severity_rank"),
             is_problem.label("problem"),
-            func.coalesce(run.finished_at, run.scheduled_for).label("at"),
+            listed.c.at,
             case((waits, 1), else_=0).label("needs_me"),
             case((func.coalesce(review.c.actions, 0) == 0, 1), else_=0).label("unreviewed"),
             case((listed.c.run_id.in_(select(failed.c.key)), 1), else_=0).label("failed"),
-            case((_matches(run, filters), 1), else_=0).label("matches"),
+            case((_matches(listed, run, shape), 1), else_=0).label("matches"),
         )
-        .join(run, run.id == listed.c.run_id)
         .outerjoin(review, review.c.key == listed.c.run_id)
         .outerjoin(snooze, snooze.id == review.c.snooze_id)
-        .cte("board")
-        .prefix_with("MATERIALIZED")  # read by every part of the overview: computed once
     )
+    if shape.q:  # only a text search reads the runs' rows (their description and summary)
+        rows = rows.join(run, run.id == listed.c.run_id)
+    return rows.cte("board").prefix_with("MATERIALIZED")  # read by every part: computed once
 
 
 def _quick(board: CTE, quick: QuickFilter) -> ColumnElement[bool]:
@@ -304,11 +380,21 @@ def _quick(board: CTE, quick: QuickFilter) -> ColumnElement[bool]:
     return board.c.failed == 1
 
 
-def _chosen(board: CTE, filters: Filters) -> ColumnElement[bool]:
-    return and_(board.c.matches == 1, *(_quick(board, q) for q in filters.quick))
+def _chosen(board: CTE, shape: _Shape) -> ColumnElement[bool]:
+    return and_(board.c.matches == 1, *(_quick(board, q) for q in shape.quick))
 
 
-def _overview(board: CTE, filters: Filters, offset: int, size: int) -> Select[Any]:
+@functools.lru_cache(maxsize=64)
+def _statement(shape: _Shape) -> Select[Any]:
+    """The overview's statement for one shape of filters, built once per process.
+
+    Building it costs more CPU than PostgreSQL spends running it; its values
+    (the filters', the time, the page) are bound per request (``_params``).
+    """
+    return _overview(_board(shape), shape)
+
+
+def _overview(board: CTE, shape: _Shape) -> Select[Any]:
     """One statement for everything over all rows: the page's run ids, the counts, the facets.
 
     Its rows are ``(part, position, run_id, incident_id, name, n)``: ``part`` is
@@ -326,10 +412,10 @@ def _overview(board: CTE, filters: Filters, offset: int, size: int) -> Select[An
     )
     page = (
         select(board.c.run_id, board.c.incident_id, *(c.element for c in order))
-        .where(_chosen(board, filters))
+        .where(_chosen(board, shape))
         .order_by(*order)
-        .offset(offset)
-        .limit(size)
+        .offset(bindparam("board_offset", type_=Integer()))
+        .limit(bindparam("board_limit", type_=Integer()))
         .subquery("page")
     )
     position = func.row_number().over(
@@ -352,20 +438,29 @@ def _overview(board: CTE, filters: Filters, offset: int, size: int) -> Select[An
             none.label("n"),
         )
     ]
-    counts = [("total", _chosen(board, filters))] + [
-        (str(q), _quick(board, q)) for q in QuickFilter
-    ]
-    for name, where in counts:
-        parts.append(
-            select(
-                literal("count"),
-                none,
-                none,
-                none,
-                cast(literal(name), Text),
-                func.coalesce(func.sum(case((where, 1), else_=0)), 0),
-            )
+    counts = [("total", _chosen(board, shape))] + [(str(q), _quick(board, q)) for q in QuickFilter]
+    sums = select(  # every count in one pass over the board
+        *(
+            func.coalesce(func.sum(case((where, 1), else_=0)), 0).label(f"n{i}")
+            for i, (_, where) in enumerate(counts)
         )
+    ).subquery("counted")
+    names = union_all(
+        *(
+            select(literal(i).label("i"), literal(name).label("name"))
+            for i, (name, _) in enumerate(counts)
+        )
+    ).subquery("count_names")
+    parts.append(
+        select(
+            literal("count"),
+            none,
+            none,
+            none,
+            cast(names.c.name, Text),
+            case({i: sums.c[f"n{i}"] for i in range(len(counts))}, value=names.c.i),
+        ).select_from(names.join(sums, literal(True)))
+    )
     for facet, column in (
         ("owner", board.c.owner),
         ("tags", board.c.tags),
@@ -429,7 +524,13 @@ def _page_rows(
     incidents = {i.id: i for i in session.scalars(query)}
     actions = actions_for(session, run_ids, incident_ids)
     clause = or_(DeliveryRow.run_id.in_(run_ids), DeliveryRow.incident_id.in_(incident_ids))
-    deliveries = list(session.scalars(select(DeliveryRow).options(load_only(*_SENT)).where(clause)))
+    by_run: dict[int, list[DeliveryRow]] = {}
+    by_incident: dict[int, list[DeliveryRow]] = {}
+    for d in session.scalars(select(DeliveryRow).options(load_only(*_SENT)).where(clause)):
+        if d.run_id is not None:
+            by_run.setdefault(d.run_id, []).append(d)
+        if d.incident_id is not None:
+            by_incident.setdefault(d.incident_id, []).append(d)
     checks = _problem_checks(session, run_ids)
     automations = sorted({r.automation for r in runs.values()})
     last_run = dict(
@@ -444,11 +545,10 @@ def _page_rows(
         run = runs[run_id]
         incident = incidents.get(incident_id) if incident_id is not None else None
         review = fold(subject_actions(actions, run_id, incident_id))
-        mine = [
-            d
-            for d in deliveries
-            if d.run_id == run_id or (incident_id is not None and d.incident_id == incident_id)
-        ]
+        sent = by_run.get(run_id, [])
+        if incident_id is not None:
+            sent = sent + by_incident.get(incident_id, [])
+        mine = {d.id: d for d in sent}  # a delivery of both the run and the incident: once
         flags, urgency, goal_met = opinion_fields(run.second_opinion)
         rows.append(
             BoardRow(
@@ -473,7 +573,7 @@ def _page_rows(
                 what_is_wrong=what_is_wrong(
                     run.status, run.finding, run.error, run.summary or "", checks.get(run.id, [])
                 ),
-                delivery=_delivery_status(mine),
+                delivery=_delivery_status(list(mine.values())),
                 review=review,
                 needs_me=needs_me(run.status, run.finding, review, now),
             )
@@ -505,15 +605,16 @@ def board(store: Store, filters: Filters, *, now: dt.datetime) -> BoardPage:
     """
     size = max(1, filters.page_size)
     with store.session() as session:
-        overview = _board(filters, now)
-        found = session.execute(_overview(overview, filters, (filters.page - 1) * size, size)).all()
+        statement = _statement(_Shape.of(filters))
+        found = session.execute(
+            statement, _params(filters, now, (filters.page - 1) * size, size)
+        ).all()
         counted = {r.name: int(r.n) for r in found if r.part == "count"}
         total = counted["total"]
         pages = max(1, math.ceil(total / size))
         page = min(max(1, filters.page), pages)
         if page != filters.page:  # past the last page (rare): the last page instead
-            last = _overview(overview, filters, (page - 1) * size, size)
-            found = session.execute(last).all()
+            found = session.execute(statement, _params(filters, now, (page - 1) * size, size)).all()
         picked = [
             (int(r.run_id), r.incident_id)
             for r in sorted((r for r in found if r.part == "row"), key=lambda r: r.position)
