@@ -27,10 +27,14 @@ wall times.
 
 Needs PostgreSQL (``LOOKOUT_TEST_PG_URL``, default
 ``postgresql://postgres@127.0.0.1:5432/test``; a scratch database is created
-and dropped). ``--sqlite`` uses a SQLite file instead.
+and dropped). ``--sqlite`` uses a SQLite file instead. ``--database NAME`` keeps
+the store in the PostgreSQL database NAME (with ``--sqlite``: the SQLite file
+NAME) and, when it already holds runs, measures it without building it again:
+the same store for two versions of the code, one after the other (each migrates
+it to its own head, so give the older version a copy).
 
 Run: ``.venv/bin/python bench/bench_board.py [--automations 10000] [--runs 50000]
-[--requests 20] [--sqlite]``.
+[--requests 20] [--sqlite] [--database NAME]``.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -66,6 +71,34 @@ PG_ADMIN = os.environ.get("LOOKOUT_TEST_PG_URL", "postgresql://postgres@127.0.0.
 
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _kept_database(name: str, sqlite: bool) -> tuple[str, bool]:
+    """The URL of the database ``name`` (created if missing), and whether it has runs.
+
+    ``name`` is a PostgreSQL database, or with ``sqlite`` a SQLite file.
+    """
+    if sqlite:
+        path = Path(name).resolve()
+        if not path.exists():
+            return f"sqlite:///{path}", False
+        with sqlite3.connect(path) as conn:
+            found = conn.execute("SELECT name FROM sqlite_master WHERE name = 'runs'").fetchone()
+            built = found is not None and conn.execute("SELECT count(*) FROM runs").fetchone() != (
+                0,
+            )
+        return f"sqlite:///{path}", built
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        found = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if found is None:
+            admin.execute(f'CREATE DATABASE "{name}"')
+    base = PG_ADMIN.rsplit("/", 1)[0]
+    with psycopg.connect(f"{base}/{name}", autocommit=True) as conn:
+        table = conn.execute("SELECT to_regclass('runs')").fetchone()
+        built = table is not None and table[0] is not None
+        if built:
+            built = conn.execute("SELECT count(*) FROM runs").fetchone() != (0,)
+    return f"{base.replace('postgresql://', 'postgresql+psycopg://', 1)}/{name}", built
 
 
 @contextmanager
@@ -184,6 +217,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=50_000)
     parser.add_argument("--requests", type=int, default=20, help="timed requests per endpoint")
     parser.add_argument("--sqlite", action="store_true", help="a SQLite store, not PostgreSQL")
+    parser.add_argument("--database", help="keep the store in this PostgreSQL database; reuse it")
     args = parser.parse_args()
     print(
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
@@ -191,15 +225,27 @@ def main() -> None:
         f"load {load()}",
         flush=True,
     )
-    with scratch_database(args.sqlite) as url:
-        began = time.perf_counter()
-        counts = build(url, args.automations, args.runs)
-        print(
-            f"built in {time.perf_counter() - began:.1f} s: "
-            + ", ".join(f"{n:,} {what}" for what, n in counts.items()),
-            flush=True,
-        )
+    if args.database:
+        url, built = _kept_database(args.database, args.sqlite)
+        if built:
+            print(f"measuring the store already in {args.database}", flush=True)
+        else:
+            _build(url, args)
         measure(url, args.requests)
+        return
+    with scratch_database(args.sqlite) as url:
+        _build(url, args)
+        measure(url, args.requests)
+
+
+def _build(url: str, args: argparse.Namespace) -> None:
+    began = time.perf_counter()
+    counts = build(url, args.automations, args.runs)
+    print(
+        f"built in {time.perf_counter() - began:.1f} s: "
+        + ", ".join(f"{n:,} {what}" for what, n in counts.items()),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":
