@@ -129,7 +129,17 @@ def to_expectation(value: object) -> Expectation:
         )
     if not isinstance(value, str):
         raise ValueError(f"expect must be text such as '== 0' (got {shown(value)})")
-    return parse_expectation(value)
+    return _parsed_expectation(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_expectation(text: str) -> Expectation:
+    """Return ``parse_expectation(text)``, kept per text (a text it refuses is not kept).
+
+    An ``Expectation`` is immutable, and the same few texts (``== 0``, ``empty``)
+    come back in most checks.
+    """
+    return parse_expectation(text)
 
 
 ExpectField = Annotated[

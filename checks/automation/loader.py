@@ -45,6 +45,32 @@ def _yaml_keys(model: type[BaseModel]) -> list[str]:
     return [info.alias or name for name, info in fields if name not in LOADER_FIELDS]
 
 
+@dataclass(frozen=True)
+class Written:
+    """One automation's file as it was read, and where the automation is in it.
+
+    Attributes:
+        raw: the file's bytes (shared by every automation of the file).
+        prefix: the automation's location in the file's data: ``()`` for a
+            file of one automation, ``("automations", i)`` otherwise.
+    """
+
+    raw: bytes
+    prefix: Loc
+
+
+def _places_in(tree: YamlTree, prefix: Loc) -> dict[Loc, PlaceFields]:
+    """Where the automation at ``prefix`` has its values: itself, ``source`` and its checks'."""
+    depth = len(prefix)
+    return {
+        loc[depth:]: found
+        for loc, node in tree.values.items()
+        if loc[:depth] == prefix
+        and loc[depth : depth + 1] in (("checks",), ("source",), ())
+        and (found := place_fields(node, tree.lines)) is not None
+    }
+
+
 @dataclass
 class LoadResult:
     """What ``load_automations`` found.
@@ -53,26 +79,49 @@ class LoadResult:
         automations: the automations with no problem, in file then position order.
         errors: every problem in every file, each with path, line, column and field.
         warnings: lines to show that do not stop anything (e.g. goal-only automations).
-        places: for each good automation (by name), where its checks' values
-            are in its file, keyed by location under the automation
-            (``("checks", 0, "sql")``), as the fields of a ``Place``
-            (``place_of`` builds one); ``lookout validate`` points into the
-            SQL with them.
+        written: for each good automation (by name), its file as read and
+            where the automation is in it (``()``, or ``("automations", i)``),
+            so that ``place_of`` can find its values without every load
+            keeping every value's position. Empty when loaded with
+            ``positions=False``.
+        places: for each good automation (by name) whose places were asked
+            for, where its checks' values are in its file, keyed by location
+            under the automation (``("checks", 0, "sql")``), as the fields of
+            a ``Place``; filled by ``place_of`` from ``written``, one file at a
+            time (``lookout validate`` points into the SQL with them).
 
     """
 
     automations: list[Automation] = field(default_factory=list)
     errors: list[AutomationError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    written: dict[str, Written] = field(default_factory=dict)
     places: dict[str, dict[Loc, PlaceFields]] = field(default_factory=dict)
+    _last_tree: tuple[bytes, YamlTree] | None = field(default=None, repr=False, compare=False)
 
     def place_of(self, automation: Automation, loc: Loc) -> Place:
         """Where ``loc`` (under ``automation``) is, or the nearest enclosing place known."""
-        known = self.places.get(automation.name, {})
+        known = self._places(automation.name)
         while loc and loc not in known:
             loc = loc[:-1]
         found = known.get(loc)
         return Place(*found) if found is not None else Place(automation.line, 1)
+
+    def _places(self, name: str) -> dict[Loc, PlaceFields]:
+        """The places of one automation, found (for every automation of its file) when asked."""
+        known = self.places.get(name)
+        if known is not None:
+            return known
+        written = self.written.get(name)
+        if written is None:
+            return {}
+        # The file as it was read, composed again: the same nodes, so the same places. The
+        # last file's tree is kept: its other automations are usually asked about next.
+        last = self._last_tree
+        if last is None or last[0] is not written.raw:
+            last = self._last_tree = (written.raw, YamlTree.parse(written.raw))
+        known = self.places[name] = _places_in(last[1], written.prefix)
+        return known
 
     def by_name(self, name: str) -> Automation:
         """Return the automation called ``name``.
@@ -136,7 +185,8 @@ def load_automations(
         The good automations and every problem. Nothing is raised for a bad
         file: a bad automation never stops the good ones beside it, in the same
         file or others. Names must be unique across all files; the second of two
-        is an error naming the first's ``path:line``.
+        is an error naming the first's ``path:line``. Each good automation's
+        file is kept as read (``LoadResult.written``) for ``place_of``.
 
     """
     root = Path(path)
@@ -155,14 +205,64 @@ def load_automations(
     with cycle_collection_paused():
         for count, file in enumerate(files, start=1):
             collect_young(count)
-            try:
-                data = file.read_bytes()
-            except OSError as exc:
-                problem = AutomationError(f"cannot read: {exc.strerror}", path=str(file))
-                result.errors.append(problem)
-                continue
-            _FileLoader(str(file), result, known_sources, first).load(data)
+            _load_file(str(file), result, known_sources, first, positions=True)
     return result
+
+
+def load_file(
+    path: str | Path,
+    *,
+    known_sources: Collection[str] | None = None,
+    positions: bool = True,
+) -> LoadResult:
+    """Read and validate the automations of one file (a path that is, or links to, a file).
+
+    What ``load_automations`` does for one of its files, without looking at
+    what the path is first (the dispatcher's catalog has already). With
+    ``positions=False`` the file's bytes are not kept (``LoadResult.written``
+    stays empty, ``place_of`` gives each automation's first line).
+
+    Returns:
+        Its good automations and every problem, as ``load_automations``; a
+        file that cannot be read is one problem (``cannot read: …``).
+
+    """
+    result = LoadResult()
+    _load_file(str(path), result, known_sources, {}, positions=positions)
+    return result
+
+
+def _load_file(
+    path: str,
+    result: LoadResult,
+    known_sources: Collection[str] | None,
+    first: dict[str, Automation],
+    *,
+    positions: bool,
+) -> None:
+    try:
+        data = _read(path)
+    except OSError as exc:
+        result.errors.append(AutomationError(f"cannot read: {exc.strerror}", path=path))
+        return
+    _FileLoader(path, result, known_sources, first, positions=positions).load(data)
+
+
+def _read(path: str) -> bytes:
+    """A file's bytes, with three system calls (``open()``'s file object makes about eight).
+
+    Raises:
+        OSError: it cannot be opened or read (``strerror`` says why).
+
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 AUTOMATION_SUFFIXES = (".yaml", ".yml")
@@ -280,11 +380,15 @@ class _FileLoader:
         result: LoadResult,
         known_sources: Collection[str] | None,
         first: dict[str, Automation],
+        *,
+        positions: bool = True,
     ) -> None:
         self.path = path
         self.result = result
         self.known_sources = known_sources
         self.first = first  # shared by the files of one load: duplicates found in O(1)
+        self.positions = positions
+        self.raw = b""
 
     def error(self, message: str, node: Any = None, loc: Loc = ()) -> None:
         line, column = position(node)
@@ -294,6 +398,7 @@ class _FileLoader:
         )
 
     def load(self, raw: bytes) -> None:
+        self.raw = raw
         try:
             tree = YamlTree.parse(raw)
         except AutomationError as exc:
@@ -400,13 +505,8 @@ class _FileLoader:
             return
         self.first[automation.name] = automation
         self.result.automations.append(automation)
-        self.result.places[automation.name] = {
-            loc[len(prefix) :]: found
-            for loc, node in tree.values.items()
-            if loc[: len(prefix)] == prefix
-            and loc[len(prefix) : len(prefix) + 1] in (("checks",), ("source",), ())
-            and (found := place_fields(node, tree.lines)) is not None
-        }
+        if self.positions:
+            self.result.written[automation.name] = Written(self.raw, prefix)
         if not automation.checks:
             self.result.warnings.append(
                 f"{automation.path}:{automation.line}: {automation.name}: no checks: "

@@ -57,6 +57,10 @@ from checks.automation.schedule import validate_cron
 from checks.automation.time_buckets import OVER_KINDS, Over
 
 LOADER_FIELDS = ("path", "line")  # set by the loader, never from YAML
+_KIND_ATTRIBUTES = tuple(
+    (key, "schema_" if key == "schema" else key) for key in ("sql", *KINDS)
+)  # (YAML key, attribute): a check holds exactly one
+_ATTRIBUTE = dict(_KIND_ATTRIBUTES)
 
 
 class _Strict(BaseModel):
@@ -104,7 +108,12 @@ class Check(_Strict):
 
     @model_validator(mode="after")
     def _one_kind(self) -> Check:
-        given = [key for key in ("sql", *KINDS) if self._spec_or_sql(key) is not None]
+        written = self.model_fields_set  # a kind not written is None: its attribute is not read
+        given = [
+            key
+            for key, name in _KIND_ATTRIBUTES
+            if name in written and getattr(self, name) is not None
+        ]
         if not given:
             raise fail_here(
                 "a check needs 'sql:' or one of the typed kinds: " + ", ".join(KINDS), ()
@@ -114,7 +123,7 @@ class Check(_Strict):
                 f"a check is one of sql, {', '.join(KINDS)}; this one has {' and '.join(given)}",
                 (given[1],),
             )
-        spec = self.spec
+        spec: Kind | None = None if given[0] == "sql" else getattr(self, _ATTRIBUTE[given[0]])
         if spec is None:
             if self.expect is None:
                 raise fail_here("required field is missing", ("expect",))
@@ -175,14 +184,11 @@ class Check(_Strict):
             and not (key == "allow_empty" and value is False)
         }
 
-    def _spec_or_sql(self, key: str) -> object:
-        return getattr(self, "schema_" if key == "schema" else key)
-
     @property
     def spec(self) -> Kind | None:
         """The typed kind of this check, or None for a raw ``sql`` check."""
-        for key in KINDS:
-            found = self._spec_or_sql(key)
+        for _, name in _KIND_ATTRIBUTES[1:]:
+            found = getattr(self, name)
             if isinstance(found, Kind):
                 return found
         return None

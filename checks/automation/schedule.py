@@ -86,13 +86,23 @@ def validate_cron(expression: str) -> str:
         raise ValueError(f"7 fields: looks like a Quartz cron with seconds and year; {_TAKES}")
     if len(fields) != 5:
         raise ValueError(f"{len(fields)} field{'' if len(fields) == 1 else 's'}; {_TAKES}")
-    from croniter import croniter  # on first use: its import runs `file` on the interpreter
-
     try:
-        croniter.expand(stripped, strict=True)
+        _expanded(stripped)
     except (ValueError, TypeError) as exc:  # croniter's errors derive from these
         raise ValueError(f"invalid cron expression: {_field_problem(fields) or exc}") from None
     return stripped
+
+
+@functools.lru_cache(maxsize=_CACHED)
+def _expanded(expression: str) -> tuple[list[list[int | str]], dict[int, set[int]]]:
+    """Return croniter's strict expansion of an expression, read once for all its checks.
+
+    Shared: callers only read it. Raises what ``croniter.expand`` raises (not kept).
+    """
+    from croniter import croniter  # on first use: its import runs `file` on the interpreter
+
+    fields, nth_weekdays = croniter.expand(expression, strict=True)
+    return fields, nth_weekdays
 
 
 def _field_problem(fields: list[str]) -> str | None:
@@ -132,9 +142,7 @@ def needs_day_match(expression: str) -> bool:
         ValueError: the expression is not valid (see ``validate_cron``).
 
     """
-    from croniter import croniter
-
-    expanded: list[list[int | str]] = croniter.expand(validate_cron(expression), strict=True)[0]
+    expanded = _expanded(validate_cron(expression))[0]
     day_of_month, day_of_week = expanded[2], expanded[4]
     return day_of_month[0] != "*" and day_of_week[0] != "*"
 
@@ -158,6 +166,9 @@ def check_computable(expression: str, day_match: str | None) -> None:
 
     day_or = day_match != "all"
     try:
+        fields, nth_weekdays = _expanded(validate_cron(expression))
+        if fields[2] == ["*"] and fields[4] == ["*"] and not nth_weekdays:
+            return  # every day matches, so some minute of some month comes: no search needed
         croniter(
             validate_cron(expression), _REFERENCE, ret_type=dt.datetime, day_or=day_or
         ).get_next()

@@ -10,17 +10,23 @@ Files are composed by libyaml (``yaml.CSafeLoader``, ~25 times faster than the
 pure-Python parser), whose nodes carry the same marks (line and column). When
 libyaml refuses a file, it is composed again by PyYAML's pure-Python
 ``SafeLoader``, so every error message and position is PyYAML's, as before.
+libyaml's composer calls back into Python three times per node (the tag
+resolver and its path hooks): ``_Composer`` answers the first from a cache and
+the other two with C callables that do nothing, as PyYAML's do without path
+resolvers (SafeLoader has none).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import math
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
+from yaml.nodes import ScalarNode, SequenceNode
 
 from checks.errors import AutomationError
 
@@ -31,7 +37,41 @@ _STR_TAG = "tag:yaml.org,2002:str"
 _COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 _MAX_NODES = 20_000  # stops alias bombs ("billion laughs")
 _MAX_DEPTH = 64
-_FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # without libyaml: the same
+_RESOLVER: Any = yaml.resolver.Resolver()  # SafeLoader's implicit tags (null, bool, int, …)
+_RESOLVED_KEPT = 4096  # scalars whose tag is kept: keys and short values repeat across files
+_KEY_TYPES = (str, int, float)  # bool is an int
+
+
+@functools.lru_cache(maxsize=_RESOLVED_KEPT)
+def _resolve(kind: type, value: str | None, implicit: Any) -> str:
+    """The tag PyYAML's resolver gives a node: it depends on these three arguments only.
+
+    (SafeLoader's resolver has no path resolvers; its implicit ones are fixed
+    when PyYAML is imported.)
+    """
+    tag: str = _RESOLVER.resolve(kind, value, implicit)
+    return tag
+
+
+_BASE_LOADER: Any = getattr(yaml, "CSafeLoader", None)
+
+
+class _Composer(_BASE_LOADER or yaml.SafeLoader):  # type: ignore[misc]
+    """libyaml's composer (when PyYAML has it), with its calls into Python made cheap.
+
+    The same nodes, tags and marks as ``yaml.CSafeLoader``: the resolver's
+    answer comes from ``_resolve``; ``descend_resolver``/``ascend_resolver``
+    only track paths for path resolvers, which SafeLoader has none of, so they
+    are C callables doing nothing (a builtin is not bound as a method).
+    """
+
+    if _BASE_LOADER is not None:
+        resolve = staticmethod(_resolve)
+        descend_resolver: Any = {}.get  # (parent, index) -> index, ignored
+        ascend_resolver = tuple  # () -> (), ignored
+
+
+_FAST_LOADER: Any = _Composer  # without libyaml: SafeLoader, the same nodes
 
 
 def shown(value: object) -> str:
@@ -82,10 +122,18 @@ class YamlTree:
         self.keys: dict[Loc, Any] = {}  # location -> key node
         self.problems: list[tuple[Loc, Any, str]] = []  # location, node, message
         self.data: Any = None
-        self.lines: list[str] = []  # the file's text, for positions inside values
-        self._constructor = yaml.constructor.SafeConstructor()  # scalars only: no parser
+        self.text = ""  # the file's text, for positions inside values (``lines``)
+        self._lines: list[str] | None = None
+        self._constructor: Any = None  # scalars other than text only; made when first needed
         self._visited = 0
         self._open: list[Any] = []  # collection nodes being built: an alias back to one loops
+
+    @property
+    def lines(self) -> list[str]:
+        """The file's text split in lines (split when first asked: only positions need it)."""
+        if self._lines is None:
+            self._lines = self.text.splitlines()
+        return self._lines
 
     @classmethod
     def parse(cls, raw: bytes) -> YamlTree:
@@ -112,7 +160,7 @@ class YamlTree:
                 "the file is empty; expected an automation or 'automations:' with a list"
             )
         tree = cls()
-        tree.lines = text.splitlines()
+        tree.text = text
         tree.data = tree._build(root, ())
         return tree
 
@@ -169,21 +217,46 @@ class YamlTree:
         if len(loc) > _MAX_DEPTH or node in self._open:
             self._problem(loc, node, "nested too deep, or a recursive alias")
             return None
-        if isinstance(node, yaml.ScalarNode):
+        if isinstance(node, ScalarNode):
             return self._scalar(node, loc)
         if node.tag not in _COLLECTION_TAGS:
             self._problem(loc, node, f"YAML tag {node.tag!r} is not supported")
         self._open.append(node)
         try:
-            if isinstance(node, yaml.SequenceNode):
-                return [self._build(item, (*loc, index)) for index, item in enumerate(node.value)]
+            if isinstance(node, SequenceNode):
+                return self._sequence(node, loc)
             return self._mapping(node, loc)
         finally:
             self._open.pop()
 
+    def _text(self, node: Any, loc: Loc) -> bool:
+        """Record a plain text scalar at ``loc`` as ``_build`` would; False if ``_build`` must.
+
+        Most values are such text: kept here without ``_build``'s calls.
+        """
+        if (
+            node.tag != _STR_TAG
+            or node.__class__ is not ScalarNode
+            or self._visited >= _MAX_NODES
+            or len(loc) > _MAX_DEPTH
+        ):
+            return False
+        self.values[loc] = node
+        self._visited += 1
+        return True
+
+    def _sequence(self, node: Any, loc: Loc) -> list[Any]:
+        items: list[Any] = []
+        for index, item in enumerate(node.value):
+            at = (*loc, index)
+            items.append(item.value if self._text(item, at) else self._build(item, at))
+        return items
+
     def _scalar(self, node: Any, loc: Loc) -> Any:
         if node.tag == _STR_TAG:  # most values: what SafeConstructor gives, without its dispatch
             return node.value
+        if self._constructor is None:
+            self._constructor = yaml.constructor.SafeConstructor()  # scalars only: no parser
         try:
             return self._constructor.construct_object(node)
         except yaml.YAMLError:
@@ -197,24 +270,28 @@ class YamlTree:
 
     def _mapping(self, node: Any, loc: Loc) -> dict[Any, Any]:
         result: dict[Any, Any] = {}
-        for key_node, value_node in node.value:  # merged keys first: explicit ones win
+        pairs = node.value
+        for key_node, value_node in pairs:  # merged keys first: explicit ones win
             if key_node.tag == _MERGE_TAG:
-                merged = (
-                    value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
-                )
+                merged = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
                 for source in reversed(merged):  # the first mapping listed wins
                     if isinstance(source, yaml.MappingNode):
                         result.update(self._merge(source, loc))
                     else:
                         self._problem(loc, source, "a merge key '<<' needs a mapping")
         first: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            if key_node.tag == _MERGE_TAG:
+        keys = self.keys
+        for key_node, value_node in pairs:
+            tag = key_node.tag
+            if tag == _MERGE_TAG:
                 continue
-            key = self._scalar(key_node, loc) if isinstance(key_node, yaml.ScalarNode) else None
-            if key is None and _is_word_null(key_node):
-                key = "null"  # a key is a name: `null: violation` is the option called null
-            if not isinstance(key, str | int | float | bool):
+            if key_node.__class__ is not ScalarNode:
+                key = None
+            else:
+                key = key_node.value if tag == _STR_TAG else self._scalar(key_node, loc)
+                if key is None and _is_word_null(key_node):
+                    key = "null"  # a key is a name: `null: violation` is the option called null
+            if not isinstance(key, _KEY_TYPES):
                 self._problem(loc, key_node, "a key must be a plain text value")
                 continue
             if key in first:
@@ -226,8 +303,11 @@ class YamlTree:
                 )
                 continue
             first[key] = key_node
-            self.keys[(*loc, key)] = key_node
-            result[key] = self._build(value_node, (*loc, key))
+            at = (*loc, key)
+            keys[at] = key_node
+            result[key] = (
+                value_node.value if self._text(value_node, at) else self._build(value_node, at)
+            )
         return result
 
     def _merge(self, source: Any, loc: Loc) -> dict[Any, Any]:

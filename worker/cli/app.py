@@ -154,7 +154,6 @@ def _validate_sql(
     from checks.sources import dialect_of
 
     config = settings.sources[automation.source]
-    where = loaded.place_of(automation, ("source",))
     try:
         dialect = dialect_of(config)
         source = pool.get(automation.source) if pool is not None else None
@@ -167,6 +166,7 @@ def _validate_sql(
         )
     except SourceError as exc:
         message = f"{exc}; its checks were not checked against it (--no-sources skips this)"
+        where = loaded.place_of(automation, ("source",))
         problem = AutomationError(
             message, path=automation.path, line=where.line, column=where.column, field="source"
         )
