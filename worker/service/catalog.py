@@ -2,7 +2,7 @@
 
 ``AutomationCatalog.refresh`` looks at the folder on every dispatch and parses
 only the files whose size, modification time or inode changed since the last
-look (``checks.automation.model.load_automations`` on that one file). A bad file is
+look (``checks.automation.loader.load_file`` on that one file). A bad file is
 reported — once per change, on the ``lookout.dispatch`` logger — and its
 automations left out; every other file goes on. Names must stay unique across
 files: the second definition of a name is an error pointing at the first, as
@@ -23,7 +23,7 @@ from checks.automation.loader import (
     automation_files,
     collect_young,
     cycle_collection_paused,
-    load_automations,
+    load_file,
 )
 from checks.automation.model import Automation
 from checks.errors import AutomationError
@@ -96,7 +96,9 @@ class AutomationCatalog:
             stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
             parsed = self._parsed.get(file)
             if parsed is None or parsed.stamp != stamp:
-                parsed = _Parsed(stamp, load_automations(file, known_sources=self.known_sources))
+                # No positions kept: the merged result the dispatcher reads has no places.
+                loaded = load_file(file, known_sources=self.known_sources, positions=False)
+                parsed = _Parsed(stamp, loaded)
                 self.reloads += 1
                 collect_young(self.reloads)
                 for problem in parsed.result.errors:

@@ -23,13 +23,13 @@ import datetime as dt
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Literal
 
-from sqlalchemy import and_, case, exists, func, or_, select, text, update
+from sqlalchemy import String, Text, and_, bindparam, case, exists, func, or_, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, aliased
 
 from checks.report import FRESH_TRIGGER, Status
 from checks.store.list_columns import definition_columns
-from checks.store.run_tables import RunRow, ScheduleCursorRow
+from checks.store.run_tables import RunRow, ScheduleCursorRow, UTCDateTime
 from checks.store.store import Store, retry_writes, utcnow
 from worker.service.queue_records import (
     ActiveRun,
@@ -177,8 +177,40 @@ class RunQueue:
     ) -> None:
         if not cursors:
             return
-        insert = self._insert(ScheduleCursorRow)
         table = ScheduleCursorRow.__table__
+        ordered = sorted(cursors.items())  # rows locked in one order: two ticks never deadlock
+        if self._postgres:
+            # One statement over three arrays (unnest), not one per cursor: a first tick over
+            # 10,000 automations creates 10,000 cursors.
+            rows = (
+                func.unnest(
+                    bindparam("automations", type_=postgresql.ARRAY(String)),
+                    bindparam("keys", type_=postgresql.ARRAY(Text)),
+                    bindparam("cursors_at", type_=postgresql.ARRAY(UTCDateTime())),
+                )
+                .table_valued("automation", "schedule_key", "cursor_at")
+                .render_derived()
+            )
+            source = select(
+                rows.c.automation,
+                rows.c.schedule_key,
+                rows.c.cursor_at,
+                bindparam("now", type_=table.c.updated_at.type),
+            )
+            columns = ["automation", "schedule_key", "cursor_at", "updated_at"]
+            insert = self._insert(table).from_select(columns, source.select_from(rows))
+            parameters: Any = {
+                "automations": [name for name, _ in ordered],
+                "keys": [c.key for _, c in ordered],
+                "cursors_at": [c.at for _, c in ordered],
+                "now": now,
+            }
+        else:
+            insert = self._insert(table)
+            parameters = [
+                {"automation": name, "schedule_key": c.key, "cursor_at": c.at, "updated_at": now}
+                for name, c in ordered
+            ]
         same_key = table.c.schedule_key == insert.excluded.schedule_key
         stmt = insert.on_conflict_do_update(
             index_elements=["automation"],
@@ -194,11 +226,7 @@ class RunQueue:
                 "updated_at": insert.excluded.updated_at,
             },
         )
-        values = [
-            {"automation": name, "schedule_key": c.key, "cursor_at": c.at, "updated_at": now}
-            for name, c in sorted(cursors.items())
-        ]
-        session.execute(stmt, values)
+        session.execute(stmt, parameters)
 
     def mark_sent(self, run_ids: Collection[int], *, at: dt.datetime | None = None) -> None:
         """Record that the messages of these runs were sent (``enqueued_at``)."""
