@@ -160,14 +160,16 @@ YOUNG_COLLECTION_FILES = 200
 """While the collector is paused, the young generations are collected every this many files."""
 
 
-def collect_young(files_read: int) -> None:
+def collect_young(files_read: int) -> bool:
     """Every ``YOUNG_COLLECTION_FILES`` files, free the cycles a load left (young objects only).
 
     Cheap, unlike a full collection, and it keeps a paused load's garbage (each
-    file's parser and constructor) from piling up.
+    file's parser and constructor) from piling up. Returns whether it collected.
     """
     if files_read % YOUNG_COLLECTION_FILES == 0 and not gc.isenabled():
         gc.collect(1)
+        return True
+    return False
 
 
 def load_automations(

@@ -229,27 +229,22 @@ class YamlTree:
         finally:
             self._open.pop()
 
-    def _text(self, node: Any, loc: Loc) -> bool:
-        """Record a plain text scalar at ``loc`` as ``_build`` would; False if ``_build`` must.
-
-        Most values are such text: kept here without ``_build``'s calls.
-        """
-        if (
-            node.tag != _STR_TAG
-            or node.__class__ is not ScalarNode
-            or self._visited >= _MAX_NODES
-            or len(loc) > _MAX_DEPTH
-        ):
-            return False
-        self.values[loc] = node
-        self._visited += 1
-        return True
-
     def _sequence(self, node: Any, loc: Loc) -> list[Any]:
         items: list[Any] = []
+        values, shallow = self.values, len(loc) < _MAX_DEPTH
         for index, item in enumerate(node.value):
             at = (*loc, index)
-            items.append(item.value if self._text(item, at) else self._build(item, at))
+            if (  # text, most values: kept as _build keeps it, without its calls
+                item.__class__ is ScalarNode
+                and item.tag == _STR_TAG
+                and shallow
+                and self._visited < _MAX_NODES
+            ):
+                values[at] = item
+                self._visited += 1
+                items.append(item.value)
+            else:
+                items.append(self._build(item, at))
         return items
 
     def _scalar(self, node: Any, loc: Loc) -> Any:
@@ -271,16 +266,9 @@ class YamlTree:
     def _mapping(self, node: Any, loc: Loc) -> dict[Any, Any]:
         result: dict[Any, Any] = {}
         pairs = node.value
-        for key_node, value_node in pairs:  # merged keys first: explicit ones win
-            if key_node.tag == _MERGE_TAG:
-                merged = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
-                for source in reversed(merged):  # the first mapping listed wins
-                    if isinstance(source, yaml.MappingNode):
-                        result.update(self._merge(source, loc))
-                    else:
-                        self._problem(loc, source, "a merge key '<<' needs a mapping")
+        self._merge_keys(pairs, loc, result)  # merged keys first: explicit ones win
         first: dict[Any, Any] = {}
-        keys = self.keys
+        keys, values, shallow = self.keys, self.values, len(loc) < _MAX_DEPTH
         for key_node, value_node in pairs:
             tag = key_node.tag
             if tag == _MERGE_TAG:
@@ -305,10 +293,29 @@ class YamlTree:
             first[key] = key_node
             at = (*loc, key)
             keys[at] = key_node
-            result[key] = (
-                value_node.value if self._text(value_node, at) else self._build(value_node, at)
-            )
+            if (  # text, most values: kept as _build keeps it, without its calls
+                value_node.__class__ is ScalarNode
+                and value_node.tag == _STR_TAG
+                and shallow
+                and self._visited < _MAX_NODES
+            ):
+                values[at] = value_node
+                self._visited += 1
+                result[key] = value_node.value
+            else:
+                result[key] = self._build(value_node, at)
         return result
+
+    def _merge_keys(self, pairs: list[tuple[Any, Any]], loc: Loc, result: dict[Any, Any]) -> None:
+        """Put the keys merged in with '<<' into ``result`` (the first mapping listed wins)."""
+        for key_node, value_node in pairs:
+            if key_node.tag == _MERGE_TAG:
+                merged = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
+                for source in reversed(merged):
+                    if isinstance(source, yaml.MappingNode):
+                        result.update(self._merge(source, loc))
+                    else:
+                        self._problem(loc, source, "a merge key '<<' needs a mapping")
 
     def _merge(self, source: Any, loc: Loc) -> dict[Any, Any]:
         """Build a mapping merged in with '<<': counted like any value, loops and depth refused.

@@ -88,6 +88,10 @@ class AutomationCatalog:
 
     def _read(self, files: list[Path], seen: dict[Path, _Parsed]) -> None:
         """Parse the files that changed into ``seen``; keep the others as they were."""
+        # Only a file with a problem leaves cycles to free (its exceptions' frames): after
+        # good files alone a young collection would walk what they built and free nothing,
+        # and a refresh of many files freezes what it built anyway.
+        garbage = False
         for file in files:
             try:
                 st = os.stat(file)
@@ -100,7 +104,9 @@ class AutomationCatalog:
                 loaded = load_file(file, known_sources=self.known_sources, positions=False)
                 parsed = _Parsed(stamp, loaded)
                 self.reloads += 1
-                collect_young(self.reloads)
+                garbage = garbage or bool(parsed.result.errors)
+                if garbage and collect_young(self.reloads):
+                    garbage = False
                 for problem in parsed.result.errors:
                     log.error("automation file skipped: %s", problem.location_message())
                 if not parsed.result.errors:
