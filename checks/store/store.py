@@ -33,6 +33,7 @@ import tenacity
 from sqlalchemy import (
     Connection,
     Engine,
+    bindparam,
     create_engine,
     delete,
     event,
@@ -54,6 +55,7 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 from sqlalchemy.orm import Session, selectinload, sessionmaker
+from sqlalchemy.sql.elements import BindParameter
 
 from checks.errors import StoreError
 from checks.opinion.row_diff import PreviousRows
@@ -222,6 +224,29 @@ def migrate(engine: Engine) -> None:
             conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")  # one line of migrations: a branch fails loudly
+
+
+_RESULTS = (CheckRow, EvidenceRow, SeriesRow)
+"""The tables holding a run's results, each row with its ``run_id``."""
+
+
+def _finish_statement() -> Any:
+    runs = table_of(RunRow)
+    run_id: BindParameter[int] = bindparam("b_run_id")
+    earlier = or_(*(exists().where(table_of(t).c.run_id == run_id) for t in _RESULTS))
+    return (
+        update(runs)
+        .where(
+            runs.c.id == run_id,
+            runs.c.attempt == bindparam("b_attempt"),
+            runs.c.status == str(Status.RUNNING),
+        )
+        .returning(runs.c.automation, runs.c.scheduled_for, earlier.label("earlier"))
+    )
+
+
+_FINISH = _finish_statement()
+"""``finish_run``'s fenced update, built once: its SET clause is the parameters' columns."""
 
 
 class Store:
@@ -405,26 +430,14 @@ class Store:
         RETURNING`` of the run (which also says whether it holds earlier
         results), then one insert per table.
         """
-        runs = table_of(RunRow)
-        children = (CheckRow, EvidenceRow, SeriesRow)
-        earlier = or_(*(exists().where(table_of(c).c.run_id == run_id) for c in children))
-        fenced = (
-            update(runs)
-            .where(
-                runs.c.id == run_id,
-                runs.c.attempt == attempt,
-                runs.c.status == str(Status.RUNNING),
-            )
-            .values(finished_columns(report))
-            .returning(runs.c.automation, runs.c.scheduled_for, earlier.label("earlier"))
-        )
+        params = {**finished_columns(report), "b_run_id": run_id, "b_attempt": attempt}
         with self.session() as session:
             connection = session.connection()
-            found = connection.execute(fenced).first()
+            found = connection.execute(_FINISH, params).first()
             if found is None:
                 return False
             if found.earlier:  # results written while it still ran: replaced
-                for table in (EvidenceRowSetRow, *children):
+                for table in (EvidenceRowSetRow, *_RESULTS):
                     connection.execute(
                         delete(table_of(table)).where(table_of(table).c.run_id == run_id)
                     )

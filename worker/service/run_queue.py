@@ -20,16 +20,31 @@ notes §5:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Literal
 
-from sqlalchemy import String, Text, and_, bindparam, case, exists, func, or_, select, text, update
+from sqlalchemy import (
+    Select,
+    String,
+    Text,
+    Update,
+    and_,
+    bindparam,
+    case,
+    exists,
+    func,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm import Session
 
 from checks.report import FRESH_TRIGGER, Status
 from checks.store.list_columns import definition_columns
-from checks.store.run_tables import RunRow, ScheduleCursorRow, UTCDateTime
+from checks.store.run_tables import RunRow, ScheduleCursorRow, UTCDateTime, table_of
 from checks.store.store import Store, retry_writes, utcnow
 from worker.service.queue_records import (
     ActiveRun,
@@ -51,19 +66,20 @@ Admission = tuple[int | None, bool]
 _ACTIVE = (str(Status.QUEUED), str(Status.RUNNING))
 
 
+_RUN_INFO = select(
+    RunRow.id,
+    RunRow.automation,
+    RunRow.status,
+    RunRow.attempt,
+    RunRow.scheduled_for,
+    RunRow.trigger,
+    RunRow.source,
+    RunRow.definition,
+).where(RunRow.id == bindparam("run_id"))
+
+
 def _run_info(session: Session, run_id: int) -> RunInfo | None:
-    row = session.execute(
-        select(
-            RunRow.id,
-            RunRow.automation,
-            RunRow.status,
-            RunRow.attempt,
-            RunRow.scheduled_for,
-            RunRow.trigger,
-            RunRow.source,
-            RunRow.definition,
-        ).where(RunRow.id == run_id)
-    ).first()
+    row = session.connection().execute(_RUN_INFO, {"run_id": run_id}).first()
     if row is None:
         return None
     return RunInfo(
@@ -76,6 +92,63 @@ def _run_info(session: Session, run_id: int) -> RunInfo | None:
         row.source,
         dict(row.definition or {}),
     )
+
+
+_ADVISORY_LOCK = text("SELECT pg_advisory_xact_lock(hashtext(:k))")
+
+
+@functools.cache
+def _claim_statements(bounded: bool, exclusive: bool) -> tuple[Update, Select[Any], Update]:
+    """``claim``'s statements (admit, still claimable, mark busy), built once per kind.
+
+    Parameters (``b_`` and): ``run_id``, ``max_attempts``, ``now``, ``until`` (the
+    lease's end), ``source`` and ``source_limit`` (``bounded``), ``automation`` (``exclusive``).
+    """
+    runs = table_of(RunRow)
+    other = runs.alias("other")
+    now = bindparam("b_now", type_=UTCDateTime())
+    live = and_(other.c.status == str(Status.RUNNING), other.c.lease_expires_at >= now)
+    claimable = [
+        runs.c.id == bindparam("b_run_id"),
+        runs.c.attempt < bindparam("b_max_attempts"),
+        or_(
+            runs.c.status == str(Status.QUEUED),
+            and_(runs.c.status == str(Status.RUNNING), runs.c.lease_expires_at < now),
+        ),
+    ]
+    admitted = list(claimable)
+    if bounded:
+        count = (
+            select(func.count())
+            .select_from(other)
+            .where(
+                live, other.c.source == bindparam("b_source"), other.c.id != bindparam("b_run_id")
+            )
+            .scalar_subquery()
+        )
+        admitted.append(count < bindparam("b_source_limit"))
+    if exclusive:
+        admitted.append(
+            ~exists().where(
+                live,
+                other.c.automation == bindparam("b_automation"),
+                other.c.id != bindparam("b_run_id"),
+            )
+        )
+    admit = (
+        update(runs)
+        .where(*admitted)
+        .values(
+            status=str(Status.RUNNING),
+            attempt=runs.c.attempt + 1,
+            started_at=now,
+            lease_expires_at=bindparam("b_until", type_=UTCDateTime()),
+        )
+        .returning(runs.c.attempt)
+    )
+    waiting = select(runs.c.id).where(*claimable)
+    busy = update(runs).where(runs.c.id == bindparam("b_run_id")).values(enqueued_at=now)
+    return admit, waiting, busy
 
 
 class RunQueue:
@@ -336,57 +409,28 @@ class RunQueue:
         exclusive: bool,
     ) -> Claim:
         now = utcnow()
-        other = aliased(RunRow)
-        live = and_(other.status == str(Status.RUNNING), other.lease_expires_at >= now)
-        claimable = [
-            RunRow.id == run.id,
-            RunRow.attempt < max_attempts,
-            or_(
-                RunRow.status == str(Status.QUEUED),
-                and_(RunRow.status == str(Status.RUNNING), RunRow.lease_expires_at < now),
-            ),
-        ]
-        admitted = list(claimable)
         bounded = source_limit is not None and run.source is not None
-        if bounded:
-            count = (
-                select(func.count())
-                .select_from(other)
-                .where(live, other.source == run.source, other.id != run.id)
-                .scalar_subquery()
-            )
-            admitted.append(count < source_limit)
-        if exclusive:
-            admitted.append(
-                ~exists().where(live, other.automation == run.automation, other.id != run.id)
-            )
+        admit, waiting, busy = _claim_statements(bounded, exclusive)
+        params = {
+            "b_run_id": run.id,
+            "b_max_attempts": max_attempts,
+            "b_now": now,
+            "b_until": now + dt.timedelta(seconds=lease_s),
+            "b_source": run.source,
+            "b_source_limit": source_limit,
+            "b_automation": run.automation,
+        }
         locks = [f"lookout.source.{run.source}"] if bounded else []
         locks += [f"lookout.automation.{run.automation}"] if exclusive else []
+        connection = session.connection()
         for key in locks if self._postgres else ():  # admission: source first, then automation
-            session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": key})
-        attempt = session.execute(
-            update(RunRow)
-            .where(*admitted)
-            .values(
-                status=str(Status.RUNNING),
-                attempt=RunRow.attempt + 1,
-                started_at=now,
-                lease_expires_at=now + dt.timedelta(seconds=lease_s),
-            )
-            .returning(RunRow.attempt)
-            .execution_options(synchronize_session=False)
-        ).scalar()
+            connection.execute(_ADVISORY_LOCK, {"k": key})
+        attempt = connection.execute(admit, params).scalar()
         if attempt is not None:
             return int(attempt)
-        waiting = session.execute(select(RunRow.id).where(*claimable)).first()
-        if waiting is None:
+        if connection.execute(waiting, params).first() is None:
             return None
-        session.execute(
-            update(RunRow)
-            .where(RunRow.id == run.id)
-            .values(enqueued_at=now)
-            .execution_options(synchronize_session=False)
-        )
+        connection.execute(busy, params)
         return "busy"
 
     def renew(self, run_id: int, attempt: int, *, lease_s: float) -> bool:
