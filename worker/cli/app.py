@@ -27,6 +27,7 @@ from worker.cli import notify as cli_notify
 from worker.cli import render
 from worker.cli import serve as cli_serve
 from worker.cli import service as cli_service
+from worker.cli import stored as cli_stored
 from worker.cli.render import SafeConsole
 
 if TYPE_CHECKING:
@@ -178,7 +179,12 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _select(loaded: LoadResult, names: list[str], run_all: bool) -> list[Automation]:
+def select_automations(loaded: LoadResult, names: list[str], run_all: bool) -> list[Automation]:
+    """The automations named (in that order), or every enabled one with ``run_all``.
+
+    Raises:
+        ConfigError: a name is not a valid automation of ``loaded``.
+    """
     if run_all:
         return [a for a in loaded.automations if a.enabled]
     chosen = []
@@ -233,7 +239,7 @@ def run(
     loaded = load_automations(settings.automations_dir, known_sources=settings.sources.keys())
     # Warnings are 'lookout validate''s: a goal-only automation's report says it was skipped.
     render.print_load_problems(err, loaded, None if run_all else names or [])
-    chosen = _select(loaded, names or [], run_all)
+    chosen = select_automations(loaded, names or [], run_all)
     with SourcePool(settings) as pool:
         # The sources open first: a DuckDB source's query process starts up on the other
         # core while this one loads the run path and the store.
@@ -284,7 +290,7 @@ def _run_chosen(
             )
             reports.append(report)
             status.stop()
-            _print_report(report, as_json, settings)
+            print_report(report, as_json, settings)
             if notify:
                 status.update(f"{automation.name}: delivering alerts")
                 from worker.alerts.delivery import deliver_for_run
@@ -298,7 +304,7 @@ def _run_chosen(
     return reports
 
 
-def _print_report(
+def print_report(
     report: RunReport,
     as_json: bool,
     settings: Settings,
@@ -306,6 +312,7 @@ def _print_report(
     full: bool = False,
     histories: Sequence[CheckHistory] = (),
 ) -> None:
+    """Print one report: as one JSON line (redacted), or as text (``render.print_report``)."""
     from checks.settings.config import redact
 
     if as_json:
@@ -315,127 +322,9 @@ def _print_report(
         render.print_report(out, report, full=full, usual_decider=decider, histories=histories)
 
 
-@app.command()
-def reports(
-    ctx: typer.Context,
-    finding: Annotated[str | None, typer.Option(help="clear or needs_attention.")] = None,
-    automation: Annotated[str | None, typer.Option(help="Only this automation.")] = None,
-    status: Annotated[
-        str | None, typer.Option(help="queued, running, completed, error or skipped.")
-    ] = None,
-    flag: Annotated[
-        str | None,
-        typer.Option(help="Only runs whose second opinion set this flag."),
-    ] = None,
-    limit: Annotated[
-        int, typer.Option(help="How many runs, newest first.", min=1, max=10_000)
-    ] = 50,
-    as_json: Annotated[bool, typer.Option("--json", help="A JSON list.")] = False,
-) -> None:
-    """List recent runs from the store."""
-    from checks.opinion.second_opinion import Flag
-    from checks.settings.config import redact
-    from checks.store.store import Store
-    from worker.alerts.delivery_log import deliveries_by_run, summarize
-
-    if finding and finding not in {f.value for f in Finding}:
-        raise ConfigError(f"--finding must be clear or needs_attention, not '{finding}'")
-    if status and status not in {s.value for s in Status}:
-        raise ConfigError(f"--status must be one of {', '.join(s.value for s in Status)}")
-    if flag and flag not in {f.value for f in Flag}:
-        known = ", ".join(f.value for f in Flag)
-        raise ConfigError(f"--flag must be one of {known}, not '{flag}'")
-    settings = ctx.obj.settings()
-    store = Store(settings.store_url)
-    runs = store.list_runs(
-        automation=automation, finding=finding, status=status, flag=flag, limit=limit
-    )
-    delivered = deliveries_by_run(store.engine, [r.run_id for r in runs if r.run_id])
-    alerts = {run_id: summarize(records) for run_id, records in delivered.items()}
-    if as_json:
-        rows = [
-            {k: v for k, v in r.to_dict().items() if k not in ("checks", "evidence")}
-            | {"alerts": alerts.get(r.run_id or 0)}
-            for r in runs
-        ]
-        out.print(redact(json.dumps(rows), settings.secrets()))
-    else:
-        render.print_runs(out, runs, alerts=alerts)
-
-
-@app.command()
-def show(
-    ctx: typer.Context,
-    run_id: Annotated[
-        int, typer.Argument(help="The run's id (see 'lookout reports').", min=1, max=2**63 - 1)
-    ],
-    as_json: Annotated[bool, typer.Option("--json", help="The run as JSON.")] = False,
-    trace: Annotated[
-        bool,
-        typer.Option("--trace", help="The agent's trace instead: one JSON event per line."),
-    ] = False,
-) -> None:
-    """Show one stored run: finding, summary, checks' history and evidence (or its agent trace)."""
-    from checks.agent.trace import read_trace, to_jsonl
-    from checks.settings.config import redact
-    from checks.store.store import Store
-
-    settings = ctx.obj.settings()
-    store = Store(settings.store_url)
-    report = store.get_run(run_id)
-    if report is None:
-        raise ConfigError(f"no run with id {run_id} (see 'lookout reports')")
-    if trace:
-        events = read_trace(store, run_id)
-        if not events:
-            why = (
-                "the agent was not asked: its pinned plan decided "
-                f"('lookout run {report.automation} --fresh' asks it)"
-                if report.finding_source == "pinned"
-                else "no agent ran (the declared checks decided)"
-            )
-            err.print(Text(f"run {run_id} has no trace: {why}"))
-        sys.stdout.write(redact(to_jsonl(events), settings.secrets()))
-        return
-    secrets = settings.secrets()
-    report.clean_text(lambda text: redact(text, secrets))  # rows stored before redaction, too
-    histories: list[CheckHistory] = []
-    if not as_json:
-        from worker.review.history import histories_of_run
-
-        histories = histories_of_run(store, run_id)
-    _print_report(report, as_json, settings, full=True, histories=histories)
-
-
-@app.command()
-def pin(
-    ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="The automation whose pinned plan to print.")],
-) -> None:
-    """Print an automation's pinned plan as declared checks: YAML to review and commit.
-
-    The automation as its file would hold it, with one check per query the
-    plan rests on, each expecting what it returned when the plan was made.
-    """
-    from checks.automation.loader import load_automations
-    from checks.pinned.as_checks import plan_as_yaml
-    from checks.store.plans import current_plan
-    from checks.store.store import Store
-
-    settings = ctx.obj.settings()
-    loaded = load_automations(settings.automations_dir, known_sources=settings.sources.keys())
-    (automation,) = _select(loaded, [name], False)
-    plan = current_plan(Store(settings.store_url), automation.name)
-    if plan is None:
-        raise ConfigError(
-            f"{automation.name} has no pinned plan: one is kept when the agent's report is "
-            "accepted (an LLM configured, llm.pin_plans on)"
-        )
-    sys.stdout.write(plan_as_yaml(plan, automation))
-
-
-# worker, beat, schedule, run-now (Celery); notify (alerts); serve (review page); eval; calibrate
-for _commands in (cli_service, cli_notify, cli_serve, cli_eval, cli_calibrate):
+# reports, show, pin (the store); worker, beat, schedule, run-now (Celery); notify (alerts);
+# serve (review page); eval; calibrate
+for _commands in (cli_stored, cli_service, cli_notify, cli_serve, cli_eval, cli_calibrate):
     _commands.register(app)
 
 
