@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -186,22 +186,30 @@ def test_three_rounds_when_the_finalists_do_not_fit_one_request() -> None:
 
 def test_chunks_are_asked_in_parallel() -> None:
     # Count requests in flight at once instead of timing the run: wall time is at the
-    # mercy of a loaded machine, the overlap is not.
+    # mercy of a loaded machine, the overlap is not. Each first-round request is held
+    # until all five have arrived, or for 4 s (under the client's 5 s timeout): asked
+    # one after another, the first is let go at 4 s and the rest find the barrier
+    # broken, so no two are ever in flight together and the test fails.
     inner = scorer(Backend.SYSTEMONE)
     lock = threading.Lock()
-    in_flight, most = 0, 0
+    in_flight, most, seen = 0, 0, 0
+    first_round = threading.Barrier(5)
 
-    def slow(body: dict[str, Any]) -> Any:
-        nonlocal in_flight, most
+    def held(body: dict[str, Any]) -> Any:
+        nonlocal in_flight, most, seen
         with lock:
+            seen += 1
+            waits = seen <= 5
             in_flight += 1
             most = max(most, in_flight)
-        time.sleep(0.3)
+        if waits:
+            with contextlib.suppress(threading.BrokenBarrierError):
+                first_round.wait(timeout=4)
         with lock:
             in_flight -= 1
         return inner(body)
 
-    with served(Backend.SYSTEMONE, slow) as (_, model):
+    with served(Backend.SYSTEMONE, held) as (_, model):
         ranking = rank(CATALOGS[2000], model)
     assert ranking.record.requests == 6
     assert ranking.record.chunks == 5
