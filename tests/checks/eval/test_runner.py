@@ -424,12 +424,15 @@ def scripted_agent(
     ``answers`` maps a case id to the findings its runs submit, one per run: a
     conversation takes the next unused one on its first call and carries its
     index in the id of its query's tool call. Every call reports 100 prompt and
-    10 completion tokens costing $0.001 and waits 50 ms so that runs overlap;
-    ``peak["in_flight"]`` records the most calls at once.
+    10 completion tokens costing $0.001 and waits 50 ms; the very first call
+    waits (up to 5 s) until a second one is in flight, so runs asked together
+    overlap however loaded the machine is, and runs asked one after another
+    never do. ``peak["in_flight"]`` records the most calls at once.
     """
     lock = threading.Lock()
     started: dict[str, int] = {}
-    peak = {"now": 0, "in_flight": 0}
+    peak = {"now": 0, "in_flight": 0, "calls": 0}
+    overlapped = threading.Event()
     usage = {"prompt_tokens": 100, "completion_tokens": 10, "cost": 0.001}
 
     def step(body: dict[str, Any]) -> dict[str, Any]:
@@ -438,7 +441,13 @@ def scripted_agent(
         case = match.group(1)
         with lock:
             peak["now"] += 1
+            peak["calls"] += 1
             peak["in_flight"] = max(peak["in_flight"], peak["now"])
+            if peak["now"] >= 2:
+                overlapped.set()
+            first = peak["calls"] == 1
+        if first:
+            overlapped.wait(timeout=5)
         time.sleep(0.05)
         with lock:
             peak["now"] -= 1
