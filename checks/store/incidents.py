@@ -47,6 +47,7 @@ from checks.errors import StoreError
 from checks.opinion.second_opinion import read_opinion
 from checks.report import Finding, RunReport, Status
 from checks.settings.alerts import ALL_EVENTS, EventKind
+from checks.store import list_rows
 from checks.store.alert_tables import AlertRunRow, IncidentRow
 
 DEFAULT_REPEAT_INTERVAL_S = 86_400.0
@@ -178,20 +179,43 @@ def open_incidents(engine: Engine, automation: str | None = None) -> list[Incide
 
 
 class _Opened:
-    """An automation's open incidents by kind: read once per plan, kept as the plan moves them."""
+    """An automation's open incidents by kind: read once per plan, kept as the plan moves them.
+
+    Each move keeps the review list's rows too (``checks.store.list_rows``), in
+    the plan's transaction, after locking the automation's report row once.
+    """
 
     def __init__(self, session: Session, automation: str) -> None:
         keys = [f"{automation}:{kind}" for kind in ("error", "attention")]
         query = select(IncidentRow).where(IncidentRow.open_key.in_(keys))
         self.by_kind = {row.kind: row for row in session.scalars(query)}
+        self.session = session
+        self.automation = automation
+        self.locked = False
 
     def get(self, kind: str) -> IncidentRow | None:
         """The open incident of this kind, or None."""
         return self.by_kind.get(kind)
 
+    def _moving(self) -> None:
+        if not self.locked:
+            list_rows.lock(self.session.connection(), self.automation)
+            self.locked = True
+
+    def open(
+        self, report: RunReport, kind: str, now: dt.datetime, *, announced: bool
+    ) -> IncidentRow:
+        """Open an incident of this kind (``_start``) and list its newest run."""
+        self._moving()
+        incident = self.by_kind[kind] = _start(self.session, report, kind, now, announced=announced)
+        list_rows.incident_opened(self.session.connection(), incident.id)
+        return incident
+
     def close(self, incident: IncidentRow, report: RunReport, now: dt.datetime) -> None:
-        """Close it (``_close``): it is open no longer."""
+        """Close it (``_close``): it is open no longer, nor listed."""
+        self._moving()
         _close(incident, report, now)
+        list_rows.incident_closed(self.session.connection(), incident.id)
         self.by_kind.pop(incident.kind, None)
 
 
@@ -241,7 +265,7 @@ def _open_or_continue(
     """Open the incident or continue it; announce it first, or remind once the interval passed."""
     incident = opened.get(kind)
     if incident is None:  # a new incident: this run announces it first, when it announces
-        incident = opened.by_kind[kind] = _start(session, report, kind, now, announced=announce)
+        incident = opened.open(report, kind, now, announced=announce)
         return _event(event, incident) if announce else None
     if not announce:
         return None

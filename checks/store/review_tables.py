@@ -22,6 +22,10 @@ in the database and aware UTC in Python (``UTCDateTime``).
 - ``web_sessions``: the review page's logged-in sessions (migration ``0009``),
   by the SHA-256 of their id, so that logging out ends a session on the
   server: a copied cookie no longer works.
+- ``list_rows`` (migration ``0019``): the review list's rows as the runs and
+  incidents leave them — each automation's latest report and each open
+  incident's newest run of its kind, with that run's list columns — kept by
+  every writer of runs and incidents (``checks.store.list_rows``).
 """
 
 from __future__ import annotations
@@ -119,3 +123,36 @@ class WebSessionRow(Base):
     user: Mapped[str] = mapped_column(String(100), index=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
     expires_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), index=True)
+
+
+class ListRow(Base):
+    """One row the review list can show: an automation's latest report, or an open incident's run.
+
+    ``incident_id`` is 0 for the automation's latest report (its newest
+    completed or errored run; its newest skipped one when it has nothing
+    else), else the open incident whose newest run of its kind (an error
+    incident: a run in error; an attention one: a completed run that needs
+    attention; among the runs since the one that opened it) ``run_id`` is.
+    ``reported`` is 1 for a completed or errored run, 0 for a skipped one:
+    what a newer run must beat, with ``scheduled_for``. The other columns are
+    the run's own, copied when it ended (an ended run never changes):
+    ``source`` is its service source, else the one its definition names;
+    ``at`` when it finished, else its slot. Kept by ``checks.store.list_rows``.
+    """
+
+    __tablename__ = "list_rows"
+
+    automation: Mapped[str] = mapped_column(String(64), primary_key=True)
+    incident_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    run_id: Mapped[int] = mapped_column(Integer)
+    scheduled_for: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    reported: Mapped[int] = mapped_column(Integer)
+    owner: Mapped[str | None] = mapped_column(Text)
+    tags: Mapped[str] = mapped_column(Text)
+    source: Mapped[str | None] = mapped_column(Text)
+    flags: Mapped[str] = mapped_column(String(200))
+    urgency: Mapped[str | None] = mapped_column(String(16))
+    severity: Mapped[str | None] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(16))
+    finding: Mapped[str | None] = mapped_column(String(24))
+    at: Mapped[dt.datetime] = mapped_column(UTCDateTime())

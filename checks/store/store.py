@@ -73,6 +73,7 @@ from checks.report import (
 )
 from checks.settings.config import redact
 from checks.store.list_columns import definition_columns, urgency_column, usage_columns
+from checks.store.list_rows import ENDED, runs_ended
 from checks.store.plan_tables import write_plan
 from checks.store.row_sets import previous_rows, write_row_sets
 from checks.store.run_tables import (
@@ -321,6 +322,8 @@ class Store:
             with self.session() as session:
                 session.add(row)
                 session.flush()
+                if row.status in ENDED:  # skipped or in error from the start: it may be listed
+                    runs_ended(session.connection(), [row.id])
                 return row.id
         except IntegrityError:
             return None
@@ -414,7 +417,10 @@ class Store:
                 )
                 .execution_options(synchronize_session=False)
             )
-            return getattr(done, "rowcount", 0) == 1
+            if getattr(done, "rowcount", 0) != 1:
+                return False
+            runs_ended(session.connection(), [run_id])
+            return True
 
     @retry_writes
     def finish_run(self, run_id: int, attempt: int, report: RunReport) -> bool:
@@ -428,7 +434,8 @@ class Store:
 
         Plain statements, not the ORM's unit of work: one fenced ``UPDATE …
         RETURNING`` of the run (which also says whether it holds earlier
-        results), then one insert per table.
+        results), then one insert per table, then the review list's rows
+        (``checks.store.list_rows``: one statement, two for a problem).
         """
         params = {**finished_columns(report), "b_run_id": run_id, "b_attempt": attempt}
         with self.session() as session:
@@ -442,6 +449,8 @@ class Store:
                         delete(table_of(table)).where(table_of(table).c.run_id == run_id)
                     )
             _write_results(connection, run_id, found.automation, found.scheduled_for, report)
+            problem = report.status == Status.ERROR or report.finding == Finding.NEEDS_ATTENTION
+            runs_ended(connection, [run_id], incidents=problem)  # the review list's rows
             if report.new_plan is not None:
                 write_plan(session, report.new_plan, run_id)
             return True

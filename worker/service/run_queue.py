@@ -44,6 +44,7 @@ from sqlalchemy.orm import Session
 
 from checks.report import FRESH_TRIGGER, Status
 from checks.store.list_columns import definition_columns
+from checks.store.list_rows import runs_ended
 from checks.store.run_tables import RunRow, ScheduleCursorRow, UTCDateTime, table_of
 from checks.store.store import Store, retry_writes, utcnow
 from worker.service.queue_records import (
@@ -237,11 +238,15 @@ class RunQueue:
                     .returning(RunRow.id, RunRow.automation, RunRow.status, RunRow.source)
                 )
                 timeouts = {r.automation: timeout_s_of(r.definition) for r in runs}
+                skipped: list[int] = []
                 for row in session.execute(stmt, rows):
                     if row.status == Status.QUEUED:
                         queued.append(
                             QueuedRun(row.id, row.automation, row.source, timeouts[row.automation])
                         )
+                    else:
+                        skipped.append(row.id)
+                runs_ended(session.connection(), skipped, incidents=False)  # the review list's
             self._move_cursors(session, cursors, now)
         return sorted(queued, key=lambda q: q.id)
 
@@ -475,7 +480,10 @@ class RunQueue:
                 .returning(RunRow.id)
                 .execution_options(synchronize_session=False)
             )
-            return result.first() is not None
+            if result.first() is None:
+                return False
+            runs_ended(session.connection(), [run_id])  # the review list's rows
+            return True
 
     # -- the reaper --------------------------------------------------------
 
@@ -532,6 +540,7 @@ class RunQueue:
                     reaped.gave_up.append(row.id)
                 else:
                     reaped.requeued.append(queued_run(row))
+            runs_ended(session.connection(), reaped.gave_up)  # the review list's rows
         return reaped
 
     def to_resend(

@@ -19,6 +19,7 @@ from checks.automation.loader import load_automations
 from checks.settings.config import default_config_data
 from checks.store.alert_tables import DeliveryRow, IncidentRow
 from checks.store.list_columns import definition_columns, urgency_column, usage_columns
+from checks.store.list_rows import rebuild
 from checks.store.review_tables import ReviewActionRow
 from checks.store.run_tables import CheckRow, RunRow
 from checks.store.store import Store
@@ -246,6 +247,7 @@ def build(url: str, automations: int, runs: int, seed: int = 7) -> dict[str, int
         if actions:
             conn.execute(insert(ReviewActionRow), actions)
         counts["actions"] = len(actions)
+        rebuild(conn)  # the review list's rows, as the run path's writers keep them
     if store.engine.dialect.name == "postgresql":  # a store at rest: statistics, visibility map
         with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             conn.exec_driver_sql("VACUUM ANALYZE")

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
+from checks.store.list_rows import rebuild
 from checks.store.run_tables import RunRow
 from checks.store.store import Store
 from tests.worker.review.board_store import build
@@ -154,6 +155,8 @@ def test_tags_and_text_are_matched_exactly_even_with_wildcards(tmp_path: Path) -
                     definition={"owner": owner, "tags": tags, "description": "100% covered"},
                 )
             )
+        session.flush()
+        rebuild(session.connection())  # written straight into runs: the list's rows from them
 
     def names(**filters: Any) -> list[str]:
         return [r.automation for r in board(store, Filters(**filters), now=NOW).rows]
