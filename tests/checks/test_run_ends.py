@@ -121,9 +121,9 @@ def test_the_store_locked_mid_run_is_waited_for(
 ) -> None:
     import sqlite3
 
-    from checks.store import store as store_module
+    from checks.store import engine
 
-    monkeypatch.setattr(store_module, "SQLITE_BUSY_TIMEOUT_MS", 100)  # the lock outlasts it
+    monkeypatch.setattr(engine, "SQLITE_BUSY_TIMEOUT_MS", 100)  # the lock outlasts it
     settings = settings_for(tmp_path, warehouse)
     store = Store(settings.store_url)
     path = settings.store_url.removeprefix("sqlite:///")

@@ -1,4 +1,4 @@
-"""Alembic environment: run migrations on the connection ``checks.store.store`` hands over."""
+"""Alembic environment: run migrations on the connection ``checks.store.engine.migrate`` gives."""
 
 from alembic import context
 from sqlalchemy import engine_from_config, pool

@@ -207,9 +207,9 @@ def test_a_sqlite_store_locked_by_another_writer_is_retried(
     import sqlite3
     import threading
 
-    from checks.store import store as store_module
+    from checks.store import engine
 
-    monkeypatch.setattr(store_module, "SQLITE_BUSY_TIMEOUT_MS", 100)  # the lock outlasts it
+    monkeypatch.setattr(engine, "SQLITE_BUSY_TIMEOUT_MS", 100)  # the lock outlasts it
     path = f"{tmp_path}/locked.db"
     store = Store(f"sqlite:///{path}")
     try:

@@ -1,0 +1,177 @@
+"""Opening a store: its engine, its migrations, and writes retried while it is briefly away.
+
+``make_engine`` builds the engine for a store URL (SQLite with its pragmas,
+PostgreSQL through psycopg); ``migrate`` applies the Alembic migrations, one
+process at a time, and ``at_head`` tells, with one query and without Alembic,
+whether there is anything to apply. ``retry_writes`` retries a write while the
+store is only briefly unavailable (``transient``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+from collections.abc import Callable
+from importlib.resources import files
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import tenacity
+from sqlalchemy import (
+    Engine,
+    create_engine,
+    event,
+    text,
+)
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import (
+    ArgumentError,
+    DBAPIError,
+    NoSuchModuleError,
+    OperationalError,
+    SQLAlchemyError,
+)
+
+from checks.errors import StoreError
+from checks.settings.config import redact
+
+log = logging.getLogger("lookout.store")
+
+STORE_RETRY_S = 60.0
+"""How long a write is retried while the store is unavailable, in seconds (then it raises)."""
+
+MIGRATION_LOCK = 0x4C4F4F4B  # "LOOK": the PostgreSQL advisory lock key migrations hold
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def transient(error: BaseException) -> bool:
+    """Whether ``error`` says the store is briefly unavailable, so the write may be retried.
+
+    SQLite's "database is locked" / "busy" and PostgreSQL's lost or refused
+    connections (a restart, a failover) are ``OperationalError`` or an
+    invalidated connection; a constraint or a bad statement is not.
+    """
+    if isinstance(error, OperationalError):
+        return True
+    return isinstance(error, DBAPIError) and bool(error.connection_invalidated)
+
+
+def retry_writes(call: Callable[P, R]) -> Callable[P, R]:
+    """Retry ``call`` with exponential backoff (0.1 s to 5 s) on ``transient`` errors.
+
+    Gives up after ``STORE_RETRY_S`` seconds and raises the last error (tenacity).
+    """
+
+    def warn(state: tenacity.RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome else None
+        log.warning("store unavailable (%s); retrying %s", first_line(error), call.__name__)
+
+    retrying = tenacity.retry(
+        retry=tenacity.retry_if_exception(transient),
+        wait=tenacity.wait_exponential(multiplier=0.1, max=5),
+        stop=tenacity.stop_after_delay(STORE_RETRY_S),
+        before_sleep=warn,
+        reraise=True,
+    )
+    return retrying(call)
+
+
+def first_line(error: BaseException | None) -> str:
+    """The first line of an error's message, from the driver's error when it has one."""
+    cause = getattr(error, "orig", None) or error
+    text = str(cause).strip()
+    return text.splitlines()[0] if text else type(cause).__name__
+
+
+def utcnow() -> dt.datetime:
+    """Return the current time, zone-aware in UTC."""
+    return dt.datetime.now(dt.UTC)
+
+
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+"""How long one SQLite statement waits on another writer's lock before it fails (then retried)."""
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT_MS)}")
+    cursor.close()
+
+
+def make_engine(url: str) -> Engine:
+    """Create the engine for a store URL; a SQLite file's folder is created when missing.
+
+    Raises:
+        StoreError: the URL cannot be parsed.
+    """
+    try:
+        parsed = make_url(url)
+    except Exception as exc:
+        raise StoreError(f"store URL is not a database URL: {redact(str(exc), [url])}") from None
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    if parsed.drivername == "postgresql":
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    try:
+        return create_engine(parsed, pool_pre_ping=True)
+    except (ArgumentError, NoSuchModuleError, ImportError) as exc:
+        shown = redact(parsed.render_as_string(hide_password=True), [])
+        raise StoreError(
+            f"store URL {shown} is not a database SQLAlchemy can use: {redact(str(exc), [])}"
+        ) from None
+
+
+def head_revision() -> str:
+    """Return the newest migration's revision id, read from the file names (no Alembic).
+
+    Migrations form one line, each file ``versions/NNNN_name.py`` with
+    ``revision = "NNNN"`` (a test holds every file to it), so the head is the
+    highest ``NNNN``.
+    """
+    folder = files("checks.store") / "migrations" / "versions"
+    found = [
+        m.group(1) for p in folder.iterdir() if (m := re.fullmatch(r"(\d{4})_\w+\.py", p.name))
+    ]
+    return max(found)
+
+
+def at_head(engine: Engine) -> bool:
+    """Whether the database's ``alembic_version`` is the newest revision (False if no table)."""
+    try:
+        with engine.connect() as conn:
+            versions = [
+                row[0] for row in conn.execute(text("SELECT version_num FROM alembic_version"))
+            ]
+    except SQLAlchemyError:
+        return False
+    return versions == [head_revision()]
+
+
+def migrate(engine: Engine) -> None:
+    """Apply every Alembic migration to ``engine`` (idempotent), one process at a time.
+
+    On PostgreSQL the migrating transaction first takes an advisory lock
+    (``pg_advisory_xact_lock``, released at commit), so two processes opening
+    a fresh store at once both succeed: the second waits, then finds it up to
+    date. SQLite takes its write lock at the first statement (``BEGIN
+    IMMEDIATE``), to the same effect.
+    """
+    from alembic import command  # Alembic is loaded only when there is something to apply
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(files("checks.store") / "migrations"))
+    with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")  # one line of migrations: a branch fails loudly

@@ -1,0 +1,229 @@
+"""A run's report as the store's rows, and back: what ``Store`` writes and reads of a run.
+
+``finished_columns`` are the ``runs`` columns a finished report sets (the
+review list's columns with them), ``write_results`` inserts its checks,
+evidence, row sets and series points, ``to_report`` and ``check_result``
+read them back.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import (
+    Connection,
+    insert,
+    null,
+    select,
+)
+from sqlalchemy.orm import Session, selectinload
+
+from checks.report import (
+    Anomaly,
+    Buckets,
+    CheckOutcome,
+    CheckResult,
+    Evidence,
+    Finding,
+    FindingSource,
+    RunReport,
+    Status,
+    json_value,
+)
+from checks.store.engine import utcnow
+from checks.store.list_columns import definition_columns, urgency_column, usage_columns
+from checks.store.row_sets import write_row_sets
+from checks.store.run_tables import (
+    CheckRow,
+    EvidenceRow,
+    RunRow,
+    SeriesRow,
+    table_of,
+)
+from checks.store.series import series_rows
+
+
+def last_completed(
+    session: Session, automation: str, *, before_run: int | None = None
+) -> RunReport | None:
+    """``Store.last_completed`` in an open session: the newest completed run, with its results."""
+    query = (
+        select(RunRow)
+        .where(RunRow.automation == automation, RunRow.status == str(Status.COMPLETED))
+        .order_by(RunRow.scheduled_for.desc(), RunRow.id.desc())
+        .limit(1)
+        .options(selectinload(RunRow.checks), selectinload(RunRow.evidence))
+    )
+    if before_run is not None:
+        query = query.where(RunRow.id != before_run)
+    row = session.scalars(query).first()
+    return None if row is None else to_report(row, full=True)
+
+
+def flags_column(second_opinion: dict[str, Any] | None) -> str:
+    """Return the ``runs.flags`` text for a second opinion: ``,a,b,`` or ``""``."""
+    flags = (second_opinion or {}).get("flags") or []
+    return f",{','.join(flags)}," if flags else ""
+
+
+def _json(value: Any) -> Any:
+    """A JSON column's value in a plain update: SQL NULL for None, as the ORM leaves it.
+
+    (The ORM writes nothing for a None that was already None, and these
+    columns are NULL until a run finishes; a plain update would write JSON ``null``.)
+    """
+    return null() if value is None else value
+
+
+def finished_columns(report: RunReport) -> dict[str, Any]:
+    """The ``runs`` columns ``finish_run`` sets from a report, the review list's columns with them.
+
+    What ``RunRow``'s validators keep in step on an ORM write (``checks.store.list_columns``)
+    is set here too; ``definition`` and ``started_at`` are kept when the report has none.
+    """
+    values: dict[str, Any] = {
+        "status": str(report.status),
+        "finding": str(report.finding) if report.finding else None,
+        "finding_source": str(report.finding_source) if report.finding_source else None,
+        "summary": report.summary,
+        "error": report.error,
+        "finished_at": report.finished_at or utcnow(),
+        "agent": _json(report.agent),
+        "second_opinion": _json(report.second_opinion),
+        "pinning": _json(report.pinning),
+        "flags": flags_column(report.second_opinion),
+        "lease_expires_at": None,
+        "urgency": urgency_column(report.second_opinion),
+        **usage_columns("decision", report.second_opinion),
+        **usage_columns("agent", report.agent),
+    }
+    if report.started_at:
+        values["started_at"] = report.started_at
+    if report.definition:
+        values["definition"] = report.definition
+        values.update(definition_columns(report.definition))
+    return values
+
+
+def write_results(
+    connection: Connection,
+    run_id: int,
+    automation: str,
+    scheduled_for: dt.datetime,
+    report: RunReport,
+) -> None:
+    """Insert a run's check results, evidence (ids returned for its row sets) and series points."""
+    if report.checks:
+        connection.execute(
+            insert(table_of(CheckRow)),
+            [
+                {
+                    "run_id": run_id,
+                    "position": i,
+                    "name": c.name,
+                    "sql": c.sql,
+                    "expect": c.expect,
+                    "value": json_value(c.value),
+                    "passed": c.passed,
+                    "error": c.error,
+                    "evidence_id": c.evidence_id,
+                    "kind": c.kind,
+                    "outcome": str(c.outcome),
+                    "reason": c.reason,
+                    "metrics": json_value(c.metrics),
+                    "warnings": list(c.warnings),
+                    "sample_id": c.sample_id,
+                    "anomaly": json_value(c.anomaly.to_dict()) if c.anomaly else None,
+                    "buckets": c.buckets.to_dict() if c.buckets else None,
+                }
+                for i, c in enumerate(report.checks)
+            ],
+        )
+    if report.evidence:
+        table = table_of(EvidenceRow)
+        ids = connection.execute(
+            insert(table).returning(table.c.id, sort_by_parameter_order=True),
+            [
+                {
+                    "run_id": run_id,
+                    "position": i,
+                    "query_id": e.id,
+                    "origin": e.origin,
+                    "sql": e.sql,
+                    "columns": e.columns,
+                    "rows": json_value(e.rows),
+                    "row_count": e.row_count,
+                    "truncated": e.truncated,
+                    "fingerprint": e.fingerprint,
+                    "row_count_exact": e.row_count_exact,
+                    "query_key": e.query_key,
+                }
+                for i, e in enumerate(report.evidence)
+            ],
+        ).scalars()
+        write_row_sets(connection, run_id, automation, list(ids), report.evidence)
+    series = series_rows(report, automation, scheduled_for)
+    if series:
+        connection.execute(insert(table_of(SeriesRow)), [{"run_id": run_id, **p} for p in series])
+
+
+def to_report(row: RunRow, *, full: bool) -> RunReport:
+    """The ``RunReport`` a stored run holds; with its checks and evidence when ``full``."""
+    report = RunReport(
+        run_id=row.id,
+        automation=row.automation,
+        scheduled_for=row.scheduled_for,
+        trigger=row.trigger,
+        status=Status(row.status),
+        finding=Finding(row.finding) if row.finding else None,
+        finding_source=FindingSource(row.finding_source) if row.finding_source else None,
+        summary=row.summary or "",
+        agent=row.agent,
+        second_opinion=row.second_opinion,
+        error=row.error,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        definition=row.definition or {},
+        attempt=row.attempt,
+        pinning=row.pinning,
+    )
+    if full:
+        report.checks = [check_result(c) for c in row.checks]
+        report.evidence = [
+            Evidence(
+                e.query_id,
+                e.sql,
+                e.columns,
+                e.rows,
+                e.row_count,
+                e.truncated,
+                e.fingerprint,
+                e.origin,
+                e.row_count_exact,
+                e.query_key,
+            )
+            for e in row.evidence
+        ]
+    return report
+
+
+def check_result(row: CheckRow) -> CheckResult:
+    """The ``CheckResult`` a stored check row holds (what ``load_report`` gives back)."""
+    return CheckResult(
+        row.name,
+        row.sql,
+        row.expect,
+        row.value,
+        row.passed,
+        row.error,
+        row.evidence_id,
+        kind=row.kind or "sql",
+        outcome=CheckOutcome(row.outcome) if row.outcome else None,
+        reason=row.reason,
+        metrics=row.metrics or {},
+        warnings=row.warnings or [],
+        sample_id=row.sample_id,
+        anomaly=Anomaly.from_dict(row.anomaly) if row.anomaly else None,
+        buckets=Buckets.from_dict(row.buckets) if row.buckets else None,
+    )
