@@ -3,7 +3,8 @@
 Builds a store of M automations (default 10,000) with R stored runs (default
 50,000: R / M runs each, one an hour), written straight into the tables by
 ``tests/worker/review/board_store.py`` (Core inserts, not the run path: building
-50,000 runs through it would take hours).
+50,000 runs through it would take hours; the review list's stored rows are then
+computed from them, ``checks.store.list_rows.rebuild``).
 Each run has the definition of one of the example automations (renamed, with
 one of 25 owners, tags, a severity), two check results whose outcomes agree
 with its finding (a failed or not-evaluated check for Needs attention, a check
