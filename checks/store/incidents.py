@@ -254,7 +254,6 @@ def _event(
 
 
 def _open_or_continue(
-    session: Session,
     opened: _Opened,
     report: RunReport,
     kind: str,
@@ -300,9 +299,7 @@ def _decide(
     events: list[PlannedEvent] = []
     opened = _Opened(session, report.automation)  # one read; the moves below keep it current
     if report.status == Status.ERROR:
-        found = _open_or_continue(
-            session, opened, report, "error", EventKind.RUN_ERROR, now, announce
-        )
+        found = _open_or_continue(opened, report, "error", EventKind.RUN_ERROR, now, announce)
         events += [found] if found else []
     else:  # completed
         failing = opened.get("error")
@@ -310,7 +307,7 @@ def _decide(
             opened.close(failing, report, now)
         if report.finding == Finding.NEEDS_ATTENTION:
             found = _open_or_continue(
-                session, opened, report, "attention", EventKind.NEEDS_ATTENTION, now, announce
+                opened, report, "attention", EventKind.NEEDS_ATTENTION, now, announce
             )
             events += [found] if found else []
         elif report.finding == Finding.CLEAR:
