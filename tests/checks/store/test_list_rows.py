@@ -4,23 +4,34 @@ Every writer of runs and incidents keeps them (``checks.store.list_rows``): runs
 completed, in error, skipped (created so, by the dispatcher), failed, reaped;
 runs ending out of order; incidents opening and closing. After each step the
 rows kept are compared with ``scanned`` (every run read again) and with the
-list's rule written in Python over every run, on SQLite and PostgreSQL.
+list's rule written in Python over every run, on SQLite and PostgreSQL; and on
+PostgreSQL a run that ends while its automation's incident opens is listed
+whichever transaction commits first.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from checks.report import Finding, RunReport, Status
 from checks.store.alert_tables import IncidentRow
 from checks.store.incidents import plan_run
-from checks.store.list_rows import COLUMNS, REPORT, rebuild, scanned
+from checks.store.list_rows import (
+    COLUMNS,
+    REPORT,
+    incident_opened,
+    lock,
+    rebuild,
+    runs_ended,
+    scanned,
+)
 from checks.store.review_tables import ListRow
 from checks.store.run_tables import RunRow, table_of
 from checks.store.store import Store, utcnow
@@ -228,3 +239,62 @@ def test_many_slots_skipped_at_once_keep_each_automations_newest(store: Store) -
     agree(store)
     slot = COLUMNS.index("scheduled_for")
     assert {(row[0], row[slot]) for row in kept(store)} == {(a, T0 + 599 * HOUR) for a in "ab"}
+
+
+def _needs_attention(name: str, hours: float) -> RunReport:
+    return RunReport(name, T0 + hours * HOUR, Status.COMPLETED, finding=NA, definition=DEFINITION)
+
+
+def _blocked(pool: ThreadPoolExecutor, call: Any) -> Future[Any]:
+    """``call`` started in a thread, shown to wait (on a row lock) for half a second."""
+    started = pool.submit(call)
+    assert wait([started], timeout=0.5).not_done == {started}
+    return started
+
+
+def test_a_run_ending_while_its_incident_opens_is_listed_either_way(empty_pg_url: str) -> None:
+    """PostgreSQL: whichever commits first, the other's later statement sees it."""
+    store = Store(empty_pg_url)
+    pool = ThreadPoolExecutor(1)
+    runs, incidents = table_of(RunRow), table_of(IncidentRow)
+    try:
+        # a run ends and has not committed yet: the incident opening meanwhile waits
+        opening = _needs_attention("a", 0)
+        store.save_report(opening)  # ended, not planned yet
+        started = store.start_run("a", T0 + HOUR, lease_s=600, definition=DEFINITION)
+        assert started is not None
+        with store.engine.connect() as other:
+            transaction = other.begin()
+            ended = {"status": "completed", "finding": "needs_attention", "finished_at": T0}
+            other.execute(update(runs).where(runs.c.id == started[0]).values(ended))
+            runs_ended(other, [started[0]])
+            planning = _blocked(pool, lambda: plan_run(store.engine, opening, now=T0))
+            transaction.commit()
+        assert planning.result().new
+        agree(store)
+        assert {r for a, r, i in listed(store) if i is not None} == {started[0]}
+        # an incident opens (as plan_run opens one) and has not committed yet: a run ending
+        # meanwhile waits, then lists itself as the incident's newest run
+        first = _needs_attention("b", 0)
+        store.save_report(first)
+        started = store.start_run("b", T0 + HOUR, lease_s=600, definition=DEFINITION)
+        assert started is not None and first.run_id is not None
+        with store.engine.connect() as other:
+            transaction = other.begin()
+            lock(other, "b")
+            opened = other.execute(
+                incidents.insert()
+                .values(automation="b", kind="attention", open_key="b:attention", opened_at=T0)
+                .values(opened_run_id=first.run_id, reminders=0)
+                .returning(incidents.c.id)
+            ).scalar_one()
+            incident_opened(other, opened)
+            later = _needs_attention("b", 1)
+            ending = _blocked(pool, lambda: store.finish_run(*started, later))
+            transaction.commit()
+        assert ending.result() is True
+        agree(store)
+        assert ("b", started[0], opened) in listed(store)
+    finally:
+        pool.shutdown()
+        store.close()
