@@ -29,7 +29,8 @@ import yaml
 
 from checks.agent.tools import ToolBox
 from checks.automation import yaml_tree
-from checks.automation.expectation import evaluate, parse_expectation
+from checks.automation.expectation import parse_expectation
+from checks.automation.judgement import evaluate
 from checks.automation.loader import load_automations
 from checks.errors import QueryError, QueryFailed, QueryRejected, QueryTimeout
 from checks.settings.config import Settings, default_config_data

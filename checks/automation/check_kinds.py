@@ -47,7 +47,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 
 from checks.automation.expectation import Unit, duration_text
 from checks.automation.fields import DurationS, not_blank, time_zone
-from checks.automation.yaml_tree import shown
+from checks.automation.yaml_messages import shown
 
 
 def _scalar(value: object) -> object:

@@ -25,7 +25,8 @@ from checks.automation.schedule import (
     needs_day_match,
     parse_duration,
 )
-from checks.automation.yaml_tree import Loc, shown
+from checks.automation.yaml_messages import shown
+from checks.automation.yaml_tree import Loc
 
 SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 CHECK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.-]{0,99}")

@@ -20,6 +20,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ModelWrapValidatorHandler,
     SerializerFunctionWrapHandler,
     ValidationInfo,
     field_validator,
@@ -168,6 +169,19 @@ class Check(_Strict):
                 "weekly buckets have none",
                 ("expect",),
             )
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _validated_once(cls, value: Any, handler: ModelWrapValidatorHandler[Check]) -> Check:
+        """A ``Check`` given where a check is expected is kept as it is, not validated again.
+
+        Its after-validator has filled in the default ``expect``: run again, it took
+        that for a written one (``max_age`` and ``expect`` both given). Defined after
+        ``_one_kind``, so that it wraps it.
+        """
+        if isinstance(value, Check):
+            return value
+        return handler(value)
 
     @model_serializer(mode="wrap")
     def _without_other_kinds(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -43,7 +43,7 @@ from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from checks.automation.anomaly_rule import AnomalyRule
-from checks.automation.expectation import AWAITING_HISTORY
+from checks.automation.judgement import AWAITING_HISTORY
 from checks.report import Anomaly, CheckOutcome, CheckResult
 
 MAD_SCALE = 1.4826

@@ -48,14 +48,14 @@ from checks.automation.check_kinds import (
     RowCount,
     Schema,
 )
-from checks.automation.expectation import (
+from checks.automation.judgement import (
     Outcome,
-    describe,
     failure,
     judge_count,
     judge_duration,
 )
 from checks.automation.model import Check
+from checks.automation.value_words import describe
 from checks.declared import anomaly, buckets
 from checks.declared.anomaly import History
 from checks.declared.compile import Compiled, compile_check

@@ -52,7 +52,8 @@ from pydantic_core import ErrorDetails
 
 from checks.automation.fields import not_blank, slug
 from checks.automation.model import Automation, Check
-from checks.automation.yaml_tree import Loc, YamlTree, position
+from checks.automation.yaml_places import position
+from checks.automation.yaml_tree import Loc, YamlTree
 from checks.errors import ConfigError
 
 CASE_SOURCE = "case"

@@ -18,13 +18,10 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from checks.automation.loader import (
-    LoadResult,
-    automation_files,
-    collect_young,
-    cycle_collection_paused,
-    load_file,
-)
+from checks.automation.cycle_collector import collect_young, cycle_collection_paused
+from checks.automation.files import automation_files
+from checks.automation.load_result import LoadResult
+from checks.automation.loader import load_file
 from checks.automation.model import Automation
 from checks.errors import AutomationError
 
@@ -78,12 +75,13 @@ class AutomationCatalog:
         reloads = self.reloads
         with cycle_collection_paused():
             self._read(files, seen)
-        self._parsed = seen
-        if self.reloads - reloads >= FREEZE_AFTER_FILES:
-            # The parsed automations stay for the process's life: moved out of the cycle
-            # collector's reach, each later full collection (a tick of 1,000 due runs makes
-            # one) no longer walks them all, and a fork shares their pages.
-            gc.freeze()
+            self._parsed = seen
+            if self.reloads - reloads >= FREEZE_AFTER_FILES:
+                # The parsed automations stay for the process's life: moved out of the cycle
+                # collector's reach, each later full collection (a tick of 1,000 due runs
+                # makes one) no longer walks them all, and a fork shares their pages. Frozen
+                # before the collector runs again: its first collection would walk them all.
+                gc.freeze()
         return self._merge()
 
     def _read(self, files: list[Path], seen: dict[Path, _Parsed]) -> None:

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from checks.automation.loader import load_automations
-from checks.automation.yaml_tree import Place, YamlTree, place
+from checks.automation.model import Automation, Check
+from checks.automation.yaml_places import Place, place
+from checks.automation.yaml_tree import YamlTree
 
 BASE = "name: a\nsource: flights\ngoal: g\nchecks:\n"
 
@@ -257,3 +259,16 @@ def test_places_point_inside_a_block_a_flow_and_a_plain_value() -> None:
     assert plain is not None and plain.inside(1, 8) == (6, 17)
     assert folded is not None and folded.inside(2, 3) == (7, 10)  # folded: where it starts
     assert block.inside(None, None) == (2, 10)
+
+
+def test_a_validated_check_is_kept_as_it_is_in_an_automation() -> None:
+    # Validated again, a freshness check's filled-in default expect was taken for a written
+    # one: "give max_age or expect, not both". The loader now shares validated checks.
+    check = Check.model_validate(
+        {"name": "fresh", "freshness": {"table": "loads", "column": "loaded_at", "max_age": "3h"}}
+    )
+    automation = Automation(
+        name="a", source="flights", goal="g", path="a.yaml", line=1, checks=[check]
+    )
+    assert automation.checks[0] is check
+    assert automation.checks[0].expectation.text == "<= 3h"

@@ -8,16 +8,9 @@ from typing import Any
 
 import pytest
 
-from checks.automation.expectation import (
-    Expectation,
-    Outcome,
-    describe,
-    duration_text,
-    evaluate,
-    interval_text,
-    judge_percent,
-    parse_expectation,
-)
+from checks.automation.expectation import Expectation, duration_text, parse_expectation
+from checks.automation.judgement import Outcome, evaluate, judge_percent
+from checks.automation.value_words import describe, interval_text
 
 SHAPE = "a scalar expectation needs exactly one row with one column"
 FORMS = (

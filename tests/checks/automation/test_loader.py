@@ -665,6 +665,39 @@ def test_alias_bomb_is_cut_short(tmp_path: Path) -> None:
     assert too_big[0].message == "more than 20000 values once aliases are expanded"
 
 
+NOT_OF_ITS_TYPE = [
+    (
+        "2024-13-45",
+        "YAML reads '2024-13-45' as a timestamp, and it is not a valid one "
+        "(month must be in 1..12)",
+    ),
+    (
+        "2024-02-30 10:00:00",
+        "YAML reads '2024-02-30 10:00:00' as a timestamp, and it is not "
+        "a valid one (day is out of range for month)",
+    ),
+    ("!!int x", "YAML reads 'x' as an integer, and it is not a valid one"),
+    ("!!float x", "YAML reads 'x' as a number, and it is not a valid one"),
+    ("!!bool maybe", "YAML reads 'maybe' as a boolean, and it is not a valid one"),
+    ("!!timestamp x", "YAML reads 'x' as a timestamp, and it is not a valid one"),
+]
+
+
+@pytest.mark.parametrize(("written", "problem"), NOT_OF_ITS_TYPE)
+def test_a_value_that_is_not_what_its_tag_says_is_a_located_problem(
+    tmp_path: Path, written: str, problem: str
+) -> None:
+    # SafeConstructor raised ValueError, KeyError or AttributeError here: the whole load
+    # (and every dispatcher tick) failed on one typo instead of skipping that file.
+    (tmp_path / "a.yaml").write_text(f"name: a\nsource: flights\ngoal: g\nowner: {written}\n")
+    (tmp_path / "b.yaml").write_text("name: b\nsource: flights\ngoal: g\n")
+    result = load_automations(tmp_path, known_sources=SOURCES)
+    assert [e.location_message() for e in result.errors] == [
+        f"{tmp_path / 'a.yaml'}:4:8: owner: {problem}; quote the value to keep it as text"
+    ]
+    assert [a.name for a in result.automations] == ["b"]
+
+
 def test_merge_chain_is_cut_at_the_depth_limit(tmp_path: Path) -> None:
     # Each mapping merges the one before: 500 merges deep, built without recursing 500 times.
     lines = ["x-0: &a0 {k0: 1}"]

@@ -21,7 +21,8 @@ import duckdb
 import psycopg
 import pytest
 
-from checks.automation.expectation import evaluate, parse_expectation
+from checks.automation.expectation import parse_expectation
+from checks.automation.judgement import evaluate
 from checks.errors import QueryError, QueryFailed, QueryRejected, QueryTimeout, SourceError
 from checks.settings.config import Settings
 from checks.settings.limits import Limits

@@ -396,3 +396,24 @@ def test_the_dispatchers_catalog_reports_a_dangling_link(tmp_path: Path) -> None
     loaded = AutomationCatalog(tmp_path, {"flights"}).refresh()
     assert [a.name for a in loaded.automations] == ["good"]
     assert [e.path for e in loaded.errors] == [str(tmp_path / "gone.yaml")]
+
+
+@pytest.mark.parametrize(("files", "frozen"), [(3, [False]), (2, [])])
+def test_a_large_refresh_freezes_what_it_built_before_the_collector_runs_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: int, frozen: list[bool]
+) -> None:
+    # Frozen after the collector was enabled again, the first young collection walked every
+    # object the refresh built (0.13 s of a 10,000-file first tick) before they were frozen.
+    import gc
+
+    from worker.service import catalog
+
+    for index in range(files):
+        write_automation(tmp_path, f"a{index}")
+    monkeypatch.setattr(catalog, "FREEZE_AFTER_FILES", 3)
+    calls: list[bool] = []
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append(gc.isenabled()))
+    loaded = catalog.AutomationCatalog(tmp_path, {"flights"}).refresh()
+    assert len(loaded.automations) == files
+    assert calls == frozen
+    assert gc.isenabled()
