@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from checks.automation.model import Check
 
-_KEPT = 4096  # distinct checks kept; the oldest is dropped first
+_KEPT = 4096  # distinct checks kept; all dropped when full (safe across threads)
 _known: dict[str, Check] = {}
 
 
@@ -43,6 +43,6 @@ def _validated(item: dict[Any, Any]) -> Check | dict[Any, Any]:
     except ValidationError:
         return item
     if len(_known) >= _KEPT:
-        del _known[next(iter(_known))]
+        _known.clear()
     _known[key] = found
     return found
