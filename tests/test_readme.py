@@ -15,6 +15,7 @@ import yaml
 from typer.testing import CliRunner
 
 from checks.automation.loader import load_automations
+from checks.declared.wording import describe_value
 from checks.run import SourcePool, run_automation
 from checks.settings.config import ENV_OVERRIDES, Settings
 from worker.cli.app import app
@@ -40,6 +41,11 @@ def test_readme_automation_example_runs(tmp_path: Path, flights_settings: Settin
     assert report.checks[1].metrics["orphans"] == 50094
     assert "50,094 of the 334,264" in README and "14.99 %" in README
     assert report.evidence[0].rows[0] == ["N725MQ", "MQ", 575]
+    # the percent the README quotes is the one the report's line shows
+    assert describe_value(report.checks[1]) == (
+        "50,094 rows with no match (721 distinct keys), 0 NULL keys skipped,"
+        " in 334,264 rows (14.99 %)"
+    )
 
 
 def test_every_command_is_in_the_readme_and_has_help() -> None:

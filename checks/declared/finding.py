@@ -33,6 +33,11 @@ _MARKS = {
 }
 
 
+def _checks(n: int) -> str:
+    """``1 check``, ``2 checks``."""
+    return f"{n} check{'' if n == 1 else 's'}"
+
+
 def check_line(check: CheckResult) -> str:
     """One Markdown bullet for a check, citing its evidence ids, then its lint warnings.
 
@@ -86,16 +91,18 @@ def decide_from_checks(checks: list[CheckResult], *, why: str | None = None) -> 
         problems.append(f"{len(unseen)} not evaluated")
     if errored:
         status = Status.ERROR
-        head = f"**Error** — {len(errored)} of {len(checks)} checks could not be evaluated"
+        head = f"**Error** — {len(errored)} of {_checks(len(checks))} could not be evaluated"
         if problems:
             head += "; " + ", ".join(problems)
         error = "; ".join(f"check '{c.name}': {c.error}" for c in errored)
     elif problems:
         status, error = Status.COMPLETED, None
-        head = f"**Needs attention** — {' and '.join(problems)} of {len(checks)} checks"
+        head = f"**Needs attention** — {' and '.join(problems)} of {_checks(len(checks))}"
     else:
         status, finding, error = Status.COMPLETED, Finding.CLEAR, None
-        head = f"**Clear** — all {len(checks)} checks passed"
+        head = "**Clear** — " + (
+            "the check passed" if len(checks) == 1 else f"all {len(checks)} checks passed"
+        )
     lines = [f"{head}.", ""]
     lines += [f"Not evaluated: **{c.name}** — {c.reason}." for c in unseen]
     if unseen:

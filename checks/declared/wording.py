@@ -139,10 +139,27 @@ _MEASURED: dict[str, Callable[[CheckResult], str]] = {
 }
 
 
+_SHOWS_ITS_PERCENT = frozenset({"missing"})
+"""Kinds whose words already give the compared count as a percent of the rows in scope."""
+
+
 def measured(check: CheckResult) -> str:
-    """What a judged check measured, in words (its kind's numbers)."""
+    """What a judged check measured, in words (its kind's numbers).
+
+    A typed check compared as a percent (``expect: < 5%``) also gives the
+    compared count (``metrics["compared"]``) as a percent of its rows in
+    scope, e.g. ``… in 334,264 rows (14.99 %)``.
+    """
     words = _MEASURED.get(check.kind)
-    return words(check) if words else number(check.value)
+    text = words(check) if words else number(check.value)
+    compared = check.metrics.get("compared")
+    if (
+        check.kind not in _SHOWS_ITS_PERCENT
+        and isinstance(compared, str)
+        and _unit(check.expect) == "percent"
+    ):
+        text += f" ({percent(_metric(check, compared), _metric(check, 'rows_in_scope'))})"
+    return text
 
 
 def buckets_text(found: Buckets) -> str:

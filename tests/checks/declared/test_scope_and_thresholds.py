@@ -38,7 +38,7 @@ def test_a_filter_matching_no_row_is_not_evaluated(shop: Source) -> None:
     assert evidence[result.evidence_id or ""].rows == [[0, 0]]  # the counts that show it
     decision = decide_from_checks(results, why="no LLM is configured")
     assert (decision.status, decision.finding) == (Status.COMPLETED, Finding.NEEDS_ATTENTION)
-    assert decision.summary.startswith("**Needs attention** — 1 not evaluated of 1 checks.")
+    assert decision.summary.startswith("**Needs attention** — 1 not evaluated of 1 check.")
     assert "Not evaluated: **diana** — 0 rows in scope: orders where name = 'Diana'." in (
         decision.summary
     )
