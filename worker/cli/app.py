@@ -8,6 +8,7 @@ when several apply the highest wins.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import time
 import traceback
@@ -63,6 +64,18 @@ class Context:
 
     config: Path | None
     automations: Path | None
+
+    def validate_command(self) -> str:
+        """The ``lookout validate`` command line that checks the same files as this one.
+
+        The global options given (``--config``, ``--automations``) come before
+        the command, shell-quoted; the environment applies to both alike.
+        """
+        words = ["lookout"]
+        for option, value in (("--config", self.config), ("--automations", self.automations)):
+            if value is not None:
+                words += [option, shlex.quote(str(value))]
+        return " ".join([*words, "validate"])
 
     def settings(self) -> Settings:
         """Load settings; ``--automations`` wins over the config and the environment."""
@@ -179,8 +192,14 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def select_automations(loaded: LoadResult, names: list[str], run_all: bool) -> list[Automation]:
+def select_automations(
+    loaded: LoadResult, names: list[str], run_all: bool, *, folder: str, validate: str
+) -> list[Automation]:
     """The automations named (in that order), or every enabled one with ``run_all``.
+
+    ``folder`` is where they were loaded from and ``validate`` the command that
+    lists that folder's file problems (``Context.validate_command``): both are
+    in the error.
 
     Raises:
         ConfigError: a name is not a valid automation of ``loaded``.
@@ -193,7 +212,8 @@ def select_automations(loaded: LoadResult, names: list[str], run_all: bool) -> l
             chosen.append(loaded.by_name(name))
         except KeyError:
             raise ConfigError(
-                f"no valid automation named '{name}' (run 'lookout validate' to see file errors)"
+                f"no valid automation named '{name}' in {folder}"
+                f" (run '{validate}' to see file errors)"
             ) from None
     return chosen
 
@@ -238,8 +258,17 @@ def run(
     settings = ctx.obj.settings()
     loaded = load_automations(settings.automations_dir, known_sources=settings.sources.keys())
     # Warnings are 'lookout validate''s: a goal-only automation's report says it was skipped.
-    render.print_load_problems(err, loaded, None if run_all else names or [])
-    chosen = select_automations(loaded, names or [], run_all)
+    validate_command = ctx.obj.validate_command()
+    render.print_load_problems(
+        err, loaded, None if run_all else names or [], validate=validate_command
+    )
+    chosen = select_automations(
+        loaded,
+        names or [],
+        run_all,
+        folder=settings.automations_dir,
+        validate=validate_command,
+    )
     with SourcePool(settings) as pool:
         # The sources open first: a DuckDB source's query process starts up on the other
         # core while this one loads the run path and the store.

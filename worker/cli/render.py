@@ -55,12 +55,18 @@ _FINDING_STYLE = {
 }
 
 
-def print_load_problems(console: Console, loaded: LoadResult, names: list[str] | None) -> None:
+def print_load_problems(
+    console: Console,
+    loaded: LoadResult,
+    names: list[str] | None,
+    *,
+    validate: str = "lookout validate",
+) -> None:
     """Print the automation files' problems: all of them, or only those of ``names``.
 
     With ``names``, the problems of other automations are one line with their
-    count, pointing at ``lookout validate``: a bad file elsewhere in the
-    folder does not bury the run asked for.
+    count, pointing at ``validate`` (the command that checks the same folder):
+    a bad file elsewhere in the folder does not bury the run asked for.
     """
     mine = [p for p in loaded.errors if names is None or p.concerns(names)]
     for problem in mine:
@@ -70,7 +76,7 @@ def print_load_problems(console: Console, loaded: LoadResult, names: list[str] |
         files = len({p.path for p in others})
         console.print(
             f"note: {_count(len(others), 'problem')} in {_count(files, 'other file')}; "
-            "'lookout validate' lists them"
+            f"'{validate}' lists them"
         )
 
 

@@ -48,23 +48,26 @@ def _export_options(ctx: typer.Context) -> None:
         os.environ["LOOKOUT_AUTOMATIONS_DIR"] = str(ctx.obj.automations)
 
 
-def _load(settings: Settings, names: list[str]) -> LoadResult:
+def _load(ctx: typer.Context, settings: Settings, names: list[str]) -> LoadResult:
     """Load the automations; print the file problems of ``names`` (all when empty)."""
     from checks.automation.loader import load_automations
 
     loaded = load_automations(settings.automations_dir, known_sources=settings.sources.keys())
-    print_load_problems(err, loaded, names or None)
+    print_load_problems(err, loaded, names or None, validate=ctx.obj.validate_command())
     return loaded
 
 
-def _pick(loaded: LoadResult, names: list[str]) -> list[Automation]:
+def _pick(
+    ctx: typer.Context, settings: Settings, loaded: LoadResult, names: list[str]
+) -> list[Automation]:
     if not names:
         return list(loaded.automations)
     try:
         return [loaded.by_name(name) for name in names]
     except KeyError as missing:
         raise ConfigError(
-            f"no valid automation named '{missing.args[0]}' (run 'lookout validate')"
+            f"no valid automation named '{missing.args[0]}' in {settings.automations_dir}"
+            f" (run '{ctx.obj.validate_command()}')"
         ) from None
 
 
@@ -140,7 +143,7 @@ def schedule(
     if count is not None and between is not None:
         raise ConfigError("give --next or --between, not both")
     settings = _settings(ctx)
-    chosen = _pick(_load(settings, names or []), names or [])
+    chosen = _pick(ctx, settings, _load(ctx, settings, names or []), names or [])
     window = (_instant(between[0]), _instant(between[1])) if between else None
     slots, notes = _slots(chosen, count or 5, window)
     if as_json:
@@ -171,7 +174,7 @@ def run_now(
     """Queue an immediate run for the workers (the service must be running)."""
     _export_options(ctx)
     settings = _settings(ctx)
-    automation = _pick(_load(settings, [name]), [name])[0]
+    automation = _pick(ctx, settings, _load(ctx, settings, [name]), [name])[0]
     from checks.store.store import Store, utcnow
     from worker.service.celery_app import source_queue
     from worker.service.dispatch import visibility_problem

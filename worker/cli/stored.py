@@ -139,7 +139,13 @@ def pin(
 
     settings = ctx.obj.settings()
     loaded = load_automations(settings.automations_dir, known_sources=settings.sources.keys())
-    (automation,) = select_automations(loaded, [name], False)
+    (automation,) = select_automations(
+        loaded,
+        [name],
+        False,
+        folder=settings.automations_dir,
+        validate=ctx.obj.validate_command(),
+    )
     plan = current_plan(Store(settings.store_url), automation.name)
     if plan is None:
         raise ConfigError(

@@ -223,8 +223,27 @@ def test_run_of_named_automations_prints_only_their_file_problems(cli: Env) -> N
     assert "note: 1 problem in 1 other file; 'lookout validate' lists them" in result.stderr
     broken = CliRunner().invoke(app, ["run", "broken"], env=cli.env)
     assert isinstance(broken.exception, ConfigError)  # exit 2 through main()
-    assert "no valid automation named 'broken'" in str(broken.exception)
+    folder = str(Path(cli.env["LOOKOUT_CONFIG"]).parent / "automations")
+    assert str(broken.exception) == (
+        f"no valid automation named 'broken' in {folder}"
+        " (run 'lookout validate' to see file errors)"
+    )
     assert "broken.yaml:3:1: not valid YAML" in broken.stderr and "note:" not in broken.stderr
+
+
+def test_the_hint_to_validate_names_the_folder_and_config_the_run_was_given(cli: Env) -> None:
+    config = Path(cli.env["LOOKOUT_CONFIG"])
+    folder = config.parent / "automations"
+    env = {"COLUMNS": "100"}
+    given = ["--config", str(config), "--automations", str(folder)]
+    result = CliRunner().invoke(app, [*given, "run", "flights-carrier-integrity"], env=env)
+    assert result.exit_code == 0, result.output
+    validate = f"lookout --config {config} --automations {folder} validate"
+    assert f"note: 1 problem in 1 other file; '{validate}' lists them" in result.stderr
+    missing = CliRunner().invoke(app, [*given, "run", "nope"], env=env)
+    assert str(missing.exception) == (
+        f"no valid automation named 'nope' in {folder} (run '{validate}' to see file errors)"
+    )
 
 
 def test_run_json_keeps_stdout_to_json_lines(cli: Env) -> None:
