@@ -251,7 +251,8 @@ class _FileLoader:
         if self.positions:
             self.result.written[automation.name] = Written(self.raw, prefix)
         if not automation.checks:
+            line, column = position(tree.near(prefix))  # where the automation starts
             self.result.warnings.append(
-                f"{automation.path}:{automation.line}: {automation.name}: no checks: "
+                f"{automation.path}:{line}:{column}: {automation.name}: no checks: "
                 "needs an LLM to run; without one it is skipped"
             )

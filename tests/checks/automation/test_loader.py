@@ -281,8 +281,24 @@ def test_defaults_and_goal_only_warning(tmp_path: Path) -> None:
         "repin_after": None,
     }
     assert result.warnings == [
-        f"{tmp_path / 'a.yml'}:1: goal-only: no checks: needs an LLM to run; "
+        f"{tmp_path / 'a.yml'}:1:1: goal-only: no checks: needs an LLM to run; "
         "without one it is skipped"
+    ]
+
+
+def test_a_goal_only_automation_in_a_list_is_warned_at_its_line_and_column(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "x.yaml").write_text(
+        "automations:\n"
+        "  - name: first-goal\n    source: flights\n    goal: Every flight has a plane.\n"
+        "  - name: second-goal\n    source: flights\n    goal: Every plane flew.\n"
+    )
+    result = load_automations(tmp_path, known_sources={"flights"})
+    why = "no checks: needs an LLM to run; without one it is skipped"
+    assert result.warnings == [
+        f"{tmp_path / 'x.yaml'}:2:5: first-goal: {why}",
+        f"{tmp_path / 'x.yaml'}:5:5: second-goal: {why}",
     ]
 
 
