@@ -144,7 +144,8 @@ class ListRow(Base):
 
     automation: Mapped[str] = mapped_column(String(64), primary_key=True)
     incident_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    run_id: Mapped[int] = mapped_column(Integer)
+    # a run deleted by hand takes its row with it, as every table of a run's does
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
     scheduled_for: Mapped[dt.datetime] = mapped_column(UTCDateTime())
     reported: Mapped[int] = mapped_column(Integer)
     owner: Mapped[str | None] = mapped_column(Text)

@@ -229,6 +229,21 @@ def test_the_board_store_rebuild_gives_the_kept_rows(store: Store) -> None:
     assert {row[1] for row in before} >= {REPORT}
 
 
+def test_a_run_deleted_by_hand_takes_its_row_and_the_list_still_answers(store: Store) -> None:
+    first = stored(store, "a", 0, Status.COMPLETED, CLEAR)
+    second = stored(store, "a", 1, Status.COMPLETED, CLEAR)
+    stored(store, "b", 0, Status.COMPLETED, CLEAR)
+    assert listed(store) == {("a", second.run_id, None), ("b", 3, None)}
+    with store.engine.begin() as conn:
+        conn.execute(table_of(RunRow).delete().where(table_of(RunRow).c.id == second.run_id))
+    # the row went with its run (a foreign key, as every table of a run's): no page error
+    assert listed(store) == {("b", 3, None)}
+    with store.engine.begin() as conn:
+        rebuild(conn)  # and the rows built again list the automation's earlier report
+    assert listed(store) == {("a", first.run_id, None), ("b", 3, None)}
+    agree(store)
+
+
 def test_many_slots_skipped_at_once_keep_each_automations_newest(store: Store) -> None:
     slots = [
         NewRun(name, T0 + k * HOUR, "flights", DEFINITION, reason="catch-up skipped")

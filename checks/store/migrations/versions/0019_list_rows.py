@@ -63,7 +63,12 @@ def upgrade() -> None:
         "list_rows",
         sa.Column("automation", sa.String(length=64), nullable=False),
         sa.Column("incident_id", sa.Integer(), autoincrement=False, nullable=False),
-        sa.Column("run_id", sa.Integer(), nullable=False),
+        sa.Column(
+            "run_id",
+            sa.Integer(),
+            sa.ForeignKey("runs.id", ondelete="CASCADE"),
+            nullable=False,
+        ),
         sa.Column("scheduled_for", sa.DateTime(), nullable=False),
         sa.Column("reported", sa.Integer(), nullable=False),
         sa.Column("owner", sa.Text(), nullable=True),
@@ -77,6 +82,7 @@ def upgrade() -> None:
         sa.Column("at", sa.DateTime(), nullable=False),
         sa.PrimaryKeyConstraint("automation", "incident_id"),
     )
+    op.create_index("ix_list_rows_run_id", "list_rows", ["run_id"])
     op.execute(_REPORTS)
     op.execute(_INCIDENTS)
 
