@@ -12,12 +12,15 @@ runs' declared SQL takes in plain DuckDB (``bench_service.sql_cpu_ms_per_run``).
 
 Needs PostgreSQL (``LOOKOUT_TEST_PG_URL``, as ``bench_service.py``).
 
-Run: ``.venv/bin/python bench/bench_run_task.py [--runs 300]``.
+``--profile PATH`` writes a cProfile of the timed runs (this process only) to PATH.
+
+Run: ``.venv/bin/python bench/bench_run_task.py [--runs 300] [--profile run.prof]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import datetime as dt
 import os
 import platform
@@ -57,7 +60,10 @@ def children_cpu_s() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=300)
-    runs = parser.parse_args().runs
+    parser.add_argument("--profile", type=Path, default=None, help="cProfile (CPU time) output file")
+    args = parser.parse_args()
+    runs = args.runs
+    profile = cProfile.Profile(time.process_time) if args.profile else None  # CPU, not wall
     tmp = Path(tempfile.mkdtemp())
     with bs.scratch_database() as url:
         from checks.store.store import Store
@@ -93,8 +99,12 @@ def main() -> None:
             tasks.run_automation_task.run(run_id)
         load = os.getloadavg()
         cpu, children, wall = time.process_time(), children_cpu_s(), time.monotonic()
+        if profile:
+            profile.enable()
         for run_id in ids[len(examples) :]:
             tasks.run_automation_task.run(run_id)
+        if profile:
+            profile.disable()
         cpu = time.process_time() - cpu
         children = children_cpu_s() - children
         wall = time.monotonic() - wall
@@ -113,6 +123,8 @@ def main() -> None:
         f"| {(own + queries) / sql:.1f}× | {wall / runs * 1000:.0f} ms |"
     )
     print(f"load average before {load[0]:.2f}, after {load_after[0]:.2f}")
+    if profile:
+        profile.dump_stats(args.profile)
 
 
 if __name__ == "__main__":

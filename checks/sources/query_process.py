@@ -36,207 +36,25 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from checks.errors import QueryFailed, QueryTimeout, SourceError
-from checks.sources.base import QueryResult, collect, first_line
-from checks.sources.cells import _CellPlan, _weight
+from checks.sources.base import QueryResult, first_line
+from checks.sources.duckdb_connection import QueryLimits, memory_message, open_connection
+from checks.sources.duckdb_query import Prepared, run_query
 
 if TYPE_CHECKING:
     import duckdb
 
     from checks.settings.limits import Limits
 
-QUERY_CONFIG: dict[str, str | bool | int | float | list[str]] = {
-    "enable_external_access": False,
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
-    "python_enable_replacements": False,
-}
-"""DuckDB settings of every query-time connection (DuckDB's configuration reference).
-
-``lock_configuration`` is set right after connecting, once the time zone is
-pinned to UTC (so results do not depend on the machine's zone)."""
-
 START_TIMEOUT_S = 60.0
 """Seconds a new child may take to import and connect before the query fails."""
 
 _HEADER = struct.Struct("!Q")
-_LOCKING = threading.Lock()  # serialises pin_and_lock between threads sharing an instance
-
-
-@dataclass(frozen=True)
-class QueryLimits:
-    """What a query process applies, as plain values (``Limits`` is a pydantic model).
-
-    Attributes:
-        query_memory: bytes a query may add to its process.
-        query_threads: DuckDB threads per query.
-        query_temp_disk: bytes a query may spill to disk.
-        fetch_cell_chars, max_cell_chars, max_result_chars, fingerprint_max_rows:
-            as in ``Limits``.
-        memory_text: ``query_memory`` as people read it (``1.0GiB``), for errors.
-
-    """
-
-    query_memory: int
-    query_threads: int
-    query_temp_disk: int
-    fetch_cell_chars: int
-    max_cell_chars: int
-    max_result_chars: int
-    fingerprint_max_rows: int
-    memory_text: str
-
-    @classmethod
-    def of(cls, limits: Limits) -> QueryLimits:
-        """The values of ``limits`` a query process needs."""
-        return cls(
-            query_memory=int(limits.query_memory),
-            query_threads=limits.query_threads,
-            query_temp_disk=int(limits.query_temp_disk),
-            fetch_cell_chars=limits.fetch_cell_chars,
-            max_cell_chars=limits.max_cell_chars,
-            max_result_chars=limits.max_result_chars,
-            fingerprint_max_rows=limits.fingerprint_max_rows,
-            memory_text=limits.query_memory.human_readable(),
-        )
-
-
-def connection_config(limits: QueryLimits) -> dict[str, str | bool | int | float | list[str]]:
-    """Return ``QUERY_CONFIG`` with the memory, thread and spill limits of ``limits``."""
-    return {
-        **QUERY_CONFIG,
-        "memory_limit": f"{limits.query_memory}B",
-        "threads": limits.query_threads,
-        "max_temp_directory_size": f"{limits.query_temp_disk}B",
-    }
-
-
-def pin_and_lock(conn: duckdb.DuckDBPyConnection) -> None:
-    """Set the time zone to UTC, then lock the configuration for the database instance.
-
-    DuckDB shares one instance per file and config within a process, so a
-    second source on the same file finds it already locked.
-    """
-    import duckdb
-
-    with _LOCKING:
-        locked = conn.execute("SELECT current_setting('lock_configuration')").fetchone()
-        if locked and locked[0]:
-            return
-        with contextlib.suppress(duckdb.Error):  # without ICU, TIMESTAMPTZ uses the machine's zone
-            conn.execute("SET GLOBAL TimeZone = 'UTC'")
-        conn.execute("SET GLOBAL lock_configuration = true")
-
-
-def one_select(cur: duckdb.DuckDBPyConnection, sql: str) -> duckdb.Statement:
-    """Return the one SELECT statement ``sql`` holds (layer 2: DuckDB's own parser).
-
-    Raises:
-        QueryFailed: several statements, or one that is not a SELECT.
-
-    """
-    import duckdb
-
-    statements = cur.extract_statements(sql)
-    if len(statements) != 1:
-        raise QueryFailed(f"exactly one statement per query; got {len(statements)}")
-    if statements[0].type != duckdb.StatementType.SELECT:
-        raise QueryFailed(f"only SELECT statements run here, not {statements[0].type.name}")
-    return statements[0]
-
-
-def memory_message(limits: QueryLimits) -> str:
-    """The error of a query that needed more memory than ``limits.query_memory``."""
-    return f"the query went over its memory limit of {limits.memory_text}"
-
-
-def open_connection(path: str, limits: QueryLimits) -> duckdb.DuckDBPyConnection:
-    """Open ``path`` read-only as every query process does: ``connection_config``, then locked.
-
-    Raises:
-        duckdb.Error: the file cannot be opened or configured.
-
-    """
-    import duckdb
-
-    conn = duckdb.connect(path, read_only=True, config=connection_config(limits))
-    try:
-        pin_and_lock(conn)
-    except duckdb.Error:
-        conn.close()
-        raise
-    return conn
-
-
-def run_query(
-    conn: duckdb.DuckDBPyConnection,
-    sql: str,
-    *,
-    max_rows: int,
-    timeout_s: float,
-    limits: QueryLimits,
-    measure_cells: bool = True,
-) -> QueryResult:
-    """Run checked ``sql`` on ``conn`` with the watchdog and cell measuring (layers 2 and 3).
-
-    ``measure_cells`` False fetches every cell whole: only for the catalog's
-    own queries (names and type names), never for a query from a check or the
-    agent.
-
-    Raises:
-        QueryFailed: DuckDB refused or failed the query, or it ran out of memory.
-        QueryTimeout: DuckDB saw the interrupt at ``timeout_s``.
-
-    """
-    import duckdb
-
-    cur = conn.cursor()
-    timer = threading.Timer(timeout_s, cur.interrupt)
-    timer.daemon = True
-    started = time.monotonic()
-    try:
-        statement = one_select(cur, sql)
-        timer.start()  # covers binding, running and every fetch, up to the last row
-        bound = cur.sql(sql)  # binds only: the result's names and types, nothing runs
-        columns = list(bound.columns)
-        plan = _CellPlan(
-            [str(t) for t in bound.types],
-            [_weight(t) for t in bound.types],
-            fetch_chars=max(limits.fetch_cell_chars, limits.max_cell_chars),
-            head_chars=limits.max_cell_chars,
-        )
-        fetch: Callable[[int], Sequence[Sequence[Any]]] = cur.fetchmany
-        if plan.needed and measure_cells:
-            cur.execute(one_select(cur, plan.wrap(sql)))
-            if len(cur.description or []) != plan.width:
-                raise QueryFailed("the query could not be wrapped to limit its cells")
-            fetch = plan.reader(cur.fetchmany)
-        else:
-            cur.execute(statement)
-        return collect(
-            fetch,
-            sql=sql,
-            columns=columns,
-            max_rows=max_rows,
-            scan_rows=limits.fingerprint_max_rows,
-            started=started,
-            timeout_s=timeout_s,
-            limits=limits,
-        )
-    except duckdb.InterruptException:
-        raise QueryTimeout(f"the query ran past its time limit of {timeout_s:g} s") from None
-    except (duckdb.OutOfMemoryException, MemoryError):
-        raise QueryFailed(memory_message(limits)) from None
-    except duckdb.Error as error:
-        raise QueryFailed(first_line(error)) from None
-    finally:
-        timer.cancel()
-        cur.close()
 
 
 @dataclass(frozen=True)
@@ -471,9 +289,10 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     conn.execute("SELECT 1").fetchall()
     _cap_memory(limits)
     _send(stdout, ("ready", None))
+    prepared = Prepared()  # this connection's queries, parsed and bound once
     found: dict[_Request, tuple[str, Any]] = {}
     for request in ahead:  # while the parent is still busy: its first questions, answered
-        found[request] = _answer(conn, request, limits)
+        found[request] = _answer(conn, request, limits, prepared)
         if found[request][0] == "oom":
             break  # the rest run when asked, after this answer ends the process
     while True:
@@ -481,7 +300,7 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
             request = _receive(stdin)
         except EOFError:
             return
-        answer = found.pop(request, None) or _answer(conn, request, limits)
+        answer = found.pop(request, None) or _answer(conn, request, limits, prepared)
         try:
             _send(stdout, answer)
         except MemoryError:
@@ -491,7 +310,7 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
 
 
 def _answer(
-    conn: duckdb.DuckDBPyConnection, request: _Request, limits: QueryLimits
+    conn: duckdb.DuckDBPyConnection, request: _Request, limits: QueryLimits, prepared: Prepared
 ) -> tuple[str, Any]:
     """Run one request; its answer as the parent reads it (``ok``, ``timeout``, ``oom``…)."""
     try:
@@ -502,6 +321,7 @@ def _answer(
             timeout_s=request.timeout_s,
             limits=limits,
             measure_cells=request.measure_cells,
+            prepared=prepared,
         )
         return ("ok", result)
     except QueryTimeout as error:

@@ -11,7 +11,8 @@ connection so that each backend's read-only guarantees (layer 2 of design notes
   schema, the time zone set to UTC locally (so ``PGTZ`` or a role's default
   never changes a result), and the query sent as a server-side cursor (``DECLARE … CURSOR FOR``)
   over the extended protocol: one statement per call, SELECT/VALUES only, no
-  data-modifying WITH. A watchdog cancels the query at its time limit, and
+  data-modifying WITH. The process's watchdog (``checks.sources.watchdog``)
+  cancels the query at its time limit, and
   past ``Limits.kill_after_s`` shuts the socket (a server that no longer
   answers, even to the cancel). Every connection also starts with
   ``default_transaction_read_only=on``, a connect timeout and TCP keepalives.
@@ -37,11 +38,9 @@ from __future__ import annotations
 import os
 import socket
 import sqlite3
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +52,7 @@ from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource
 from checks.sources.base import Column, DataSet, QueryResult, Source, collect, first_line
 from checks.sources.cells import SQLITE_WEIGHT, _CellPlan, pg_weight
+from checks.sources.watchdog import after
 from checks.sql.facts import HARMLESS_VOLATILE, SourceFacts
 
 DIALECTS = {"postgresql": "postgres", "sqlite": "sqlite", "mysql": "mysql", "mariadb": "mysql"}
@@ -219,8 +219,8 @@ class SQLQuerySource(Source):
         conn.read_only = True  # psycopg opens the next transaction with BEGIN READ ONLY
         try:
             with (
-                _watchdog(timeout_s, conn.cancel_safe),
-                _watchdog(self.limits.kill_after_s(timeout_s), lambda: _shut(conn)),
+                after(timeout_s, conn.cancel_safe),
+                after(self.limits.kill_after_s(timeout_s), lambda: _shut(conn)),
             ):
                 conn.execute(
                     "SELECT set_config('statement_timeout', %s, true)",
@@ -476,14 +476,3 @@ def _reset_postgres(conn: Any) -> bool:
 def _is_timeout(error: BaseException) -> bool:
     name = type(error).__name__
     return name == "QueryCanceled" or (name == "OperationalError" and "interrupted" in str(error))
-
-
-@contextmanager
-def _watchdog(timeout_s: float, action: Callable[[], None]) -> Iterator[None]:
-    timer = threading.Timer(timeout_s, action)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from checks.errors import QueryFailed, QueryTimeout, SourceError
 from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource
-from checks.sources import DuckDBQuerySource, SQLQuerySource, sql_source
+from checks.sources import DuckDBQuerySource, SQLQuerySource, sql_source, watchdog
 from checks.sources.base import Oversized
 
 # One vector of 40 rows, each cell 100 MB: DuckDB sees no interrupt inside it
@@ -197,8 +197,8 @@ def test_postgres_read_on_a_silent_connection_is_shut(pg_url: str) -> None:
             conn.execute("SET statement_timeout = 0")
             started = time.monotonic()
             with (
-                sql_source._watchdog(1, lambda: None),
-                sql_source._watchdog(1.5, lambda: sql_source._shut(conn)),
+                watchdog.after(1, lambda: None),
+                watchdog.after(1.5, lambda: sql_source._shut(conn)),
                 pytest.raises(Exception, match=r"server closed|consuming input|connection"),
             ):
                 conn.execute("SELECT pg_sleep(30)")

@@ -36,7 +36,7 @@ from checks.sources.base import (
     names_chars,
     shown_names,
 )
-from checks.sources.query_process import QueryLimits, open_connection
+from checks.sources.duckdb_connection import QueryLimits, open_connection
 
 SETUP = [
     "CREATE TABLE customers (id INTEGER, name VARCHAR, region VARCHAR)",
