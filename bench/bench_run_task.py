@@ -60,7 +60,9 @@ def children_cpu_s() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=300)
-    parser.add_argument("--profile", type=Path, default=None, help="cProfile (CPU time) output file")
+    parser.add_argument(
+        "--profile", type=Path, default=None, help="cProfile (CPU time) output file"
+    )
     args = parser.parse_args()
     runs = args.runs
     profile = cProfile.Profile(time.process_time) if args.profile else None  # CPU, not wall

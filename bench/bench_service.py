@@ -27,7 +27,9 @@
 
 Needs PostgreSQL (``LOOKOUT_TEST_PG_URL``, default
 ``postgresql://postgres@127.0.0.1:5432/test``; scratch databases are created
-and dropped) and Redis on 127.0.0.1:6379 (database 12 is flushed).
+and dropped) and Redis on 127.0.0.1:6379 (database 12 is flushed;
+``LOOKOUT_BENCH_REDIS_URL`` names another, so that two benches side by side do
+not take each other's messages).
 
 Run: ``.venv/bin/python bench/bench_service.py [--runs 1000] [--automations 10000]
 [--pools prefork:2,prefork:8,threads:8,threads:16] [--llm-latency-s 0.2]``. A pool
@@ -72,7 +74,8 @@ sys.path.insert(0, str(ROOT))
 from tests.worker.service.service_support import Processes, clean_store, write_config  # noqa: E402
 
 PG_ADMIN = os.environ.get("LOOKOUT_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
-REDIS_URL = "redis://127.0.0.1:6379/12"
+# flushed by each throughput run: two benches side by side need a database each
+REDIS_URL = os.environ.get("LOOKOUT_BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
 SERVICE = {"dispatch_interval_s": 1, "lease_s": 30, "misfire_grace_s": 600}
 
 
