@@ -5,12 +5,17 @@ input budget with the state (``DecisionModel.plan``), sends them on at most
 ``max_parallel_requests`` threads through one shared ``httpx.Client`` (each
 request with its own ``timeout_s``), and turns every failure into a
 ``NoAnswer`` for the questions of that request — a request never raises out
-of ``ask``. Subclasses speak one wire format: ``checks.opinion.backends``
-(systemone, openai-decisions) and ``checks.opinion.backends.chat_logprobs`` (chat-logprobs).
+of ``ask``. The client is the process's, one per endpoint, key, timeout and
+pool size (``shared_client``): a run's model is built per run, but building
+an ``httpx.Client`` (its TLS context) costs tens of milliseconds of CPU.
+Subclasses speak one wire format: ``checks.opinion.backends`` (systemone,
+openai-decisions) and ``checks.opinion.backends.chat_logprobs`` (chat-logprobs).
 """
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
@@ -23,6 +28,78 @@ import httpx
 from checks.opinion.decision_model import Answers, DecisionModel, estimate_tokens
 from checks.opinion.questions import Answer, NoAnswer, NoAnswerReason, Question, check_questions
 from checks.settings.config import redact
+
+
+@dataclass
+class _Shared:
+    """One endpoint's client and how many open models use it."""
+
+    client: httpx.Client
+    users: int = 0
+    dropped: bool = False
+
+
+# The process's httpx clients, by (base URL, key, timeout, pool size), most recently used last.
+_SHARED: dict[tuple[str, str | None, float, int], _Shared] = {}
+_IN_USE: dict[int, _Shared] = {}  # id(client) -> its entry, while a model holds it
+_SHARED_LOCK = threading.Lock()
+SHARED_CLIENTS_KEPT = 8
+
+
+def _forget_after_fork() -> None:  # a forked child must not share its parent's sockets
+    _SHARED.clear()
+    _IN_USE.clear()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+def shared_client(
+    base_url: str, api_key: str | None, timeout_s: float, max_connections: int
+) -> httpx.Client:
+    """Return this process's ``httpx.Client`` for one decision-model endpoint; ``release`` it.
+
+    Built on first use (``Authorization: Bearer`` when ``api_key`` is set,
+    ``timeout_s`` for every phase of a request, at most ``max_connections``
+    connections) and kept for the process, so its connections are reused
+    from run to run. At most ``SHARED_CLIENTS_KEPT`` are kept: the least
+    recently used is dropped, and closed once no model holds it any more.
+    Safe to use from several threads at once (``httpx.Client``'s pool is).
+    """
+    key = (base_url, api_key, timeout_s, max_connections)
+    with _SHARED_LOCK:
+        entry = _SHARED.pop(key, None)
+        if entry is None:
+            headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+            entry = _Shared(
+                httpx.Client(
+                    timeout=httpx.Timeout(timeout_s),
+                    headers=headers,
+                    limits=httpx.Limits(max_connections=max_connections),
+                )
+            )
+        _SHARED[key] = entry
+        entry.users += 1
+        _IN_USE[id(entry.client)] = entry
+        while len(_SHARED) > SHARED_CLIENTS_KEPT:
+            old = _SHARED.pop(next(iter(_SHARED)))
+            old.dropped = True
+            if old.users == 0:
+                old.client.close()
+        return entry.client
+
+
+def release(client: httpx.Client) -> None:
+    """A model is done with a ``shared_client``: close it if it was dropped and is unused."""
+    with _SHARED_LOCK:
+        entry = _IN_USE.get(id(client))
+        if entry is None or entry.client is not client:
+            return
+        entry.users -= 1
+        if entry.users == 0:
+            del _IN_USE[id(client)]
+            if entry.dropped:
+                client.close()
 
 
 @dataclass
@@ -54,7 +131,8 @@ class HTTPDecisionModel(DecisionModel):
         max_parallel_requests: most requests in flight at once.
         prices_usd_per_mtok: (input, output) USD per million tokens, used when
             a response reports no cost.
-        client: an httpx client to use (default: one of this model's own).
+        client: an httpx client to use (default: the process's for this
+            endpoint, key, timeout and pool size, ``shared_client``).
     """
 
     def __init__(
@@ -77,12 +155,9 @@ class HTTPDecisionModel(DecisionModel):
         self.model = model
         self.timeout_s = timeout_s
         self.prices_usd_per_mtok = prices_usd_per_mtok
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._own_client = client is None
-        self.client = client or httpx.Client(
-            timeout=httpx.Timeout(timeout_s),
-            headers=headers,
-            limits=httpx.Limits(max_connections=max(10, 2 * max_parallel_requests)),
+        self._shared = client is None
+        self.client = client or shared_client(
+            self.base_url, api_key, timeout_s, max(10, 2 * max_parallel_requests)
         )
 
     @abstractmethod
@@ -187,6 +262,7 @@ class HTTPDecisionModel(DecisionModel):
         return tokens_in, tokens_out, None
 
     def close(self) -> None:
-        """Close the httpx client when this model created it."""
-        if self._own_client:
-            self.client.close()
+        """Let go of the process's client (``release``); a caller's client stays open."""
+        if self._shared:
+            self._shared = False
+            release(self.client)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import multiprocessing
 import socket
 import subprocess
 import sys
@@ -14,10 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from checks.errors import ConfigError
 from checks.fakes.decision_server import FakeDecision, Step, request_question_names
+from checks.opinion import transport
 from checks.opinion.backends.chat_logprobs import ChatLogprobsModel
 from checks.opinion.decision_model import (
     Answers,
@@ -37,6 +40,7 @@ from checks.opinion.decision_model import (
     read_untrusted_state,
     untrusted_state,
 )
+from checks.opinion.transport import HTTPDecisionModel
 from checks.settings.config import load_settings
 from checks.settings.decision import DecisionSettings
 from tests.paths import ROOT
@@ -671,3 +675,57 @@ def test_untrusted_state_keeps_the_data_inside_one_fenced_line() -> None:
     assert read_untrusted_state(state) == payload
     with pytest.raises(ValueError, match="no fenced untrusted block"):
         read_untrusted_state("plain text")
+
+
+# -- the HTTP client: the process's, one per endpoint ------------------------------------
+
+
+def test_the_http_client_is_the_processs_one_per_endpoint() -> None:
+    with FakeDecision(Backend.SYSTEMONE, [NORMAL, NORMAL]) as fake:
+        values = {"backend": "systemone", "base_url": fake.base_url, "api_key": KEY, "model": "m"}
+        settings = DecisionSettings.model_validate(values)
+        first, second = make_decision_model(settings), make_decision_model(settings)
+        other_key = make_decision_model(DecisionSettings.model_validate(values | {"api_key": "k"}))
+        slower = make_decision_model(DecisionSettings.model_validate(values | {"timeout_s": 9}))
+        assert isinstance(first, HTTPDecisionModel) and isinstance(second, HTTPDecisionModel)
+        assert isinstance(other_key, HTTPDecisionModel) and isinstance(slower, HTTPDecisionModel)
+        assert first.client is second.client  # built once, not per run
+        assert other_key.client is not first.client and slower.client is not first.client
+        assert slower.client.timeout == httpx.Timeout(9)
+        assert other_key.client.headers["Authorization"] == "Bearer k"
+        with first:
+            assert first.ask("the state", QUESTIONS).unanswered() == {}
+        with second:  # the first one's close left the shared client usable
+            assert second.ask("the state", QUESTIONS).unanswered() == {}
+        assert fake.requests and all(
+            r.headers.get("authorization") == f"Bearer {KEY}" for r in fake.requests
+        )
+
+
+def test_a_forked_child_builds_its_own_decision_client() -> None:
+    settings = DecisionSettings(backend="systemone", base_url="http://127.0.0.1:9", model="m")
+    make_decision_model(settings)
+    assert transport._SHARED
+    context = multiprocessing.get_context("fork")
+    reader, writer = context.Pipe(duplex=False)
+    child = context.Process(target=lambda: writer.send(len(transport._SHARED)))
+    child.start()
+    child.join(timeout=30)
+    assert reader.recv() == 0
+
+
+def test_a_dropped_client_is_closed_once_no_model_holds_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(transport, "SHARED_CLIENTS_KEPT", 1)
+    with FakeDecision(Backend.SYSTEMONE, [NORMAL]) as fake:
+        values = {"backend": "systemone", "base_url": fake.base_url, "model": "m"}
+        held = make_decision_model(DecisionSettings.model_validate(values))
+        other = make_decision_model(DecisionSettings.model_validate(values | {"api_key": "k"}))
+        assert isinstance(held, HTTPDecisionModel) and isinstance(other, HTTPDecisionModel)
+        assert not held.client.is_closed  # dropped from the kept ones, but in use
+        assert held.ask("the state", QUESTIONS).unanswered() == {}
+        held.close()
+        assert held.client.is_closed
+        other.close()
+        assert not other.client.is_closed  # still kept for the next run
