@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from checks.settings.config import Settings
     from checks.settings.sources import DuckDBSource, SQLAlchemySource
-    from checks.sources.base import Column, DataSet, JSONValue, QueryResult, Source
+    from checks.sources.base import Source
     from checks.sources.duckdb_source import DuckDBQuerySource
+    from checks.sources.result import Column, DataSet, JSONValue, QueryResult
     from checks.sources.sql_source import SQLQuerySource
 
 __all__ = [
@@ -34,10 +35,10 @@ __all__ = [
 ]
 
 _WHERE = {
-    "Column": "checks.sources.base",
-    "DataSet": "checks.sources.base",
-    "JSONValue": "checks.sources.base",
-    "QueryResult": "checks.sources.base",
+    "Column": "checks.sources.result",
+    "DataSet": "checks.sources.result",
+    "JSONValue": "checks.sources.result",
+    "QueryResult": "checks.sources.result",
     "Source": "checks.sources.base",
     "DuckDBQuerySource": "checks.sources.duckdb_source",
     "SQLQuerySource": "checks.sources.sql_source",

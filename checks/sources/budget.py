@@ -1,6 +1,7 @@
 """The result budget: column names and cells cut to fit, as JSON-safe values.
 
-See ``QueryResult.jsonable`` and ``collect`` in ``checks.sources.base``.
+See ``QueryResult.jsonable`` (``checks.sources.result``) and ``collect``
+(``checks.sources.fingerprint``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ from checks.errors import QueryFailed
 from checks.sources.cells import Oversized
 
 if TYPE_CHECKING:
-    from checks.sources.base import JSONValue
+    from checks.sources.result import JSONValue
+
+ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+"""``json.dumps(value, ensure_ascii=False)``, without building an encoder per call."""
 
 MIN_NAME_CHARS = 8
 """Shortest a shown column name is cut to when many long names share the result budget."""
@@ -28,7 +32,7 @@ def _cut(text: str, limit: int) -> str:
 
 def names_chars(names: Sequence[str]) -> int:
     """Return the length of the JSON list of ``names`` (what showing them costs)."""
-    return len(json.dumps(list(names), ensure_ascii=False))
+    return len(ENCODE(list(names)))
 
 
 def shown_names(names: Sequence[str], *, max_cell_chars: int, max_result_chars: int) -> list[str]:
@@ -100,7 +104,7 @@ def _oversized_text(value: Oversized) -> str:
     if isinstance(value.head, str):
         return value.head + "…"
     if isinstance(value.head, list):
-        return json.dumps(_plain(value.head), ensure_ascii=False)[:-1] + ", …"
+        return ENCODE(_plain(value.head))[:-1] + ", …"
     if value.type == "BLOB":
         return f"<{value.size} bytes>"
     return repr(value)
@@ -108,10 +112,15 @@ def _oversized_text(value: Oversized) -> str:
 
 def to_jsonable(value: Any, max_cell_chars: int) -> JSONValue:
     """Convert one cell to a JSON-safe value no longer than ``max_cell_chars`` characters."""
+    kind = type(value)
+    if kind is str:
+        return value if len(value) <= max_cell_chars else _cut(value, max_cell_chars)
+    if value is None or kind is int or kind is bool:
+        return value  # type: ignore[no-any-return]
     plain = _plain(value)
     if isinstance(plain, str):
         return _cut(plain, max_cell_chars)
     if isinstance(plain, (list, dict)):
-        text = json.dumps(plain, ensure_ascii=False)
+        text = ENCODE(plain)
         return plain if len(text) <= max_cell_chars else _cut(text, max_cell_chars)
     return plain

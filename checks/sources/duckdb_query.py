@@ -25,9 +25,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from checks.errors import QueryFailed, QueryTimeout
-from checks.sources.base import QueryResult, collect, first_line
+from checks.sources.base import first_line
 from checks.sources.cells import _CellPlan, _weight
 from checks.sources.duckdb_connection import QueryLimits, memory_message
+from checks.sources.fingerprint import collect
+from checks.sources.result import QueryResult
 from checks.sources.watchdog import after
 
 if TYPE_CHECKING:

@@ -43,8 +43,9 @@ from typing import TYPE_CHECKING, Any
 from checks.errors import QueryError, SourceError
 from checks.settings.limits import Limits
 from checks.settings.sources import DuckDBSource, TableFile
-from checks.sources.base import Column, DataSet, QueryResult, Source, first_line
+from checks.sources.base import Source, first_line
 from checks.sources.query_process import START_TIMEOUT_S, QueryProcesses
+from checks.sources.result import Column, DataSet, QueryResult
 
 if TYPE_CHECKING:
     import duckdb

@@ -1,7 +1,7 @@
 """The row-level record of one result: which rows it held, as 8-byte hashes.
 
 Every row a source reads and hashes for the fingerprint (at most
-``limits.fingerprint_max_rows``; ``checks.sources.base.collect``) also gives a
+``limits.fingerprint_max_rows``; ``checks.sources.fingerprint.collect``) also gives a
 row hash: the first 8 bytes of its ``row_digest`` (sha256 of the row's
 canonical text), so equal rows have equal hashes on every engine. A
 ``RowSet`` keeps them sorted as one blob of big-endian unsigned 64-bit

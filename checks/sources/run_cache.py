@@ -19,7 +19,8 @@ import dataclasses
 import threading
 
 from checks.errors import QueryFailed, QueryTimeout
-from checks.sources.base import Column, DataSet, QueryResult, Source
+from checks.sources.base import Source
+from checks.sources.result import Column, DataSet, QueryResult
 from checks.sql.facts import SourceFacts
 
 

@@ -50,8 +50,10 @@ from sqlalchemy.engine import URL, make_url
 from checks.errors import QueryFailed, QueryTimeout, SourceError
 from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource
-from checks.sources.base import Column, DataSet, QueryResult, Source, collect, first_line
+from checks.sources.base import Source, first_line
 from checks.sources.cells import SQLITE_WEIGHT, _CellPlan, pg_weight
+from checks.sources.fingerprint import collect
+from checks.sources.result import Column, DataSet, QueryResult
 from checks.sources.watchdog import after
 from checks.sql.facts import HARMLESS_VOLATILE, SourceFacts
 

@@ -47,7 +47,7 @@ from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
-from checks.sources.base import Column, DataSet
+from checks.sources.result import Column, DataSet
 from checks.sql.tables import fold
 
 CACHE_SIZE = 1024
