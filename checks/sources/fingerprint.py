@@ -23,6 +23,11 @@ from checks.sources.cells import Oversized
 from checks.sources.result import QueryResult, ResultBudget
 from checks.sources.row_set import RowSet, pack, row_hash
 
+Fetch = Callable[[int], Sequence[Sequence[Any]]]
+"""A driver's ``fetchmany``: up to that many rows, none once the result is read."""
+Finish = Callable[[Fetch, list[str]], QueryResult]
+"""Streams a result's rows (``fetch``) with its column names into a ``QueryResult``."""
+
 FETCH_BATCH_ROWS = 2_000
 """Rows fetched from the driver per round trip while streaming a result."""
 

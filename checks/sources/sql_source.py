@@ -30,17 +30,13 @@ PostgreSQL and SQLite results are wrapped like DuckDB's (``checks.sources.cells`
 the result's columns are read first (``LIMIT 0``), and a cell larger than
 ``Limits.fetch_cell_chars`` arrives as an ``Oversized``, measured and cut in SQL,
 so a huge value never reaches Python whole. Fetching checks the deadline
-between batches.
+between batches. PostgreSQL's query runs in ``checks.sources.postgres_query``,
+SQLite's in ``checks.sources.sqlite_query``; this module holds the source.
 """
 
 from __future__ import annotations
 
-import os
-import socket
-import sqlite3
 import time
-import uuid
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,24 +47,14 @@ from checks.errors import QueryFailed, QueryTimeout, SourceError
 from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource
 from checks.sources.base import Source, first_line
-from checks.sources.cells import SQLITE_WEIGHT, _CellPlan, pg_weight
-from checks.sources.fingerprint import collect
+from checks.sources.fingerprint import Fetch, Finish, collect
+from checks.sources.postgres_query import postgres_facts, reset_postgres, run_postgres
 from checks.sources.result import Column, DataSet, QueryResult
-from checks.sources.watchdog import after
-from checks.sql.facts import HARMLESS_VOLATILE, SourceFacts
+from checks.sources.sqlite_query import run_sqlite
+from checks.sql.facts import SourceFacts
 
 DIALECTS = {"postgresql": "postgres", "sqlite": "sqlite", "mysql": "mysql", "mariadb": "mysql"}
 """SQLAlchemy backend name -> sqlglot dialect."""
-
-_SQLITE_ALLOWED = {
-    sqlite3.SQLITE_SELECT,
-    sqlite3.SQLITE_READ,
-    sqlite3.SQLITE_FUNCTION,
-    sqlite3.SQLITE_RECURSIVE,
-}
-_SQLITE_DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
-
-Fetch = Callable[[int], Sequence[Sequence[Any]]]
 
 
 class SQLQuerySource(Source):
@@ -201,7 +187,7 @@ class SQLQuerySource(Source):
             # Whatever happened (a result, an error, a timeout), the connection
             # goes back to the pool only once it holds no session state; a
             # connection that cannot be reset is closed instead.
-            clean = self.dialect != "postgres" or _reset_postgres(raw.driver_connection)
+            clean = self.dialect != "postgres" or reset_postgres(raw.driver_connection)
             try:
                 if clean:
                     raw.close()
@@ -210,92 +196,18 @@ class SQLQuerySource(Source):
             except Exception:
                 raw.invalidate()
 
-    def _run_postgres(
-        self,
-        conn: Any,
-        sql: str,
-        timeout_s: float,
-        finish: Callable[[Fetch, list[str]], QueryResult],
-    ) -> QueryResult:
-        conn.rollback()  # no-op when idle; read_only can only change between transactions
-        conn.read_only = True  # psycopg opens the next transaction with BEGIN READ ONLY
-        try:
-            with (
-                after(timeout_s, conn.cancel_safe),
-                after(self.limits.kill_after_s(timeout_s), lambda: _shut(conn)),
-            ):
-                conn.execute(
-                    "SELECT set_config('statement_timeout', %s, true)",
-                    [str(max(1, int(timeout_s * 1000)))],
-                )
-                conn.execute(
-                    "SELECT set_config('search_path', %s, true)",
-                    [_pg_ident(self.schema or "public")],
-                )
-                # Results never depend on the client's or server's zone (PGTZ, the role's
-                # default): now(), current_date and timestamptz casts are in UTC, as in DuckDB.
-                conn.execute("SELECT set_config('TimeZone', 'UTC', true)")
-                with conn.cursor() as probe:  # names and types only: LIMIT 0 runs nothing
-                    probe.execute(f"SELECT * FROM (\n{sql}\n) AS lookout_q LIMIT 0")
-                    oids = [d.type_code for d in probe.description or []]
-                    columns = [d.name for d in probe.description or []]
-                plan = _CellPlan(
-                    [_pg_type_name(conn, oid) for oid in oids],
-                    [pg_weight(oid) for oid in oids],
-                    fetch_chars=max(self.limits.fetch_cell_chars, self.limits.max_cell_chars),
-                    head_chars=self.limits.max_cell_chars,
-                    digest="md5({x}::text)",
-                    fence=True,
-                )
-                with conn.cursor(name=f"lookout_{uuid.uuid4().hex}") as cur:
-                    # DECLARE … CURSOR FOR <sql>, extended protocol
-                    cur.execute(plan.wrap(sql) if plan.needed else sql)
-                    if plan.needed and len(cur.description or []) != plan.width:
-                        raise QueryFailed("the query could not be wrapped to limit its cells")
-                    fetch = plan.reader(cur.fetchmany) if plan.needed else cur.fetchmany
-                    return finish(fetch, columns)
-        finally:
-            conn.rollback()
+    def _run_postgres(self, conn: Any, sql: str, timeout_s: float, finish: Finish) -> QueryResult:
+        return run_postgres(conn, sql, timeout_s, finish, limits=self.limits, schema=self.schema)
 
-    def _run_sqlite(
-        self,
-        conn: Any,
-        sql: str,
-        timeout_s: float,
-        finish: Callable[[Fetch, list[str]], QueryResult],
-    ) -> QueryResult:
-        deadline = time.monotonic() + timeout_s
-        longest = conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH)
-        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, int(self.limits.query_memory) // 8)
-        conn.set_authorizer(_sqlite_authorizer)
-        conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 1_000)
-        try:
-            cur = conn.cursor()
-            cur.execute(f"SELECT * FROM (\n{sql}\n) LIMIT 0")
-            columns = [d[0] for d in cur.description or []]
-            plan = _CellPlan(
-                ["value"] * len(columns),
-                [SQLITE_WEIGHT] * len(columns),
-                fetch_chars=max(self.limits.fetch_cell_chars, self.limits.max_cell_chars),
-                head_chars=self.limits.max_cell_chars,
-                digest=None,
-                cte=True,
-            )
-            cur.execute(plan.wrap(sql) if plan.needed else sql)
-            fetch = plan.reader(cur.fetchmany) if plan.needed else cur.fetchmany
-            return finish(fetch, columns)
-        finally:
-            conn.set_progress_handler(None, 0)
-            conn.set_authorizer(None)
-            conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, longest)
-            conn.rollback()
+    def _run_sqlite(self, conn: Any, sql: str, timeout_s: float, finish: Finish) -> QueryResult:
+        return run_sqlite(conn, sql, timeout_s, finish, limits=self.limits)
 
     def _run_mysql(
         self,
         conn: Any,
         sql: str,
         timeout_s: float,
-        finish: Callable[[Fetch, list[str]], QueryResult],
+        finish: Finish,
     ) -> QueryResult:
         cur = conn.cursor()
         try:
@@ -356,71 +268,6 @@ def _engine_args(name: str, url: URL, limits: Limits) -> tuple[URL, dict[str, An
     return url, {"connect_args": mysql, "pool_pre_ping": True}
 
 
-_PG_FUNCTIONS = sa.text(
-    """
-    SELECT p.proname,
-           bool_and(p.provolatile IN ('i', 's')
-                    AND NOT (p.prorettype = ANY (CAST(:catalog AS regtype[])))
-                    AND NOT (CAST(p.proargtypes AS oid[]) && CAST(:catalog AS regtype[])::oid[])
-                    AND (n.nspname = 'pg_catalog' OR l.lanname = 'sql'))
-    FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-         JOIN pg_language l ON l.oid = p.prolang
-    WHERE n.nspname IN ('pg_catalog', :schema)
-    GROUP BY p.proname
-    """
-)
-_PG_TYPES = sa.text(
-    """
-    SELECT t.typname FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
-    WHERE n.nspname IN ('pg_catalog', :schema) AND t.typrelid = 0
-          AND NOT (t.oid = ANY (CAST(:catalog AS regtype[])))
-    """
-)
-_PG_CATALOG_TYPES = (
-    "{oid,regclass,regcollation,regconfig,regdictionary,regnamespace,regoper,regoperator,"
-    "regproc,regprocedure,regrole,regtype}"
-)
-
-
-def postgres_facts(conn: sa.Connection, schema: str) -> SourceFacts:
-    """Read what the guard may allow (``checks.sql.facts``) from ``pg_proc`` and ``pg_type``.
-
-    A function name is allowed when every overload of it in ``pg_catalog`` or
-    ``schema`` is ``IMMUTABLE`` or ``STABLE`` and neither takes nor returns an
-    ``oid`` or ``reg*`` value, and the source schema's own are written in SQL
-    (a procedural one, PL/pgSQL and the like, can build and run SQL from its
-    arguments, out of the guard's sight); or when it is in ``HARMLESS_VOLATILE``. Types:
-    those of ``pg_catalog`` and ``schema`` that are not a relation's row type
-    nor an object identifier.
-    """
-    params = {"schema": schema, "catalog": _PG_CATALOG_TYPES}
-    functions = {
-        str(name).lower()
-        for name, safe in conn.execute(_PG_FUNCTIONS, params)
-        if safe or str(name).lower() in HARMLESS_VOLATILE
-    }
-    types = {str(name).lower() for (name,) in conn.execute(_PG_TYPES, params)}
-    schemas = {
-        str(name).lower() for (name,) in conn.execute(sa.text("SELECT nspname FROM pg_namespace"))
-    }
-    return SourceFacts(frozenset(functions), frozenset(types), frozenset(schemas))
-
-
-def _pg_type_name(conn: Any, oid: int) -> str:
-    info = conn.adapters.types.get(oid)
-    return info.name if info is not None else f"type {oid}"
-
-
-def _shut(conn: Any) -> None:
-    """Shut a psycopg connection's socket, so a read blocked on a silent server returns."""
-    try:
-        fd = conn.pgconn.socket
-        with socket.socket(fileno=os.dup(fd)) as sock:
-            sock.shutdown(socket.SHUT_RDWR)
-    except Exception:
-        return
-
-
 def _columns(inspector: Any, table: str, schema: str | None) -> tuple[Column, ...]:
     return tuple(
         Column(c["name"], _type_name(c["type"]), c.get("nullable"))
@@ -437,42 +284,6 @@ def _type_name(type_: Any) -> str:
     if getattr(type_, "timezone", False) and name in ("TIMESTAMP", "TIME"):
         return f"{name} WITH TIME ZONE"
     return name
-
-
-def _pg_ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _sqlite_authorizer(
-    action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None
-) -> int:
-    if action not in _SQLITE_ALLOWED:
-        return sqlite3.SQLITE_DENY
-    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _SQLITE_DENIED_FUNCTIONS:
-        return sqlite3.SQLITE_DENY
-    return sqlite3.SQLITE_OK
-
-
-def _reset_postgres(conn: Any) -> bool:
-    """Drop every session-level effect a query could leave; False when that failed.
-
-    ``ROLLBACK`` undoes what is transactional, but not a session-level advisory
-    lock (``pg_advisory_lock``, reachable through any SQL the server runs for
-    us), a ``WITH HOLD`` cursor, ``LISTEN``, temporary objects or cached plans.
-    ``DISCARD ALL`` (run outside a transaction block) releases all of them,
-    advisory locks included (it runs ``pg_advisory_unlock_all()``), and resets
-    settings to the connection's defaults (its ``-c`` options stay).
-    """
-    try:
-        conn.rollback()
-        conn.autocommit = True
-        try:
-            conn.execute("DISCARD ALL")
-        finally:
-            conn.autocommit = False
-    except Exception:
-        return False
-    return True
 
 
 def _is_timeout(error: BaseException) -> bool:

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from checks.errors import QueryFailed, QueryTimeout, SourceError
 from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource
-from checks.sources import DuckDBQuerySource, SQLQuerySource, sql_source, watchdog
+from checks.sources import DuckDBQuerySource, SQLQuerySource, postgres_query, watchdog
 from checks.sources.base import Oversized
 
 # One vector of 40 rows, each cell 100 MB: DuckDB sees no interrupt inside it
@@ -198,7 +198,7 @@ def test_postgres_read_on_a_silent_connection_is_shut(pg_url: str) -> None:
             started = time.monotonic()
             with (
                 watchdog.after(1, lambda: None),
-                watchdog.after(1.5, lambda: sql_source._shut(conn)),
+                watchdog.after(1.5, lambda: postgres_query.shut(conn)),
                 pytest.raises(Exception, match=r"server closed|consuming input|connection"),
             ):
                 conn.execute("SELECT pg_sleep(30)")
