@@ -1,6 +1,6 @@
 """The report contract: what a ``submit_report`` call must hold before a report is accepted.
 
-Issue 3 §4: ``submit_report`` is called once with a valid payload (``finding``
+The report's contract: ``submit_report`` is called once with a valid payload (``finding``
 clear or needs_attention, ``confidence`` low, medium or high, a non-empty
 ``evidence`` list of ids); every cited id — in ``evidence`` and every ``[Qn]``
 or ``[Cn]`` in the summary — exists in this run; and a Clear while a declared

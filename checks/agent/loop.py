@@ -1,4 +1,4 @@
-"""The agent loop (issue 3 §3): the model explores the data with read-only tools and reports.
+"""The agent loop: the model explores the data with read-only tools and reports.
 
 One run, in order:
 

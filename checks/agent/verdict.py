@@ -1,6 +1,6 @@
 """The run's verdict when an LLM is configured: the agent's report, or the fallback.
 
-Issue 3 §4–§5. A valid agent report decides the finding (``agent``, or
+A valid agent report decides the finding (``agent``, or
 ``override`` when a Clear stood against a failed declared check). Without one
 — the LLM unreachable after retries, the contract still invalid after the
 repair turn, the budget spent with no report — the declared checks decide
@@ -21,7 +21,7 @@ def apply_agent_result(report: RunReport, result: AgentResult) -> None:
 
     Sets ``status``, ``finding``, ``finding_source``, ``summary``, ``error`` and
     ``agent``, and appends the agent's ``Q…`` evidence after the checks' ``C…``.
-    A declared check in error keeps the run in ``error`` (issue 2's rule),
+    A declared check in error keeps the run in ``error`` (a failure is never Clear),
     whatever the agent said; the finding is still recorded.
     """
     report.evidence = [*report.evidence, *result.evidence]

@@ -1,4 +1,4 @@
-"""Eval suites: automations over small data sets whose right answers are known (issue 8 §1).
+"""Eval suites: automations over small data sets whose right answers are known.
 
 A suite file is YAML::
 

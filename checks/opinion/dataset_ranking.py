@@ -1,4 +1,4 @@
-"""Ranking a source's data sets for ``list_data_sets`` with a decision model (issue 5 §4).
+"""Ranking a source's data sets for ``list_data_sets`` with a decision model.
 
 When a source has more data sets than ``list_data_sets`` shows, every data
 set gets one yes/no question — "does the agent need ``dN`` for this goal?" —

@@ -27,7 +27,7 @@ from checks.report import RunReport
 from checks.settings.alerts import EventKind
 
 URGENCIES = ("nothing_to_do", "worth_a_look", "act_soon", "act_now")
-"""The decision model's urgency levels (issue 5), lowest first."""
+"""The decision model's urgency levels, lowest first."""
 
 TEST_EVENT = "test"
 """The event name of ``lookout notify test`` messages (never routed, never an incident)."""

@@ -1,6 +1,6 @@
 """The agent loop end to end: fake LLM over real HTTP, real DuckDB, the run stored and read back.
 
-Every scenario of issue 3 §8 is asserted on the stored run (status, finding,
+Every scenario of the agent loop is asserted on the stored run (status, finding,
 finding_source, summary, evidence ids, agent counters) and on its trace rows.
 """
 

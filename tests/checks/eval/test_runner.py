@@ -64,7 +64,7 @@ def make_app(settings: Settings) -> typer.Typer:
 # -- the shipped suite ------------------------------------------------------------------
 
 
-TRAPS = {  # issue 8 §1: each trap the shipped suite must hold
+TRAPS = {  # each trap the shipped suite must hold
     "invoice paid after exactly 30 days": "invoice-paid-on-day-30",
     "exactly 5% cancelled": "cancelled-exactly-5-percent",
     "average 499.50 against 500": "average-499-50-below-500",
