@@ -38,7 +38,8 @@ from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource
 from checks.sources import Source
 from checks.sources.sql_source import SQLQuerySource
-from checks.sql.guard import _ALLOWED_FUNCTIONS, _DENIED_FUNCTIONS, guard
+from checks.sql.denied import ALLOWED_FUNCTIONS, DENIED_FUNCTIONS
+from checks.sql.guard import guard
 
 # ---------------------------------------------------------------------------
 # PostgreSQL: a schema of our own inside the session database.
@@ -214,8 +215,8 @@ def _denied_duckdb_functions() -> list[str]:
     return sorted(
         n
         for n in names
-        if n not in _ALLOWED_FUNCTIONS
-        and any(pattern.fullmatch(n) for _, _, pattern in _DENIED_FUNCTIONS)
+        if n not in ALLOWED_FUNCTIONS
+        and any(pattern.fullmatch(n) for _, _, pattern in DENIED_FUNCTIONS)
     )
 
 

@@ -12,15 +12,6 @@ Rules, in the order they are checked (``rule``: what breaks it):
 - ``parse-error``: sqlglot raised or logged a warning while parsing or
   regenerating, or the regenerated text does not read back the same.
 
-What runs is the text regenerated from the checked tree, and it must read back
-as that tree: the regenerated text is parsed again and, when the two trees are
-the same node for node (types and every argument, names compared exactly), the
-checks made on the first hold for it. When they differ (sqlglot normalised
-something), the second tree is checked in full and must regenerate to the same
-text. Results are kept per process (``functools.lru_cache`` of
-``_CACHE_SIZE`` statements, rejections included), so a statement seen before
-costs a dictionary look-up: a scheduled automation sends the same statements
-on every run.
 - ``multiple-statements``: more than one statement.
 - ``write``: INSERT/UPDATE/DELETE/MERGE/COPY anywhere, including inside WITH.
 - ``ddl``: CREATE/DROP/ALTER/TRUNCATE/GRANT/COMMENT/ANALYZE/… anywhere.
@@ -54,13 +45,22 @@ the DuckDB and PostgreSQL function lists for the deny patterns.
 
 Importing this module adds a handler to the ``sqlglot`` logger (and sets its
 level to WARNING when unset) so that warnings during ``guard`` are seen.
+
+What runs is the text regenerated from the checked tree, and it must read back
+as that tree: the regenerated text is parsed again and, when the two trees are
+the same node for node (types and every argument, names compared exactly), the
+checks made on the first hold for it. When they differ (sqlglot normalised
+something), the second tree is checked in full and must regenerate to the same
+text. Results are kept per process (``functools.lru_cache`` of
+``_CACHE_SIZE`` statements, rejections included), so a statement seen before
+costs a dictionary look-up: a scheduled automation sends the same statements
+on every run.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-import re
 from collections.abc import Collection
 from contextvars import ContextVar
 from typing import Any
@@ -70,101 +70,18 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel
 
 from checks.errors import QueryRejected
+from checks.sql.denied import (
+    ALLOWED_FUNCTIONS,
+    DENIED_FUNCTIONS,
+    DENIED_NODES,
+    METADATA_NODES,
+    SYSTEM_FUNCTION_SCHEMAS,
+)
 from checks.sql.facts import SourceFacts, check_call, check_types
 from checks.sql.tables import check_tables, function_name
 
 __all__ = ["guard"]
 
-# Node types refused anywhere in the tree, with the rule they break.
-_DENIED_NODES: tuple[tuple[tuple[type[exp.Expr], ...], str], ...] = (
-    ((exp.DML, exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Copy, exp.LoadData), "write"),
-    ((exp.DDL, exp.Create, exp.Drop, exp.Alter, exp.TruncateTable, exp.Grant, exp.Revoke,
-      exp.Comment, exp.Analyze, exp.Refresh, exp.Cache, exp.Uncache, exp.Undrop, exp.SwapTable),
-     "ddl"),
-    ((exp.Transaction, exp.Commit, exp.Rollback), "transaction"),
-    ((exp.Command, exp.Set, exp.SetItem, exp.Pragma, exp.Attach, exp.Detach, exp.Install, exp.Use,
-      exp.Show, exp.Describe, exp.Summarize, exp.Export, exp.Put, exp.Get, exp.Kill,
-      exp.LockingStatement, exp.Declare, exp.Execute, exp.Block, exp.IfBlock, exp.WhileBlock,
-      exp.StoredProcedure, exp.Return),
-     "command"),
-    ((exp.Into,), "select-into"),
-    ((exp.Lock,), "locking"),
-)  # fmt: skip
-
-# Function names (lower case, full match), checked in order: (rule, why, pattern).
-_DENIED_FUNCTIONS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
-    (
-        "file-read",
-        "reads files or URLs",
-        re.compile(
-            r"read_\w*|\w+_scan|glob|sniff_csv|parquet_\w+|iceberg_\w+|delta_\w+|st_read\w*"
-            r"|load_file|readfile|writefile|lo_\w+|pg_read_\w+|pg_ls_\w+|pg_stat_file"
-            r"|pg_file_\w+|http_\w+|\w+_attach|to_file"
-        ),
-    ),
-    (
-        # Functions whose argument is SQL (or a table, schema or cursor named in
-        # text) that the database parses and runs itself, out of the guard's
-        # sight: PostgreSQL ts_stat(sqlquery text), ts_rewrite(query, select
-        # text), query_to_xml*(query text), cursor_to_xml*, table_to_xml*,
-        # schema_to_xml*, database_to_xml*, dblink*, tablefunc's crosstab and
-        # connectby, xml2's xpath_table, pgRouting's pgr_* (all take SQL text),
-        # Citus run_command_on_*; DuckDB query, query_table, json_serialize_sql,
-        # json_deserialize_sql, json_serialize_plan (binds and optimises the
-        # text, so current_setting() is constant-folded), json_execute_serialized_sql.
-        "function",
-        "runs SQL given as text",
-        re.compile(
-            r"query|query_table|dblink\w*|\w+_to_xml\w*|\w+_to_xmlschema|ts_stat|ts_rewrite"
-            r"|json_execute_serialized_sql|json_serialize_sql|json_deserialize_sql"
-            r"|json_serialize_plan|crosstab\d*|connectby|xpath_table|pgr_\w+|run_command_on_\w+"
-            r"|exec|execute|sp_\w+|xp_\w+|postgres_\w+|mysql_\w+|sqlite_\w+|ducklake_\w+"
-        ),
-    ),
-    (
-        "function",
-        "reads settings or the environment",
-        re.compile(
-            r"getenv|getvariable|current_setting|set_config|duckdb_\w+|pragma_\w+|which_secret"
-            r"|secret|get_block_size"
-        ),
-    ),
-    (
-        # Stable functions that tell what is outside the data: the server, the
-        # session, other relations' comments and privileges, the catalog.
-        "function",
-        "reads the database's own metadata",
-        re.compile(
-            r"version|inet_\w+|obj_description|col_description|shobj_description|format_type"
-            r"|has_\w+_privilege|to_reg\w+|current_query\w*|current_database|current_catalog"
-            r"|current_schemas?|current_role|current_user|session_user|system_user|user"
-            r"|row_security_active|\w+_is_visible|current_connection_id|current_transaction_id"
-            r"|stats|currtid\w*|acldefault|aclexplode|makeaclitem"
-        ),
-    ),
-    (
-        "function",
-        "has side effects",
-        re.compile(
-            r"\w*sleep\w*|pg_\w+|benchmark|nextval|setval|currval|lastval|next_value_for|setseed"
-            r"|txid_\w+|checkpoint|force_checkpoint|get_lock|release_lock|release_all_locks"
-            r"|is_free_lock|is_used_lock|master_pos_wait|load_extension|system|shell|sys_\w+"
-            r"|enable_\w+|disable_\w+|truncate_duckdb_logs|write_log"
-        ),
-    ),
-)
-_ALLOWED_FUNCTIONS = frozenset({"pg_typeof"})
-# Typed nodes sqlglot makes of calls that read the database's own metadata.
-_METADATA_NODES = tuple(
-    getattr(exp, name)
-    for name in ("CurrentVersion", "CurrentDatabase", "CurrentUser", "CurrentSchema",
-                 "CurrentRole", "CurrentCatalog", "SessionUser", "CurrentSchemas")
-    if hasattr(exp, name)
-)  # fmt: skip
-# Only names that cannot be mistaken for a column: ``temp.round(1)`` is a method call.
-_SYSTEM_FUNCTION_SCHEMAS = frozenset(
-    {"information_schema", "pg_catalog", "pg_toast", "performance_schema"}
-)
 _warnings: ContextVar[list[str] | None] = ContextVar("sqlglot_warnings", default=None)
 _CACHE_SIZE = 512  # statements; each at most max_sql_chars (20,000 by default)
 
@@ -371,7 +288,7 @@ def _label(node: exp.Expr) -> str:
 
 def _check_nodes(tree: exp.Expr) -> None:
     for node in tree.walk():
-        for types, rule in _DENIED_NODES:
+        for types, rule in DENIED_NODES:
             if isinstance(node, types):
                 if _is_explain(node):
                     raise QueryRejected("explain", "EXPLAIN is not allowed; run the query itself")
@@ -392,15 +309,15 @@ def _check_functions(
 ) -> None:
     calls: list[tuple[exp.Func, str]] = []
     for node in tree.find_all(exp.Func):
-        if isinstance(node, _METADATA_NODES):
+        if isinstance(node, METADATA_NODES):
             raise QueryRejected(
                 "function",
                 f"{node.sql(dialect=dialect)} is not allowed: it reads the database's own metadata",
             )
         name = function_name(node)
-        if name in _ALLOWED_FUNCTIONS:
+        if name in ALLOWED_FUNCTIONS:
             continue
-        for rule, why, pattern in _DENIED_FUNCTIONS:
+        for rule, why, pattern in DENIED_FUNCTIONS:
             if pattern.fullmatch(name):
                 raise QueryRejected(rule, f"function {name}() is not allowed: it {why}")
         calls.append((node, name))
@@ -408,7 +325,7 @@ def _check_functions(
         owner = dot.this
         if (
             isinstance(owner, (exp.Identifier, exp.Column))
-            and owner.name.lower() in _SYSTEM_FUNCTION_SCHEMAS
+            and owner.name.lower() in SYSTEM_FUNCTION_SCHEMAS
         ):
             raise QueryRejected("system-catalog", f"{owner.name}.… refers to a system schema")
     for node, name in calls:

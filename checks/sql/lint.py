@@ -48,6 +48,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
 from checks.sources.result import Column, DataSet
+from checks.sql.null_tests import null_handled, owner_table, says_not_null
 from checks.sql.tables import fold
 
 CACHE_SIZE = 1024
@@ -189,7 +190,7 @@ class _Linter:
         target = node.this
         if not isinstance(target, exp.Column) or not self.can_be_null(target):
             return []
-        if _null_handled(node, target):
+        if null_handled(node, target):
             return []
         name = target.sql(dialect=self.dialect)
         return [
@@ -212,14 +213,14 @@ class _Linter:
         if not isinstance(picked, exp.Column) or not self.can_be_null(picked):
             return []
         where = inner.args.get("where")
-        if where is not None and _says_not_null(where.this, picked):
+        if where is not None and says_not_null(where.this, picked):
             return []
-        table = _owner_table(picked) or "the subquery"
+        table = owner_table(picked) or "the subquery"
         outer = node.this.sql(dialect=self.dialect)
         target = node.this
         match = f"{picked.name} = {outer}"
         if isinstance(target, exp.Column) and target.name.lower() == picked.name.lower():
-            outer_table = target.table or _owner_table(target)
+            outer_table = target.table or owner_table(target)
             if outer_table and outer_table != table:  # same names: say which side is which
                 match = f"{table}.{picked.name} = {outer_table}.{target.name}"
         line, col = _position(node)
@@ -236,7 +237,7 @@ class _Linter:
 
     def can_be_null(self, column: exp.Column) -> bool:
         """Whether the catalog lets ``column`` hold NULL (True when it cannot tell)."""
-        table = _owner_table(column)
+        table = owner_table(column)
         if table is None or not self.tables:
             return True
         found = self.tables.get(fold(table, self.dialect), {}).get(column.name.lower())
@@ -323,76 +324,6 @@ def _is_utc(zone: str) -> bool:
         return True
     days = (dt.datetime(2025, 1, 15), dt.datetime(2025, 7, 15))
     return all(info.utcoffset(day) == dt.timedelta(0) for day in days)
-
-
-def _owner_table(column: exp.Column) -> str | None:
-    """The table a column belongs to, by its qualifier or its SELECT's only table."""
-    select = column.find_ancestor(exp.Select)
-    while select is not None:
-        tables = [
-            t
-            for t in [select.args.get("from_"), *(select.args.get("joins") or [])]
-            for t in ([t.this] if t is not None else [])
-            if isinstance(t, exp.Table)
-        ]
-        if column.table:
-            for table in tables:
-                if table.alias_or_name == column.table:
-                    return table.name
-        elif len(tables) == 1:
-            return tables[0].name
-        elif tables:
-            return None
-        select = select.find_ancestor(exp.Select)
-    return None
-
-
-def _same_column(a: exp.Expr, b: exp.Column) -> bool:
-    return (
-        isinstance(a, exp.Column)
-        and a.name.lower() == b.name.lower()
-        and (not a.table or not b.table or a.table == b.table)
-    )
-
-
-def _null_test(node: exp.Expr) -> tuple[exp.Expr, bool] | None:
-    """``(operand, negated)`` for ``x IS NULL`` / ``x IS NOT NULL``, as either dialect parses it."""
-    node = node.unnest()
-    negated = False
-    if isinstance(node, exp.Not):
-        node, negated = node.this.unnest(), True
-    if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
-        return node.this, negated != bool(node.args.get("negate"))
-    return None
-
-
-def _says_not_null(condition: exp.Expr, column: exp.Column) -> bool:
-    """Whether ``condition`` (an AND of parts) requires ``column IS NOT NULL``."""
-    for part in condition.flatten() if isinstance(condition, exp.And) else [condition]:
-        test = _null_test(part)
-        if test is not None and test[1] and _same_column(test[0], column):
-            return True
-    return False
-
-
-def _says_is_null(condition: exp.Expr, column: exp.Column) -> bool:
-    test = _null_test(condition)
-    return test is not None and not test[1] and _same_column(test[0], column)
-
-
-def _null_handled(node: exp.In, column: exp.Column) -> bool:
-    """Whether the NOT IN sits beside ``col IS NULL OR …`` or ``col IS NOT NULL AND …``."""
-    child: exp.Expr = node.parent or node  # the NOT
-    parent = child.parent
-    while isinstance(parent, exp.And | exp.Or | exp.Paren):
-        if isinstance(parent, exp.Or) and any(
-            _says_is_null(side, column) for side in parent.flatten()
-        ):
-            return True
-        if isinstance(parent, exp.And) and _says_not_null(parent, column):
-            return True
-        parent = parent.parent
-    return False
 
 
 def _position(node: exp.Expr) -> tuple[int | None, int | None]:

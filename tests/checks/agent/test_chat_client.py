@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from checks.agent import chat_client
+from checks.agent import openai_clients
 from checks.agent.chat_client import ChatClient, RetryNote, retry_after_s
 from checks.agent.inline_calls import tool_calls_in_content
 from checks.agent.toolspec import TOOL_NAMES, TOOL_SCHEMAS
@@ -315,10 +315,10 @@ def test_the_http_client_is_the_processs_one_per_endpoint() -> None:
 
 def test_a_forked_child_builds_its_own_http_client() -> None:
     ChatClient(settings("http://127.0.0.1:9/v1"))
-    assert chat_client._SHARED
+    assert openai_clients._SHARED
     context = multiprocessing.get_context("fork")
     reader, writer = context.Pipe(duplex=False)
-    child = context.Process(target=lambda: writer.send(len(chat_client._SHARED)))
+    child = context.Process(target=lambda: writer.send(len(openai_clients._SHARED)))
     child.start()
     child.join(timeout=30)
     assert reader.recv() == 0
