@@ -36,7 +36,7 @@ from urllib.parse import urlparse
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from checks.agent.inline_calls import tool_calls_in_content
-from checks.agent.openai_clients import shared_openai
+from checks.agent.openai_clients import release, shared_openai
 from checks.errors import LLMError
 from checks.settings.config import redact
 from checks.settings.llm import LLMSettings
@@ -166,6 +166,7 @@ class ChatClient:
     on_retry: Callable[[RetryNote], None] | None = None
     sleep: Callable[[float], None] = time.sleep
     _client: openai.OpenAI = field(init=False, repr=False)
+    _held: bool = field(default=True, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.model = self.model or self.settings.model
@@ -179,7 +180,10 @@ class ChatClient:
         )
 
     def close(self) -> None:
-        """Nothing to release: the HTTP client and its connections are the process's."""
+        """Let go of the process's client (``openai_clients.release``); it stays open while kept."""
+        if self._held:
+            self._held = False
+            release(self._client)
 
     def __enter__(self) -> ChatClient:
         return self

@@ -14,8 +14,6 @@ openai-decisions) and ``checks.opinion.backends.chat_logprobs`` (chat-logprobs).
 
 from __future__ import annotations
 
-import os
-import threading
 import time
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
@@ -25,33 +23,13 @@ from typing import Any
 
 import httpx
 
+from checks.http.process_clients import ProcessClients
 from checks.opinion.decision_model import Answers, DecisionModel, estimate_tokens
 from checks.opinion.questions import Answer, NoAnswer, NoAnswerReason, Question, check_questions
 from checks.settings.config import redact
 
-
-@dataclass
-class _Shared:
-    """One endpoint's client and how many open models use it."""
-
-    client: httpx.Client
-    users: int = 0
-    dropped: bool = False
-
-
-# The process's httpx clients, by (base URL, key, timeout, pool size), most recently used last.
-_SHARED: dict[tuple[str, str | None, float, int], _Shared] = {}
-_IN_USE: dict[int, _Shared] = {}  # id(client) -> its entry, while a model holds it
-_SHARED_LOCK = threading.Lock()
-SHARED_CLIENTS_KEPT = 8
-
-
-def _forget_after_fork() -> None:  # a forked child must not share its parent's sockets
-    _SHARED.clear()
-    _IN_USE.clear()
-
-
-os.register_at_fork(after_in_child=_forget_after_fork)
+CLIENTS: ProcessClients[httpx.Client] = ProcessClients(kept=8, close=lambda c: c.close())
+"""The process's decision-model clients, by (base URL, key, timeout, pool size)."""
 
 
 def shared_client(
@@ -61,45 +39,24 @@ def shared_client(
 
     Built on first use (``Authorization: Bearer`` when ``api_key`` is set,
     ``timeout_s`` for every phase of a request, at most ``max_connections``
-    connections) and kept for the process, so its connections are reused
-    from run to run. At most ``SHARED_CLIENTS_KEPT`` are kept: the least
-    recently used is dropped, and closed once no model holds it any more.
-    Safe to use from several threads at once (``httpx.Client``'s pool is).
+    connections) and kept for the process (``CLIENTS``), so its connections
+    are reused from run to run; a dropped one is closed once no model holds it.
     """
-    key = (base_url, api_key, timeout_s, max_connections)
-    with _SHARED_LOCK:
-        entry = _SHARED.pop(key, None)
-        if entry is None:
-            headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-            entry = _Shared(
-                httpx.Client(
-                    timeout=httpx.Timeout(timeout_s),
-                    headers=headers,
-                    limits=httpx.Limits(max_connections=max_connections),
-                )
-            )
-        _SHARED[key] = entry
-        entry.users += 1
-        _IN_USE[id(entry.client)] = entry
-        while len(_SHARED) > SHARED_CLIENTS_KEPT:
-            old = _SHARED.pop(next(iter(_SHARED)))
-            old.dropped = True
-            if old.users == 0:
-                old.client.close()
-        return entry.client
+
+    def build() -> httpx.Client:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        return httpx.Client(
+            timeout=httpx.Timeout(timeout_s),
+            headers=headers,
+            limits=httpx.Limits(max_connections=max_connections),
+        )
+
+    return CLIENTS.get((base_url, api_key, timeout_s, max_connections), build)
 
 
 def release(client: httpx.Client) -> None:
     """A model is done with a ``shared_client``: close it if it was dropped and is unused."""
-    with _SHARED_LOCK:
-        entry = _IN_USE.get(id(client))
-        if entry is None or entry.client is not client:
-            return
-        entry.users -= 1
-        if entry.users == 0:
-            del _IN_USE[id(client)]
-            if entry.dropped:
-                client.close()
+    CLIENTS.release(client)
 
 
 @dataclass

@@ -315,10 +315,10 @@ def test_the_http_client_is_the_processs_one_per_endpoint() -> None:
 
 def test_a_forked_child_builds_its_own_http_client() -> None:
     ChatClient(settings("http://127.0.0.1:9/v1"))
-    assert openai_clients._SHARED
+    assert len(openai_clients.CLIENTS)
     context = multiprocessing.get_context("fork")
     reader, writer = context.Pipe(duplex=False)
-    child = context.Process(target=lambda: writer.send(len(openai_clients._SHARED)))
+    child = context.Process(target=lambda: writer.send(len(openai_clients.CLIENTS)))
     child.start()
     child.join(timeout=30)
     assert reader.recv() == 0

@@ -705,10 +705,10 @@ def test_the_http_client_is_the_processs_one_per_endpoint() -> None:
 def test_a_forked_child_builds_its_own_decision_client() -> None:
     settings = DecisionSettings(backend="systemone", base_url="http://127.0.0.1:9", model="m")
     make_decision_model(settings)
-    assert transport._SHARED
+    assert len(transport.CLIENTS)
     context = multiprocessing.get_context("fork")
     reader, writer = context.Pipe(duplex=False)
-    child = context.Process(target=lambda: writer.send(len(transport._SHARED)))
+    child = context.Process(target=lambda: writer.send(len(transport.CLIENTS)))
     child.start()
     child.join(timeout=30)
     assert reader.recv() == 0
@@ -717,7 +717,7 @@ def test_a_forked_child_builds_its_own_decision_client() -> None:
 def test_a_dropped_client_is_closed_once_no_model_holds_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(transport, "SHARED_CLIENTS_KEPT", 1)
+    monkeypatch.setattr(transport.CLIENTS, "kept", 1)
     with FakeDecision(Backend.SYSTEMONE, [NORMAL]) as fake:
         values = {"backend": "systemone", "base_url": fake.base_url, "model": "m"}
         held = make_decision_model(DecisionSettings.model_validate(values))
