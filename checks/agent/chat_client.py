@@ -24,11 +24,10 @@ Provider quirks handled here (design notes §2):
 
 from __future__ import annotations
 
-import datetime as dt
-import email.utils
 import json
+import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
@@ -38,6 +37,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 from checks.agent.inline_calls import tool_calls_in_content
 from checks.agent.openai_clients import release, shared_openai
 from checks.errors import LLMError
+from checks.http.retry_after import parse_retry_after
 from checks.settings.config import redact
 from checks.settings.llm import LLMSettings
 
@@ -367,32 +367,22 @@ def _retryable(exc: BaseException) -> bool:
     return isinstance(exc, openai.APIConnectionError)
 
 
-def retry_after_s(headers: Any) -> float | None:
-    """Return the wait a response asks for, in seconds, or None.
+def retry_after_s(headers: Mapping[str, str]) -> float | None:
+    """Return the wait a response asks for, in seconds, or None when it does not say.
 
-    Reads ``retry-after-ms`` (milliseconds; sent by OpenAI) first, then
-    ``Retry-After`` as delta-seconds or an HTTP-date (RFC 9110 §10.2.3). A
-    negative, unparsable or absent value gives None.
+    ``headers`` are the response's (case-insensitive ``httpx.Headers``, or a
+    dict with lower-case names). ``retry-after-ms`` (milliseconds, a number,
+    fractions allowed; sent by OpenAI and read first by the ``openai`` SDK's
+    ``_parse_retry_after_header``) wins when it is a number >= 0 (not NaN);
+    otherwise ``Retry-After`` is read by ``checks.http.retry_after``
+    (RFC 9110 §10.2.3: integer seconds or an HTTP-date).
     """
     millis = headers.get("retry-after-ms")
     if millis is not None:
         try:
             value = float(millis) / 1000
-            return value if value >= 0 else None
         except ValueError:
-            pass
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
-    try:
-        seconds = float(raw)
-        return seconds if seconds >= 0 else None
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
-    return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
+            value = math.nan
+        if value >= 0:  # NaN compares false; inf is left to the caller's cap
+            return value
+    return parse_retry_after(headers.get("retry-after"))

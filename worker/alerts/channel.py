@@ -21,9 +21,8 @@ redacts them (webhook URLs and tokens) before they are stored or shown.
 
 from __future__ import annotations
 
-import datetime as dt
-import email.utils
 import json
+import math
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from typing import Any, ClassVar, Literal
 
 import httpx
 
+from checks.http.retry_after import parse_retry_after
 from checks.settings.alerts import ChannelConfig
 from worker.alerts.message import Alert
 
@@ -68,28 +68,29 @@ def json_body(payload: dict[str, Any]) -> bytes:
 
 
 def retry_after_s(response: httpx.Response) -> float | None:
-    """Return the wait a 429 asks for, in seconds: ``Retry-After`` or a JSON ``retry_after``.
+    """Return the wait a 429 asks for, in seconds: ``Retry-After``, else a JSON ``retry_after``.
 
-    ``Retry-After`` is delta-seconds or an HTTP date (RFC 9110 §10.2.3);
-    Discord also puts ``retry_after`` (seconds, float) in the JSON body.
+    ``Retry-After`` is read by ``checks.http.retry_after`` (RFC 9110 §10.2.3:
+    integer seconds or an HTTP-date). When it says nothing usable, Discord's
+    JSON body ``retry_after`` (seconds, a float; Discord's "Rate Limits" docs)
+    is used if it is a number >= 0 (NaN is not; an integer too large for a
+    float is ``inf``, which the caller's ceiling refuses). None when neither says.
     """
-    header = response.headers.get("retry-after")
-    if header:
-        try:
-            return max(float(header), 0.0)
-        except ValueError:
-            try:
-                when = email.utils.parsedate_to_datetime(header)
-            except (TypeError, ValueError):
-                when = None
-            if when is not None:
-                return max((when - dt.datetime.now(dt.UTC)).total_seconds(), 0.0)
+    header = parse_retry_after(response.headers.get("retry-after"))
+    if header is not None:
+        return header
     try:
         body = response.json()
     except ValueError:
         return None
     value = body.get("retry_after") if isinstance(body, dict) else None
-    return float(value) if isinstance(value, int | float) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        seconds = float(value)
+    except OverflowError:  # an integer past float's range
+        seconds = math.inf
+    return seconds if seconds >= 0 else None  # NaN compares false: not said
 
 
 def _snippet(response: httpx.Response) -> str:

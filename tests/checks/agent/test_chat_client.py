@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import httpx
 import pytest
 
 from checks.agent import openai_clients
@@ -172,21 +173,30 @@ def test_no_llm_configured() -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "expected"),
+    ("headers", "expected"),
     [
-        ("1", 1.0),
-        ("0.5", 0.5),
-        ("-3", None),
-        ("soon", None),
-        ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0),
+        ({"retry-after-ms": "250", "retry-after": "9"}, 0.25),  # OpenAI's milliseconds win
+        ({"retry-after-ms": "1.5"}, 0.0015),
+        ({"retry-after-ms": "0"}, 0.0),
+        ({"retry-after-ms": "soon", "retry-after": "9"}, 9.0),  # not a number: Retry-After
+        ({"retry-after-ms": "-5", "retry-after": "9"}, 9.0),
+        ({"retry-after-ms": "nan", "retry-after": "9"}, 9.0),
+        ({"retry-after-ms": "-5"}, None),
+        ({"retry-after": "9"}, 9.0),  # Retry-After itself: checks.http.retry_after
+        ({"retry-after": "0.5"}, None),
+        ({"retry-after": "-3"}, None),
+        ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),
+        ({}, None),
     ],
 )
-def test_retry_after_values(value: str, expected: float | None) -> None:
-    assert retry_after_s({"retry-after": value}) == expected
+def test_retry_after_ms_then_retry_after(headers: dict[str, str], expected: float | None) -> None:
+    assert retry_after_s(headers) == expected
 
 
-def test_retry_after_ms_wins() -> None:
-    assert retry_after_s({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+def test_retry_after_header_names_are_case_insensitive() -> None:
+    headers = httpx.Headers({"Retry-After-Ms": "250", "Retry-After": "9"})
+    assert retry_after_s(headers) == 0.25
+    assert retry_after_s(httpx.Headers({"RETRY-AFTER": "9"})) == 9.0
 
 
 @dataclass(frozen=True)

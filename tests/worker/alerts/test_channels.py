@@ -23,7 +23,7 @@ from checks.errors import ConfigError
 from checks.settings.alerts import AppriseChannel, url_secrets
 from checks.settings.config import Settings, load_settings, redact
 from tests.paths import ROOT
-from worker.alerts.channel import Sender, json_body
+from worker.alerts.channel import Sender, json_body, retry_after_s
 from worker.alerts.channels import sender_for
 from worker.alerts.channels.apprise import AppriseRefused, apprise_url, check_url
 from worker.alerts.channels.discord import embed_chars
@@ -601,3 +601,28 @@ def test_fit_keeps_text_full_of_ampersands_and_never_splits_an_entity(limit: int
     assert min(limit, len(text)) - 6 <= len(plain) <= limit
     in_bytes, _ = fit("é&é " * 400, 101, escape=escape_slack, measure=lambda s: len(s.encode()))
     assert 90 <= len(in_bytes.encode()) <= 101 and not in_bytes.endswith("&amp")
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "expected"),
+    [
+        ({"Retry-After": "2"}, '{"retry_after": 0.3}', 2.0),  # the header wins
+        ({"Retry-After": "Thu, 01 Jan 1970 00:00:00 GMT"}, '{"retry_after": 0.3}', 0.0),
+        ({}, '{"message": "You are being rate limited.", "retry_after": 0.3}', 0.3),
+        ({"Retry-After": "1.5"}, '{"retry_after": 0.3}', 0.3),  # not delta-seconds: the body
+        ({"Retry-After": "-3"}, '{"retry_after": 0.3}', 0.3),
+        ({"Retry-After": "soon"}, '{"retry_after": 2}', 2.0),
+        ({"Retry-After": "-3"}, "rate_limited", None),  # not JSON
+        ({}, '{"retry_after": -1}', None),
+        ({}, '{"retry_after": true}', None),
+        ({}, '{"retry_after": "5"}', None),
+        ({}, '{"retry_after": NaN}', None),
+        ({}, "[0.3]", None),
+        ({}, "", None),
+    ],
+)
+def test_retry_after_header_then_discords_json_body(
+    headers: dict[str, str], body: str, expected: float | None
+) -> None:
+    response = httpx.Response(429, headers=headers, content=body.encode())
+    assert retry_after_s(response) == expected
