@@ -20,6 +20,7 @@ from rich.text import Text
 from checks.agent.result import cost_text
 from checks.errors import ConfigError
 from checks.eval import DEFAULT_CONCURRENCY, DEFAULT_PLOT
+from worker.cli.durations import duration_text
 from worker.cli.layout import Column, Grid
 from worker.cli.safe_text import SafeConsole, print_hanging
 
@@ -281,5 +282,5 @@ def summary_lines(result: EvalResult) -> list[str]:
             lines.append(f"  urgency: {_pct(d.urgency_accuracy)} of {d.urgency_answers} right")
     else:
         lines.append(f"Decision model: no answers (backend {result.decision_backend}).")
-    lines.append(f"Took {result.elapsed_s:.1f} s.")
+    lines.append(f"Took {duration_text(max(0.0, result.elapsed_s))}.")
     return lines

@@ -14,7 +14,9 @@ out for the console's width in the first of three forms that fits:
 
 Every cell is cleaned (``worker.cli.render.clean``: no terminal escapes) and
 printed as ``Text``, never read as Rich markup. Columns are separated by two
-spaces and have no borders, so the output stays greppable.
+spaces and have no borders, so the output stays greppable. Where a cell wraps
+(the flexible one, a stacked pair longer than a line), a value is never
+parted from its unit (``worker.cli.no_break``): ``12.5 %`` stays on one line.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from typing import Literal
 from rich.console import Console
 from rich.text import Text
 
-from worker.cli.safe_text import clean, wrap_text
+from worker.cli.no_break import wrap_whole
+from worker.cli.safe_text import clean
 
 GAP = 2
 """Cells between two columns."""
@@ -38,6 +41,9 @@ INDENT = 4
 """Indent of a flexible cell printed below its row, and of a stacked block's lines."""
 
 Cell = str | Text
+
+Form = Literal["columns", "note below", "stacked"]
+"""The three forms of the module docstring, in the order they are tried."""
 
 
 @dataclass(frozen=True)
@@ -81,33 +87,46 @@ class Grid:
             raise ValueError(f"{len(cells)} cells for {len(self.columns)} columns")
         self.rows.append([_text(cell) for cell in cells])
 
+    def form(self, width: int) -> Form:
+        """The form the grid takes in ``width`` cells: the first of the three that fits."""
+        has_flex = bool(self.columns) and self.columns[-1].flex
+        widths = self._kept_widths()
+        used = sum(widths) + GAP * (len(widths) - 1)
+        if used > width:
+            return "stacked"
+        if not has_flex:
+            return "columns"
+        room = width - used - GAP
+        widest = self._width(len(widths))
+        return "columns" if room >= min(MIN_FLEX, widest) and room > 0 else "note below"
+
     def print(self, console: Console, *, indent: int = 0) -> None:
         """Print the grid in the first form that fits ``console.width`` less ``indent``."""
         if not self.rows:
             return
         self._indent = Text(" " * indent)
         width = console.width - indent
-        has_flex = bool(self.columns) and self.columns[-1].flex
-        kept = self.columns[:-1] if has_flex else self.columns
-        widths = [self._width(i) for i in range(len(kept))]
-        used = sum(widths) + GAP * (len(widths) - 1)
-        if used > width:
+        form = self.form(width)
+        widths = self._kept_widths()
+        if form == "stacked":
             self._stacked(console)
-            return
-        if not has_flex:
-            self._columns(console, widths, None)
-            return
-        room = width - used - GAP
-        widest = self._width(len(kept))
-        if room >= min(MIN_FLEX, widest) and room > 0:
-            self._columns(console, widths, min(room, widest))
-        else:
+        elif form == "note below":
             self._note_below(console, widths)
+        elif not (self.columns and self.columns[-1].flex):
+            self._columns(console, widths, None)
+        else:
+            room = width - sum(widths) - GAP * len(widths)
+            self._columns(console, widths, min(room, self._width(len(widths))))
 
     def _out(self, console: Console, line: Text) -> None:
         console.print(self._indent + line, soft_wrap=True)
 
     # -- the three forms -----------------------------------------------------
+
+    def _kept_widths(self) -> list[int]:
+        """The widths of the kept columns: all but a flexible last one."""
+        kept = len(self.columns) - (1 if self.columns and self.columns[-1].flex else 0)
+        return [self._width(i) for i in range(kept)]
 
     def _width(self, index: int) -> int:
         header = len(self.columns[index].header)
@@ -136,7 +155,7 @@ class Grid:
             if flex is None:
                 self._out(console, self._line(row, widths))
                 continue
-            wrapped = wrap_text(console, row[-1], flex) if row[-1].plain else [Text()]
+            wrapped = wrap_whole(console, row[-1], flex) if row[-1].plain else [Text()]
             first = self._line([*row[:-1], wrapped[0]], all_widths)
             self._out(console, first)
             for more in wrapped[1:]:
@@ -148,7 +167,7 @@ class Grid:
             self._out(console, self._line(row[:-1], widths))
             if row[-1].plain:
                 room = max(1, console.width - len(self._indent) - INDENT)
-                for more in wrap_text(console, row[-1], room):
+                for more in wrap_whole(console, row[-1], room):
                     self._out(console, Text(" " * INDENT) + more)
 
     def _stacked(self, console: Console) -> None:
@@ -184,7 +203,7 @@ def _pack(console: Console, pairs: list[Text], room: int) -> list[Text]:
         if pair.cell_len <= room:
             line = pair
         else:  # a pair longer than a line: wrapped on lines of its own
-            lines.extend(wrap_text(console, pair, room))
+            lines.extend(wrap_whole(console, pair, room))
             line = Text()
     if line.plain:
         lines.append(line)

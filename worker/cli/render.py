@@ -7,7 +7,9 @@ which never cuts a name at any width.
 
 What ``lookout run`` prints: once, what decides the runs (``decider_line``);
 then one block per run (``print_report``), each problem said once; then a
-totals line (``totals_line``).
+totals line (``totals_line``). A run's duration is written one way everywhere
+(``worker.cli.durations``: ``12 ms``, ``3.2 s``, ``2 min 05 s``), and no line
+parts a value from its unit (``worker.cli.no_break``).
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from rich.text import Text
 from checks.agent.result import cost_text
 from checks.opinion.row_diff import stored_row_changes
 from checks.report import Evidence, Finding, RunReport, Status
+from worker.cli.durations import duration_text
 from worker.cli.layout import Column, Grid
-from worker.cli.safe_text import SafeConsole, clean, print_markdown, wrap_text
+from worker.cli.no_break import print_markdown_whole, wrap_whole
+from worker.cli.safe_text import SafeConsole, clean, wrap_text
 
 if TYPE_CHECKING:  # the loader and the settings (pydantic) load only for the commands using them
     from checks.automation.loader import LoadResult
@@ -156,18 +160,18 @@ def print_report(
         histories: each check's value over the last runs, printed as one sparkline
             each (``worker.cli.sparkline``; ``lookout show``).
     """
-    console.print(headline(report, usual_decider=usual_decider))
+    _print_whole(console, headline(report, usual_decider=usual_decider))
     if report.summary:
-        print_markdown(console, report.summary)
+        print_markdown_whole(console, report.summary)
     if report.error and report.status != Status.SKIPPED and not _said(report):
-        console.print(Text(f"error: {clean(report.error)}", style="red"))
+        _print_whole(console, Text(f"error: {clean(report.error)}", style="red"))
     if report.agent:
-        console.print(Text(agent_line(report.agent), style="dim"))
+        _print_whole(console, Text(agent_line(report.agent), style="dim"))
     if report.pinning:
         for line in pinning_lines(report.pinning):
-            console.print(Text(clean(line), style="dim"))
+            _print_whole(console, Text(clean(line), style="dim"))
     if report.second_opinion and report.second_opinion.get("backend") not in (None, "none"):
-        console.print(Text(opinion_line(report.second_opinion), style="dim"))
+        _print_whole(console, Text(opinion_line(report.second_opinion), style="dim"))
     if histories:
         from worker.cli.sparkline import print_histories
 
@@ -175,11 +179,22 @@ def print_report(
     for change in stored_row_changes(report.second_opinion):
         if change.changed:  # data values: printed as plain text, never markup
             line = f"since run {change.previous_run_id}: [{change.id}] {change.line()}"
-            console.print(Text(clean(line)))
+            _print_whole(console, Text(clean(line)))
     for ev in report.evidence:
         if full or _worth_showing(report, ev):
             _print_evidence(console, report, ev, full=full)
     console.print()
+
+
+def _print_whole(console: Console, text: Text) -> None:
+    """Print ``text`` cleaned, wrapped to the console's width, no value parted from its unit.
+
+    Cleaned before it is wrapped: a control character is measured as the one-cell
+    symbol it is printed as.
+    """
+    safe = text.copy()
+    safe.plain = clean(safe.plain)
+    console.print(Text("\n").join(wrap_whole(console, safe, console.width)), soft_wrap=True)
 
 
 def _said(report: RunReport) -> bool:
@@ -307,7 +322,11 @@ def pinning_lines(pinning: dict[str, Any]) -> list[str]:
 
 
 def totals_line(reports: Sequence[RunReport], elapsed_s: float) -> str:
-    """``13 runs: 7 Clear, 4 Needs attention, 2 skipped · 4.1 s`` (only the counts that occur)."""
+    """``13 runs: 7 Clear, 4 Needs attention, 2 skipped · 4.1 s`` (only the counts that occur).
+
+    ``elapsed_s`` is the invocation's wall time in seconds, written as every
+    run's duration is (``worker.cli.durations.duration_text``).
+    """
     counts: Counter[str] = Counter()
     for r in reports:
         if r.status == Status.COMPLETED and r.finding:
@@ -317,7 +336,7 @@ def totals_line(reports: Sequence[RunReport], elapsed_s: float) -> str:
     order = ["Clear", "Needs attention", "in error", "skipped", "running", "queued"]
     parts = [f"{counts[k]} {k}" for k in order if counts[k]]
     head = f"{len(reports)} run" + ("" if len(reports) == 1 else "s")
-    return f"{head}: {', '.join(parts) or 'none'} · {elapsed_s:.1f} s"
+    return f"{head}: {', '.join(parts) or 'none'} · {duration_text(max(0.0, elapsed_s))}"
 
 
 _RUN_COLUMNS = (
@@ -331,8 +350,10 @@ _RUN_COLUMNS = (
 
 
 def _took(report: RunReport) -> str:
+    """How long the run took (``duration_text``); empty without both times, or a clock gone back."""
     if report.started_at and report.finished_at:
-        return f"{(report.finished_at - report.started_at).total_seconds():.1f} s"
+        seconds = (report.finished_at - report.started_at).total_seconds()
+        return duration_text(seconds) if seconds >= 0 else ""
     return ""
 
 

@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.text import Text
 
 from worker.cli.layout import Column, Grid
-from worker.cli.safe_text import wrap_text
+from worker.cli.no_break import wrap_whole
 from worker.review.history import CheckHistory, HistoryPoint, number
 
 BLOCKS = "▁▂▃▄▅▆▇█"
@@ -38,6 +38,8 @@ LEGEND = (
     f"{FAILED} failed, {NO_VALUE} no value"
 )
 BUCKET_LEGEND = f", {FILLING} a bucket still filling, not tested"
+MIN_POINTS = 10
+"""Fewest newest points a sparkline is shortened to before min and max give way."""
 
 
 def _char(point: HistoryPoint, low: float, high: float) -> tuple[str, str]:
@@ -86,30 +88,68 @@ def print_histories(
 ) -> None:
     """Print one row per check with a history: name, sparkline, min, max and counts.
 
-    Checks without a stored point are left out; with none at all nothing is printed.
+    The table is the first that fits the width (``fitting``). Checks without a
+    stored point are left out; with none at all nothing is printed.
     """
     shown = [h for h in histories if h.points]
     if not shown:
         return
     legend = LEGEND + (BUCKET_LEGEND if any(h.bucket for h in shown) else "")
-    for line in wrap_text(console, Text(legend, style="dim"), console.width - indent):
+    for line in wrap_whole(console, Text(legend, style="dim"), console.width - indent):
         console.print(Text(" " * indent) + line, soft_wrap=True)
-    grid = Grid(
-        [
-            Column("check", title=True),
-            Column("history"),
-            Column("min", justify="right"),
-            Column("max", justify="right"),
-            Column("of", flex=True),
-        ]
-    )
-    for history in shown:
-        values = measured(history)
-        grid.add_row(
-            Text(history.check),
-            sparkline(history),
-            number(min(values)) if values else "",
-            number(max(values)) if values else "",
-            counts(history),
-        )
-    grid.print(console, indent=indent)
+    fitting(shown, console.width - indent).print(console, indent=indent)
+
+
+def fitting(histories: Sequence[CheckHistory], width: int) -> Grid:
+    """The table of ``histories`` (each with a point) that fits ``width`` cells, one line a check.
+
+    Tried in order (the module docstring): every column; every point without
+    the counts; the newest points only, one fewer at a time down to
+    ``MIN_POINTS``; the same again without min and max. When none fits (a name
+    too wide for even that), every column, laid out in the grid's first form
+    that fits (``Grid.form``), the name whole.
+    """
+    full = _grid(histories, with_counts=True)
+    if full.form(width) == "columns":
+        return full
+    longest = max(len(h.points) for h in histories)
+    for values in (True, False):
+        for last in range(longest, min(longest, MIN_POINTS) - 1, -1):
+            grid = _grid(histories, with_counts=False, values=values, last=last)
+            if grid.form(width) == "columns":
+                return grid
+    return full
+
+
+def newest(history: CheckHistory, last: int) -> CheckHistory:
+    """``history`` with only its ``last`` newest points (its total of runs unchanged)."""
+    return CheckHistory(history.check, history.points[-last:], history.total)
+
+
+def _grid(
+    histories: Sequence[CheckHistory],
+    *,
+    with_counts: bool,
+    values: bool = True,
+    last: int | None = None,
+) -> Grid:
+    """One candidate table: ``last`` newest points (None or the longest: all), min/max, counts."""
+    longest = max(len(h.points) for h in histories)
+    cut = last is not None and last < longest
+    columns = [Column("check", title=True), Column(f"last {last}" if cut else "history")]
+    if values:
+        columns += [Column("min", justify="right"), Column("max", justify="right")]
+    if with_counts:
+        columns.append(Column("of"))  # kept whole: a check is one line, or its counts go
+    grid = Grid(columns)
+    for history in histories:
+        if cut and last is not None:
+            history = newest(history, last)
+        cells: list[Text | str] = [Text(history.check), sparkline(history)]
+        if values:
+            measure = measured(history)
+            cells += [number(min(measure)), number(max(measure))] if measure else ["", ""]
+        if with_counts:
+            cells.append(counts(history))
+        grid.add_row(*cells)
+    return grid

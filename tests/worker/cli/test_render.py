@@ -11,7 +11,7 @@ from rich.cells import cell_len
 
 from checks.report import CheckResult, Evidence, Finding, FindingSource, RunReport, Status
 from worker.cli.layout import Column, Grid
-from worker.cli.render import agent_line, print_report, totals_line
+from worker.cli.render import agent_line, print_report, print_runs, totals_line
 from worker.cli.safe_text import SafeConsole, print_markdown
 
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # the styles Rich itself writes
@@ -129,12 +129,14 @@ def test_eval_summary_says_no_call_completed_rather_than_a_zero_cost() -> None:
     result = SimpleNamespace(
         scorecard=score_runs({"c": Expected("clear", True)}, [failed]),
         decision_backend="none",
-        elapsed_s=1.0,
+        elapsed_s=0.034,
     )
-    [agent] = [line for line in summary_lines(result) if line.startswith("Agent:")]  # type: ignore[arg-type]
+    lines = summary_lines(result)  # type: ignore[arg-type]
+    [agent] = [line for line in lines if line.startswith("Agent:")]
     assert agent == (
         "Agent: 1 run, 0 steps, 0 tool calls, 0 in / 0 out tokens, no model call completed."
     )
+    assert lines[-1] == "Took 34 ms."  # as a run's duration is written; was "Took 0.0 s."
 
 
 def test_totals_count_each_outcome_once() -> None:
@@ -148,7 +150,87 @@ def test_totals_count_each_outcome_once() -> None:
     assert totals_line(runs, 4.06) == (
         "5 runs: 1 Clear, 2 Needs attention, 1 in error, 1 skipped · 4.1 s"
     )
-    assert totals_line(runs[:1], 0.2) == "1 run: 1 Clear · 0.2 s"
+    assert totals_line(runs[:1], 0.2) == "1 run: 1 Clear · 200 ms"
+
+
+def test_the_totals_line_shows_a_fast_invocation_in_milliseconds() -> None:
+    clear = report(finding=Finding.CLEAR)
+    assert totals_line([clear], 0.012) == "1 run: 1 Clear · 12 ms"  # was "· 0.0 s"
+    assert totals_line([clear, clear], 125.3) == "2 runs: 2 Clear · 2 min 05 s"
+
+
+def timed(run_id: int, automation: str, took_s: float | None, **fields: object) -> RunReport:
+    """A stored run that started at its slot and took ``took_s`` seconds (None: never finished)."""
+    slot = dt.datetime(2026, 3, 8, 7, 0, tzinfo=dt.UTC)
+    finished = None if took_s is None else slot + dt.timedelta(seconds=took_s)
+    return report(
+        run_id=run_id, automation=automation, started_at=slot, finished_at=finished, **fields
+    )
+
+
+def test_reports_shows_how_long_each_run_took_a_fast_one_in_milliseconds() -> None:
+    console, buffer = terminal(80)
+    clear = {"finding": Finding.CLEAR}
+    print_runs(
+        console,
+        [
+            timed(6, "orders-daily", 0.012, **clear),
+            timed(5, "orders-daily", 0.0003, **clear),
+            timed(4, "orders-daily", 0.4, **clear),
+            timed(3, "refunds-weekly", 3.24),
+            timed(2, "refunds-weekly", 125.0),
+            timed(1, "refunds-weekly", None, status=Status.RUNNING, finding=None),
+        ],
+    )
+    assert SGR.sub("", buffer.getvalue()).splitlines() == [
+        "run  automation      scheduled for (UTC)  result                 took  note",
+        "  6  orders-daily    2026-03-08 07:00     Clear                 12 ms",
+        "  5  orders-daily    2026-03-08 07:00     Clear                < 1 ms",
+        "  4  orders-daily    2026-03-08 07:00     Clear                400 ms",
+        "  3  refunds-weekly  2026-03-08 07:00     Needs attention       3.2 s",
+        "  2  refunds-weekly  2026-03-08 07:00     Needs attention  2 min 05 s",
+        "  1  refunds-weekly  2026-03-08 07:00     Running",
+    ]
+
+
+PERCENT_SUMMARY = (
+    "**Needs attention** — 2 failed of 2 checks.\n\n"
+    "- FAILED: **arrived flights without arr_delay** — 717 of 328,063 rows missing "
+    "(0.22 %) (expected == 0) [C1, S1]\n"
+    "- FAILED: **departed flights without dep_delay** — 8,255 of 336,776 rows "
+    "missing (< 0.01 %) (expected == 0) [C2]\n"
+)
+
+
+def test_a_percent_is_never_parted_from_its_value_at_80_columns() -> None:
+    console, buffer = terminal(80)
+    print_report(console, report(summary=PERCENT_SUMMARY), usual_decider="checks")
+    assert SGR.sub("", buffer.getvalue()).splitlines() == [
+        "probe — Needs attention · run 12 · 2026-03-08 07:00 UTC",
+        "Needs attention — 2 failed of 2 checks.",
+        "",
+        " • FAILED: arrived flights without arr_delay — 717 of 328,063 rows missing",
+        "   (0.22 %) (expected == 0) [C1, S1]",  # was "…missing (0.22" then "%) …"
+        " • FAILED: departed flights without dep_delay — 8,255 of 336,776 rows missing",
+        "   (< 0.01 %) (expected == 0) [C2]",  # was "…missing (<" then "0.01 %) …"
+        "",
+    ]
+
+
+def test_a_note_in_the_runs_table_never_parts_a_duration_from_its_unit() -> None:
+    console, buffer = terminal(80)
+    error = (
+        "check 'late deliveries per region': the query ran past its time limit of 30 s "
+        "and was stopped"
+    )
+    print_runs(console, [timed(7, "orders", 30.4, status=Status.ERROR, finding=None, error=error)])
+    assert SGR.sub("", buffer.getvalue()).splitlines() == [
+        "run  automation  scheduled for (UTC)  result    took  note",
+        "  7  orders      2026-03-08 07:00     Error   30.4 s  check 'late deliveries per",
+        "                                                      region': the query ran",
+        "                                                      past its time limit of",
+        "                                                      30 s and was stopped",  # not 30 / s
+    ]
 
 
 def grid() -> Grid:

@@ -196,3 +196,71 @@ def test_the_legend_is_one_line_at_80_columns() -> None:
     assert buffer.getvalue().splitlines()[0] == (
         "  history, oldest first: ▲ ▼ failed above/below the band, ■ failed, × no value"
     )
+
+
+def registry_histories() -> list[CheckHistory]:
+    """The checks of planes-registry-coverage after 35 runs: 30 points each, the last shown."""
+    missing = [721.0] * 30
+    share = [14.9864] * 30
+    never = [0.0] * 30
+    rows = []
+    for name, values, low, high in (
+        ("tail numbers missing from planes", missing, 0.0, 0.0),
+        ("share of flights with an unknown plane", share, None, 5.0),
+        ("registry planes that never flew", never, 0.0, 0.0),
+    ):
+        points = []
+        for i, value in enumerate(values):
+            failed = (high is not None and value > high) or (low is not None and value < low)
+            slot = SLOT + dt.timedelta(days=i)
+            outcome = "failed" if failed else "passed"
+            points.append(HistoryPoint(i + 6, slot, value, low, high, outcome, i == 29))
+        rows.append(CheckHistory(name, points, 35))
+    return rows
+
+
+def test_the_history_table_fits_80_columns_one_line_a_check() -> None:
+    console, buffer = terminal(80)
+    print_histories(console, registry_histories())
+    # was a block per check: the name, then "history: ▲▲…  min: 721  max: 721", then "of: …"
+    assert buffer.getvalue().splitlines() == [
+        "  history, oldest first: ▲ ▼ failed above/below the band, ■ failed, × no value",
+        "  check                                   last 20                   min      max",
+        "  tail numbers missing from planes        ▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲      721      721",
+        "  share of flights with an unknown plane  ▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲  14.9864  14.9864",
+        "  registry planes that never flew         ▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄        0        0",
+    ]
+
+
+def test_the_history_table_gives_way_counts_first_then_old_points_then_min_and_max() -> None:
+    histories = registry_histories()
+    wide, buffer = terminal(160)
+    print_histories(wide, histories)
+    assert buffer.getvalue().splitlines()[1:3] == [
+        "  check                                   history                             min      max"
+        "  of",
+        "  tail numbers missing from planes        ▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲      721      721"
+        "  the last 30 of 35 runs, 30 failed",
+    ]
+    at_120, buffer = terminal(120)  # the counts would wrap: they go, the 30 points stay
+    print_histories(at_120, histories)
+    assert buffer.getvalue().splitlines()[1:3] == [
+        "  check                                   history                             "
+        "min      max",
+        "  tail numbers missing from planes        ▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲      "
+        "721      721",
+    ]
+    at_60, buffer = terminal(60)  # even 10 points leave no room for min and max
+    print_histories(at_60, histories)
+    assert buffer.getvalue().splitlines()[2:4] == [
+        "  check                                   last 18",
+        "  tail numbers missing from planes        ▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲",
+    ]
+    at_48, buffer = terminal(48)  # no room beside the name for 10 points: stacked, never cut
+    print_histories(at_48, histories[1:2])
+    assert buffer.getvalue().splitlines()[2:] == [
+        "  share of flights with an unknown plane",
+        "      history: ▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲▲",
+        "      min: 14.9864  max: 14.9864",
+        "      of: the last 30 of 35 runs, 30 failed",
+    ]
