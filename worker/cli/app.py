@@ -25,7 +25,7 @@ from checks.report import Finding, RunReport, Status
 from worker.cli import calibrate as cli_calibrate
 from worker.cli import eval as cli_eval
 from worker.cli import notify as cli_notify
-from worker.cli import render
+from worker.cli import render, startup
 from worker.cli import serve as cli_serve
 from worker.cli import service as cli_service
 from worker.cli import stored as cli_stored
@@ -100,6 +100,12 @@ def main_options(
 ) -> None:
     """Lookout: data checks written in YAML, decided in SQL, reported to ops."""
     ctx.obj = Context(config, automations)
+    if ctx.invoked_subcommand not in _ENDS_OWN_STARTUP:
+        startup.over()
+
+
+_ENDS_OWN_STARTUP = frozenset({"run", "validate"})
+"""The commands that resume the cycle collector themselves, once their imports are done."""
 
 
 def _report_load_problems(loaded: LoadResult, console: Console, *, warnings: bool = True) -> None:
@@ -135,6 +141,7 @@ def validate(
     settings = ctx.obj.settings()
     target = path or Path(settings.automations_dir)
     loaded = load_automations(target, known_sources=settings.sources.keys())
+    startup.over()  # checking each automation's SQL leaves parsed trees behind
     errors, warnings = list(loaded.errors), [f"warning: {w}" for w in loaded.warnings]
     bad: set[str] = set()
     with SourcePool(settings) as pool:
@@ -303,6 +310,7 @@ def _run_chosen(
     from checks.settings.config import redact
 
     reports: list[RunReport] = []
+    startup.over()  # each run leaves parsed trees, sessions and exceptions behind
     if not as_json and chosen:
         out.print(Text(render.decider_line(settings), style="dim"))
         out.print()
