@@ -19,7 +19,8 @@
 #   run 120 dist  the same, every copy a query of its own (scale.py distinct)
 #   --help, validate 12
 #   imports only  the modules a run loads, imported and nothing else (bench/main_job/floor.py):
-#                 the libraries alone, then with Lookout's own modules
+#                 the libraries the design names (SQLAlchemy, sqlglot, pydantic, PyYAML), every
+#                 library, then with Lookout's own modules
 # once: the interpreter's start alone, and a query process's floor (DuckDB imported, the flights
 # file opened read-only, SELECT 1);
 # and Soda v3's scan of its 12 checks (the reference), Soda v4's 3 contracts in one process, the 12
@@ -100,6 +101,7 @@ for tree in "${trees[@]}"; do
     >/dev/null 2>&1) || true
   floor="cd '$state' && '$tree/.venv/bin/python' '$here/main_job/floor.py' import '$modules'"
   extra+=(
+    "lookout $rev imports only, SQLAlchemy sqlglot pydantic PyYAML|$floor named"
     "lookout $rev imports only, libraries|$floor libraries"
     "lookout $rev imports only, libraries and lookout's modules|$floor all"
   )

@@ -3,12 +3,15 @@
 ``floor.py record MODULES -- LOOKOUT_ARGS…`` runs ``lookout LOOKOUT_ARGS…`` in this process and
 writes the modules it loaded, in the order they were loaded, to MODULES (one name a line).
 
-``floor.py import MODULES [libraries|lookout|all]`` imports those modules in that order and does
-nothing else: ``libraries`` the third-party and standard-library ones only, ``lookout`` those
-plus Lookout's own (``checks``, ``worker``: its settings and table classes, the run path), which
-is what the main process of a run loads before and while it runs (``all`` is the same set; the
-word names the row). A module that fails to import alone is skipped and counted on stderr.
-The process ends with ``os._exit``, as the ``lookout`` console script does.
+``floor.py import MODULES [named|libraries|lookout|all]`` imports those modules in that order and
+does nothing else: ``named`` only the libraries the design names for what a run does (SQLAlchemy
+for the store, sqlglot for SQL, pydantic for schemas, PyYAML for the files) and what they import,
+``libraries`` every third-party and standard-library one, ``lookout`` those plus Lookout's own
+(``checks``, ``worker``: its settings and table classes, the run path), which is what the main
+process of a run loads before and while it runs (``all`` is the same set; the word names the
+row). A module that fails to import alone is skipped and counted on stderr. As in the ``lookout``
+console script, the cycle collector is paused while they import, and the process ends with
+``os._exit``.
 
 Timed beside ``lookout run --all``, the difference is the run's own work: reading the files, the
 guard, the query round trips, the store's statements and the output.
@@ -17,12 +20,14 @@ guard, the query round trips, the store's statements and the output.
 from __future__ import annotations
 
 import atexit
+import gc
 import importlib
 import os
 import sys
 from pathlib import Path
 
 OWN = ("checks", "worker")
+NAMED = ("sqlalchemy", "sqlglot", "pydantic", "pydantic_core", "yaml")
 
 
 def record(modules: Path, args: list[str]) -> None:
@@ -40,11 +45,13 @@ def record(modules: Path, args: list[str]) -> None:
 
 
 def load(modules: Path, which: str) -> None:
-    """Import the recorded modules (``which``: libraries, lookout or all), then exit at once."""
+    """Import the recorded modules (``which``: named, libraries, lookout or all), then exit."""
+    gc.disable()
     skipped = 0
     for name in modules.read_text().split():
-        own = name.split(".")[0] in OWN
-        if own and which == "libraries":
+        top = name.split(".")[0]
+        left_out = top in OWN if which == "libraries" else which == "named" and top not in NAMED
+        if left_out:
             continue
         try:
             importlib.import_module(name)
