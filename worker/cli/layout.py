@@ -28,8 +28,7 @@ from typing import Literal
 from rich.console import Console
 from rich.text import Text
 
-from worker.cli.no_break import wrap_whole
-from worker.cli.safe_text import clean
+from worker.cli.safe_text import clean, wrap_text
 
 GAP = 2
 """Cells between two columns."""
@@ -155,7 +154,7 @@ class Grid:
             if flex is None:
                 self._out(console, self._line(row, widths))
                 continue
-            wrapped = wrap_whole(console, row[-1], flex) if row[-1].plain else [Text()]
+            wrapped = wrap_text(console, row[-1], flex) if row[-1].plain else [Text()]
             first = self._line([*row[:-1], wrapped[0]], all_widths)
             self._out(console, first)
             for more in wrapped[1:]:
@@ -167,7 +166,7 @@ class Grid:
             self._out(console, self._line(row[:-1], widths))
             if row[-1].plain:
                 room = max(1, console.width - len(self._indent) - INDENT)
-                for more in wrap_whole(console, row[-1], room):
+                for more in wrap_text(console, row[-1], room):
                     self._out(console, Text(" " * INDENT) + more)
 
     def _stacked(self, console: Console) -> None:
@@ -203,7 +202,7 @@ def _pack(console: Console, pairs: list[Text], room: int) -> list[Text]:
         if pair.cell_len <= room:
             line = pair
         else:  # a pair longer than a line: wrapped on lines of its own
-            lines.extend(wrap_whole(console, pair, room))
+            lines.extend(wrap_text(console, pair, room))
             line = Text()
     if line.plain:
         lines.append(line)

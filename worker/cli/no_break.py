@@ -14,8 +14,8 @@ before them.
 The spaces inside a value are held while the text is wrapped: each becomes a
 placeholder (a private-use character absent from the text, one cell wide,
 not whitespace, so Rich does not break there), and is a space again in every
-line printed. Nothing else of the text changes: untrusted text stays as
-``worker.cli.safe_text`` cleans it.
+line printed. Nothing else of the text changes. ``worker.cli.safe_text``'s
+wrapping and Markdown apply it, so every caller of those keeps values whole.
 """
 
 from __future__ import annotations
@@ -27,9 +27,7 @@ from contextlib import contextmanager
 from rich.console import Console, ConsoleRenderable, RenderHook
 from rich.text import Text
 
-from worker.cli.safe_text import print_markdown, wrap_text
-
-__all__ = ["held", "print_markdown_whole", "wrap_whole"]
+__all__ = ["VALUE", "held", "released"]
 
 _UNIT = (
     r"(?:%|‰|ns|µs|μs|us|ms|s|sec|secs|seconds?|min|mins|minutes?|h|hr|hrs|hours?"
@@ -58,23 +56,6 @@ def held(text: str) -> tuple[str, str | None]:
     return VALUE.sub(lambda m: m.group(0).replace(" ", mark), text), mark
 
 
-def wrap_whole(console: Console, text: Text, width: int) -> list[Text]:
-    """``text`` wrapped at spaces to ``width`` cells (``wrap_text``), never inside a value.
-
-    Styles stay where they were. A value wider than ``width`` is folded as any
-    word that long is.
-    """
-    plain, mark = held(text.plain)
-    if mark is None:
-        return wrap_text(console, text, width)
-    holding = text.copy()
-    holding.plain = plain
-    lines = wrap_text(console, holding, width)
-    for line in lines:
-        line.plain = line.plain.replace(mark, " ")
-    return lines
-
-
 class _Release(RenderHook):
     """Turns a placeholder back into a space in every ``Text`` a console prints."""
 
@@ -92,23 +73,16 @@ class _Release(RenderHook):
 
 
 @contextmanager
-def _released(console: Console, mark: str) -> Iterator[None]:
+def released(console: Console, mark: str | None) -> Iterator[None]:
+    """While in this block, ``console`` prints every ``mark`` in a ``Text`` as a space again.
+
+    A Rich render hook, pushed for the block only; with ``mark`` None nothing is pushed.
+    """
+    if mark is None:
+        yield
+        return
     console.push_render_hook(_Release(mark))
     try:
         yield
     finally:
         console.pop_render_hook()
-
-
-def print_markdown_whole(console: Console, markdown: str) -> None:
-    """Print untrusted Markdown as ``safe_text.print_markdown`` does, never breaking a value.
-
-    The values' spaces are held in the Markdown source, and released in each
-    line as the console prints it (a Rich render hook, for this call only).
-    """
-    source, mark = held(markdown)
-    if mark is None:
-        print_markdown(console, markdown)
-        return
-    with _released(console, mark):
-        print_markdown(console, source)

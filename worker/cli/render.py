@@ -27,8 +27,7 @@ from checks.opinion.row_diff import stored_row_changes
 from checks.report import Evidence, Finding, RunReport, Status
 from worker.cli.durations import duration_text
 from worker.cli.layout import Column, Grid
-from worker.cli.no_break import print_markdown_whole, wrap_whole
-from worker.cli.safe_text import SafeConsole, clean, wrap_text
+from worker.cli.safe_text import SafeConsole, clean, print_markdown, wrap_text
 
 if TYPE_CHECKING:  # the loader and the settings (pydantic) load only for the commands using them
     from checks.automation.loader import LoadResult
@@ -162,7 +161,7 @@ def print_report(
     """
     _print_whole(console, headline(report, usual_decider=usual_decider))
     if report.summary:
-        print_markdown_whole(console, report.summary)
+        print_markdown(console, report.summary)
     if report.error and report.status != Status.SKIPPED and not _said(report):
         _print_whole(console, Text(f"error: {clean(report.error)}", style="red"))
     if report.agent:
@@ -194,7 +193,7 @@ def _print_whole(console: Console, text: Text) -> None:
     """
     safe = text.copy()
     safe.plain = clean(safe.plain)
-    console.print(Text("\n").join(wrap_whole(console, safe, console.width)), soft_wrap=True)
+    console.print(Text("\n").join(wrap_text(console, safe, console.width)), soft_wrap=True)
 
 
 def _said(report: RunReport) -> bool:

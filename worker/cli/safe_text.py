@@ -7,6 +7,8 @@ one, so styled spans stay in place. ``SafeConsole`` cleans every string and
 ``Text`` it prints and never reads them as Rich markup; ``SafeMarkdown``
 renders a summary's Markdown from cleaned text with raw HTML shown as text
 and links printed with their address, never as hidden terminal hyperlinks.
+Where either wraps a line, a value is never parted from its unit
+(``worker.cli.no_break``): ``(0.22 %)`` stays on one line.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.segment import Segment
 from rich.text import Text
+
+from worker.cli.no_break import held, released
 
 if TYPE_CHECKING:
     from rich.markdown import Markdown
@@ -96,25 +100,43 @@ def _safe_markdown() -> type[Markdown]:
 
 
 def print_markdown(console: Console, markdown: str) -> None:
-    """Print untrusted Markdown (``SafeMarkdown``) at the console's width, no trailing blanks."""
-    for line in console.render_lines(_safe_markdown()(markdown), console.options, pad=False):
-        while line and not line[-1].control and not line[-1].text.rstrip():
-            line.pop()
-        if line:
-            last = line[-1]
-            line[-1] = Segment(last.text.rstrip(), last.style, last.control)
-        text = Text()
-        for segment in line:
-            if not segment.control:
-                text.append(segment.text, segment.style)
-        console.print(text, soft_wrap=True)
+    """Print untrusted Markdown (``SafeMarkdown``) at the console's width, no trailing blanks.
+
+    A value and its unit are never parted: their spaces are held in the
+    Markdown source and given back in each line as it is printed.
+    """
+    source, mark = held(markdown)
+    rendered = console.render_lines(_safe_markdown()(source), console.options, pad=False)
+    with released(console, mark):
+        for line in rendered:
+            while line and not line[-1].control and not line[-1].text.rstrip():
+                line.pop()
+            if line:
+                last = line[-1]
+                line[-1] = Segment(last.text.rstrip(), last.style, last.control)
+            text = Text()
+            for segment in line:
+                if not segment.control:
+                    text.append(segment.text, segment.style)
+            console.print(text, soft_wrap=True)
 
 
 def wrap_text(console: Console, text: Text, width: int) -> list[Text]:
-    """``text`` wrapped at spaces to ``width`` cells, each line without trailing blanks."""
+    """``text`` wrapped at spaces to ``width`` cells, each line without trailing blanks.
+
+    Never inside a value with its unit (``worker.cli.no_break``); styles stay
+    where they were, and a value wider than ``width`` is folded as any word
+    that long is.
+    """
+    plain, mark = held(text.plain)
+    if mark is not None:
+        text = text.copy()
+        text.plain = plain
     lines = list(text.wrap(console, max(1, width)))
     for line in lines:
         line.rstrip()
+        if mark is not None:
+            line.plain = line.plain.replace(mark, " ")
     return lines
 
 

@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.text import Text
 
 from worker.cli.layout import Column, Grid
-from worker.cli.no_break import wrap_whole
+from worker.cli.safe_text import wrap_text
 from worker.review.history import CheckHistory, HistoryPoint, number
 
 BLOCKS = "▁▂▃▄▅▆▇█"
@@ -95,7 +95,7 @@ def print_histories(
     if not shown:
         return
     legend = LEGEND + (BUCKET_LEGEND if any(h.bucket for h in shown) else "")
-    for line in wrap_whole(console, Text(legend, style="dim"), console.width - indent):
+    for line in wrap_text(console, Text(legend, style="dim"), console.width - indent):
         console.print(Text(" " * indent) + line, soft_wrap=True)
     fitting(shown, console.width - indent).print(console, indent=indent)
 

@@ -7,8 +7,8 @@ import io
 import pytest
 from rich.text import Text
 
-from worker.cli.no_break import VALUE, held, print_markdown_whole, wrap_whole
-from worker.cli.safe_text import SafeConsole
+from worker.cli.no_break import VALUE, held
+from worker.cli.safe_text import SafeConsole, print_hanging, print_markdown, wrap_text
 
 
 @pytest.mark.parametrize(
@@ -30,7 +30,7 @@ def test_a_value_is_held_whole_and_its_space_given_back() -> None:
     console = SafeConsole(file=io.StringIO(), width=20, color_system=None)
     text = Text("a share of (0.22 %) missing")
     text.stylize("bold", 11, 19)
-    lines = wrap_whole(console, text, 16)
+    lines = wrap_text(console, text, 16)
     assert [line.plain for line in lines] == ["a share of", "(0.22 %) missing"]
     assert [(s.start, s.end, str(s.style)) for s in lines[1].spans] == [(0, 8, "bold")]
 
@@ -40,7 +40,7 @@ def test_text_holding_the_placeholder_itself_is_held_with_another() -> None:
     source, mark = held(text)
     assert mark == "\ue001" and source == "\ue000 took 12\ue001ms"
     console = SafeConsole(file=io.StringIO(), width=10, color_system=None)
-    assert [line.plain for line in wrap_whole(console, Text(text), 10)] == [
+    assert [line.plain for line in wrap_text(console, Text(text), 10)] == [
         "\ue000 took",
         "12 ms",
     ]
@@ -49,7 +49,22 @@ def test_text_holding_the_placeholder_itself_is_held_with_another() -> None:
 def test_markdown_prints_no_placeholder_and_keeps_the_value_whole() -> None:
     buffer = io.StringIO()
     console = SafeConsole(file=buffer, width=36, color_system=None)
-    print_markdown_whole(console, "- **late** rows: 717 of 328,063 (0.22 %)")
-    # print_markdown alone: " • late rows: 717 of 328,063 (0.22", then "   %)"
+    print_markdown(console, "- **late** rows: 717 of 328,063 (0.22 %)")
+    # without holding the value: " • late rows: 717 of 328,063 (0.22", then "   %)"
     assert buffer.getvalue().splitlines() == ["", " • late rows: 717 of 328,063", "   (0.22 %)"]
     assert console._render_hooks == []  # the hook was for that call only
+
+
+def test_a_console_printing_one_text_keeps_the_value_whole() -> None:
+    buffer = io.StringIO()
+    console = SafeConsole(file=buffer, width=16, color_system=None)
+    console.print(Text("a share of (0.22 %) missing"))
+    assert buffer.getvalue().splitlines() == ["a share of", "(0.22 %) missing"]
+
+
+def test_a_hanging_line_keeps_the_value_whole() -> None:
+    buffer = io.StringIO()
+    console = SafeConsole(file=buffer, width=24, color_system=None)
+    print_hanging(console, "  late: 717 rows took 2 min 05 s in all")
+    # not "  late: 717 rows took 2" / "      min 05 s in all"
+    assert buffer.getvalue().splitlines() == ["  late: 717 rows took", "      2 min 05 s in all"]
