@@ -11,6 +11,7 @@ from checks.automation.loader import load_automations
 from checks.report import RunReport
 from checks.run import NEEDS_LLM, SourcePool, run_automation
 from checks.settings.config import Settings
+from tests.shipped import shipped_files, shipped_folder
 from tests.test_examples_data import EXAMPLES, FIRST_ROWS, SAMPLE_FIRST_ROWS, Expected
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,8 +25,14 @@ SAMPLED = {
 
 
 @pytest.fixture(scope="module")
-def reports(flights_settings: Settings) -> dict[str, RunReport]:
-    loaded = load_automations(ROOT / "automations", known_sources={"flights"})
+def examples_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped examples alone: a user's own file in ``automations/`` is not one of them."""
+    return shipped_folder(tmp_path_factory.mktemp("examples"))
+
+
+@pytest.fixture(scope="module")
+def reports(flights_settings: Settings, examples_dir: Path) -> dict[str, RunReport]:
+    loaded = load_automations(examples_dir, known_sources={"flights"})
     assert loaded.errors == []
     with SourcePool(flights_settings) as pool:
         return {a.name: run_automation(a, flights_settings, pool) for a in loaded.automations}
@@ -75,12 +82,19 @@ def test_example_finding_and_values(expected: Expected, reports: dict[str, RunRe
 
 
 def test_cli_runs_every_example_and_stores_it(
-    tmp_path: Path, flights_settings: Settings, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    flights_settings: Settings,
+    examples_dir: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     from worker.cli.app import app
 
     store = f"sqlite:///{tmp_path}/lookout.db"
-    env = {"LOOKOUT_STORE_URL": store, "LOOKOUT_CACHE_DIR": flights_settings.cache_dir}
+    env = {
+        "LOOKOUT_STORE_URL": store,
+        "LOOKOUT_CACHE_DIR": flights_settings.cache_dir,
+        "LOOKOUT_AUTOMATIONS_DIR": str(examples_dir),
+    }
     with pytest.MonkeyPatch.context() as mp:
         for key, value in env.items():
             mp.setenv(key, value)
@@ -112,3 +126,14 @@ def test_cli_runs_every_example_and_stores_it(
         assert sorted(r["automation"] for r in listed) == sorted(
             e.automation for e in EXAMPLES if e.finding == "needs_attention"
         )
+
+
+def test_a_users_own_file_beside_the_examples_is_not_one_of_them() -> None:
+    # shipped means tracked by git: a file a user adds to automations/ is not, until committed
+    assert "planes-registry-coverage.yaml" in [p.name for p in shipped_files()]
+    own = ROOT / "automations" / "zz-my-own-check.yaml"
+    own.write_text("name: zz-my-own-check\n", encoding="utf-8")
+    try:
+        assert own.name not in [p.name for p in shipped_files()]
+    finally:
+        own.unlink()

@@ -48,6 +48,28 @@ def test_readme_automation_example_runs(tmp_path: Path, flights_settings: Settin
     )
 
 
+def test_readme_first_automation_runs_clear(tmp_path: Path, flights_settings: Settings) -> None:
+    block = re.search(r"```yaml\n((?: {3})?name: early-departures.*?)```", README, re.S)
+    assert block is not None
+    text = "\n".join(line.removeprefix("   ") for line in block.group(1).splitlines())
+    (tmp_path / "early-departures.yaml").write_text(text, encoding="utf-8")
+    loaded = load_automations(tmp_path, known_sources={"flights"})
+    assert loaded.errors == []
+    with SourcePool(flights_settings) as pool:
+        report = run_automation(loaded.automations[0], flights_settings, pool)
+    assert report.finding == "clear"
+    assert [c.outcome for c in report.checks] == ["passed", "passed"]
+    assert report.checks[0].value == 0
+    assert report.checks[1].metrics == {
+        "rows_in_scope": 336776,
+        "missing": 8255,
+        "missing_percent": 100 * 8255 / 336776,
+        "compared": "missing",
+    }
+    assert "8,255 of 336,776 flights (2.45 %)" in README
+    assert describe_value(report.checks[1]) == "8,255 of 336,776 rows missing (2.45 %)"
+
+
 def test_every_command_is_in_the_readme_and_has_help() -> None:
     runner = CliRunner()
     names = [c.name or c.callback.__name__ for c in app.registered_commands if c.callback]
