@@ -29,11 +29,19 @@ def percent(count: int, total: int) -> str:
     """``count`` of ``total`` as a percent for people: 2 decimals, never falsely 0 or 100."""
     if total == 0:
         return "undefined (0 rows)"
-    exact = Fraction(count, total) * 100
-    shown = f"{float(exact):.2f}"
-    if exact != 0 and float(shown) == 0:
-        return "< 0.01 %"
-    if exact != 100 and float(shown) == 100:
+    return percent_text(Fraction(count, total) * 100)
+
+
+def percent_text(value: float | Fraction) -> str:
+    """A percent (``2.45`` is 2.45 %) for people: 2 decimals, never falsely 0 or 100.
+
+    ``< 0.01 %`` for a value above 0 that rounds to 0, ``> 99.99 %`` for one
+    under 100 that rounds to 100 (and their negatives alike).
+    """
+    shown = f"{float(value):.2f}"
+    if value != 0 and float(shown) == 0:
+        return "< 0.01 %" if value > 0 else "> -0.01 %"
+    if value != 100 and float(shown) == 100:
         return "> 99.99 %"
     return f"{shown} %"
 

@@ -29,7 +29,7 @@ from rich.text import Text
 
 from worker.cli.layout import Column, Grid
 from worker.cli.safe_text import wrap_text
-from worker.review.history import CheckHistory, HistoryPoint, number
+from worker.review.history import CheckHistory, HistoryPoint, figure
 
 BLOCKS = "▁▂▃▄▅▆▇█"
 ABOVE, BELOW, FAILED, NO_VALUE, FILLING = "▲", "▼", "■", "×", "░"
@@ -123,7 +123,7 @@ def fitting(histories: Sequence[CheckHistory], width: int) -> Grid:
 
 def newest(history: CheckHistory, last: int) -> CheckHistory:
     """``history`` with only its ``last`` newest points (its total of runs unchanged)."""
-    return CheckHistory(history.check, history.points[-last:], history.total)
+    return CheckHistory(history.check, history.points[-last:], history.total, history.unit)
 
 
 def _grid(
@@ -148,7 +148,8 @@ def _grid(
         cells: list[Text | str] = [Text(history.check), sparkline(history)]
         if values:
             measure = measured(history)
-            cells += [number(min(measure)), number(max(measure))] if measure else ["", ""]
+            shown = [figure(f(measure), history.unit) for f in (min, max)] if measure else []
+            cells += shown or ["", ""]
         if with_counts:
             cells.append(counts(history))
         grid.add_row(*cells)

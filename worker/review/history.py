@@ -26,6 +26,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
+from checks.automation.expectation import parse_expectation
+from checks.declared.wording import duration, percent_text
 from checks.report import CheckOutcome
 from checks.store.run_tables import RunRow, SeriesRow
 from checks.store.series import FINISHED, VALUE, SeriesPoint, run_series
@@ -43,6 +45,31 @@ def number(value: float) -> str:
     if value == int(value) and abs(value) < 1e15:
         return str(int(value))
     return f"{value:.6g}"
+
+
+def figure(value: float, unit: str | None) -> str:
+    """A value of a check's history as the report writes it: with its unit.
+
+    ``percent`` (the value is the percent itself) as ``2.45 %`` or ``< 0.01 %``,
+    ``duration`` (seconds) as ``3h 12m``; any other unit as ``number``.
+    """
+    if unit == "percent":
+        return percent_text(value)
+    if unit == "duration":
+        return duration(value)
+    return number(value)
+
+
+def unit_of(expect: str | None) -> str | None:
+    """The unit of a check's values, as its expectation gives it (``percent`` for ``< 5%``).
+
+    One of ``checks.automation.expectation``'s units (``number``, ``percent``,
+    ``duration``, ``boolean``, ``rows`` …); None when there is no readable one.
+    """
+    try:
+        return parse_expectation(expect).unit if expect else None
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -97,11 +124,15 @@ class CheckHistory:
         points: at most ``HISTORY_POINTS``, oldest first; the run itself last when it stored one
             (buckets: the baseline, the tested bucket, the bucket still filling).
         total: how many points there are up to and including the run (``len(points)`` or more).
+        unit: the unit of the values, from the run's expectation of the check (``unit_of``):
+            ``percent`` (the value is the percent itself), ``duration`` (seconds), ``number``
+            …; None when unknown.
     """
 
     check: str
     points: list[HistoryPoint]
     total: int
+    unit: str | None = None
 
     @property
     def values(self) -> list[float]:
@@ -268,7 +299,8 @@ def run_histories(
     series = run_series(session, run, names, limit=limit)
     for name in names:
         points = [_point(p, run.id) for p in series[name]]
-        found[name] = CheckHistory(name, points, _total(session, run, name))
+        unit = unit_of(next(c.expect for c in run.checks if c.name == name))
+        found[name] = CheckHistory(name, points, _total(session, run, name), unit)
     return [found[c.name] for c in run.checks]
 
 

@@ -75,6 +75,27 @@ def test_the_rows_give_name_sparkline_min_max_and_how_many_runs() -> None:
     ]
 
 
+def test_a_percent_checks_min_and_max_carry_their_unit() -> None:
+    console, buffer = terminal(80)
+    share = history([0.000913184, 2.5], total=2, name="late share")
+    print_histories(console, [CheckHistory(share.check, share.points, share.total, "percent")])
+    # not "0.000913184  2.5": the value is the percent itself, shown as the report shows it
+    assert buffer.getvalue().splitlines()[1:] == [
+        "  check       history       min     max  of",
+        "  late share  ▼▼       < 0.01 %  2.50 %  2 runs, 2 failed",
+    ]
+
+
+def test_a_freshness_checks_min_and_max_are_durations() -> None:
+    console, buffer = terminal(80)
+    age = history([95.0, 11520.0], total=2, name="age")
+    print_histories(console, [CheckHistory(age.check, age.points, age.total, "duration")])
+    assert buffer.getvalue().splitlines()[1:] == [
+        "  check  history     min     max  of",
+        "  age    ▄▲       1m 35s  3h 12m  2 runs, 1 failed",
+    ]
+
+
 def test_lookout_show_prints_a_sparkline_per_check(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path}/lookout.db")
     ids = []

@@ -51,6 +51,7 @@ def report(day: int, volume: float | None, *, status: Status = Status.COMPLETED)
                 "C1",
             ),
             CheckResult("paid", "SELECT true", "is true", True, True, None, "C2"),
+            CheckResult("late share", "SELECT 0.000913184", "< 1%", 0.000913184, True, None, "C3"),
         ],
         started_at=slot,
         finished_at=slot + dt.timedelta(seconds=1),
@@ -68,8 +69,9 @@ def test_the_history_of_a_run_is_its_last_points_with_how_many_there_are(store: 
         )
         for day in range(36)
     ]
-    volume_, paid = histories_of_run(store, ids[34])
-    assert (volume_.check, paid.check) == ("volume", "paid")
+    volume_, paid, late = histories_of_run(store, ids[34])
+    assert (volume_.check, paid.check, late.check) == ("volume", "paid", "late share")
+    assert (volume_.unit, paid.unit, late.unit) == ("number", "boolean", "percent")
     assert (len(volume_.points), volume_.total) == (HISTORY_POINTS, 35)
     assert [p.run_id for p in volume_.points] == ids[5:35]  # never the later run
     assert [p.current for p in volume_.points] == [False] * 29 + [True]
@@ -89,7 +91,7 @@ def test_the_history_of_a_run_is_its_last_points_with_how_many_there_are(store: 
 
 def test_a_first_run_has_one_point_and_an_unfinished_run_none(store: Store) -> None:
     first = store.save_report(report(0, 100.0))
-    (only, _) = histories_of_run(store, first)
+    (only, _, _) = histories_of_run(store, first)
     assert [(p.run_id, p.value, p.current) for p in only.points] == [(first, 100.0, True)]
     assert only.total == 1
     queued = store.create_run("orders", SLOT + dt.timedelta(days=1))
