@@ -12,6 +12,7 @@ from collections.abc import Collection, Iterator
 
 from sqlglot import exp
 
+from checks.automation.fields import did_you_mean
 from checks.errors import QueryRejected
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -116,7 +117,8 @@ def _check_table(table: exp.Table, dialect: str, allowed: set[str], schemas: set
         raise QueryRejected(
             "file-read", f"{shown} looks like a file or URL; only data sets can be read"
         )
-    raise QueryRejected("unknown-table", f"{shown} is not a data set of this source")
+    hint = did_you_mean(name, allowed)
+    raise QueryRejected("unknown-table", f"{shown} is not a data set of this source{hint}")
 
 
 def _check_qualifier(table: exp.Table, dialect: str, schemas: set[str], shown: str) -> None:

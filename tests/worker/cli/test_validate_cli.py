@@ -61,7 +61,7 @@ def lines_for(path: str) -> list[str]:
         f"error: {path}:7:10: checks.0.sql: rejected (write): DELETE is not allowed in a "
         "read-only query",
         f"error: {path}:12:12: checks.1.sql: rejected (unknown-table): "
-        f"{shown_order} is not a data set of this source",
+        f"{shown_order} is not a data set of this source (did you mean 'orders'?)",
         f"error: {path}:17:13: checks.2.sql: unknown column 'amout': not in orders (did you "
         "mean 'amount'?)",
         f"error: {path}:25:41: checks.4.missing.column: no column 'emial' in customers (did you "
