@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from checks.report import CheckResult, Finding, FindingSource, RunReport, Status
 from checks.store.store import Store
 from tests.paths import ROOT
@@ -75,25 +77,36 @@ def test_the_rows_give_name_sparkline_min_max_and_how_many_runs() -> None:
     ]
 
 
-def test_a_percent_checks_min_and_max_carry_their_unit() -> None:
+@pytest.mark.parametrize(
+    ("unit", "values", "lines"),
+    [
+        # not "0.000913184  2.5": a percent check's value is the percent itself
+        (
+            "percent",
+            [0.000913184, 2.5],
+            [
+                "  check  history       min     max  of",
+                "  share  ▼▼       < 0.01 %  2.50 %  2 runs, 2 failed",
+            ],
+        ),
+        # not "95  11520": a freshness check's value is an age in seconds
+        (
+            "duration",
+            [95.0, 11520.0],
+            [
+                "  check  history     min     max  of",
+                "  share  ▄▲       1m 35s  3h 12m  2 runs, 1 failed",
+            ],
+        ),
+    ],
+)
+def test_min_and_max_carry_the_checks_unit(
+    unit: str, values: list[float], lines: list[str]
+) -> None:
     console, buffer = terminal(80)
-    share = history([0.000913184, 2.5], total=2, name="late share")
-    print_histories(console, [CheckHistory(share.check, share.points, share.total, "percent")])
-    # not "0.000913184  2.5": the value is the percent itself, shown as the report shows it
-    assert buffer.getvalue().splitlines()[1:] == [
-        "  check       history       min     max  of",
-        "  late share  ▼▼       < 0.01 %  2.50 %  2 runs, 2 failed",
-    ]
-
-
-def test_a_freshness_checks_min_and_max_are_durations() -> None:
-    console, buffer = terminal(80)
-    age = history([95.0, 11520.0], total=2, name="age")
-    print_histories(console, [CheckHistory(age.check, age.points, age.total, "duration")])
-    assert buffer.getvalue().splitlines()[1:] == [
-        "  check  history     min     max  of",
-        "  age    ▄▲       1m 35s  3h 12m  2 runs, 1 failed",
-    ]
+    plain = history(values, total=2, name="share")
+    print_histories(console, [CheckHistory(plain.check, plain.points, plain.total, unit)])
+    assert buffer.getvalue().splitlines()[1:] == lines
 
 
 def test_lookout_show_prints_a_sparkline_per_check(tmp_path: Path) -> None:
