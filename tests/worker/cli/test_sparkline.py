@@ -101,7 +101,7 @@ def test_the_rows_give_name_sparkline_min_max_and_how_many_runs() -> None:
     ],
 )
 def test_min_and_max_carry_the_checks_unit(
-    unit: str, values: list[float], lines: list[str]
+    unit: str, values: list[float | None], lines: list[str]
 ) -> None:
     console, buffer = terminal(80)
     plain = history(values, total=2, name="share")
