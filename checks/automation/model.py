@@ -54,7 +54,8 @@ from checks.automation.fields import (
     time_zone,
     to_expectation,
 )
-from checks.automation.schedule import validate_cron
+from checks.automation.schedule import MAX_DURATION_DAYS, MAX_DURATION_S, validate_cron
+from checks.automation.yaml_messages import shown
 from checks.automation.time_buckets import OVER_KINDS, Over
 
 LOADER_FIELDS = ("path", "line")  # set by the loader, never from YAML
@@ -298,6 +299,16 @@ class Automation(_Strict):
     @classmethod
     def _zone(cls, value: str) -> str:
         return time_zone(value)
+
+    @field_validator("timeout_s")
+    @classmethod
+    def _time_limit(cls, value: float) -> float:
+        if value > MAX_DURATION_S:  # past it, the run's lease and deadlines overflow
+            raise ValueError(
+                f"a run's time limit is at most {MAX_DURATION_DAYS} days "
+                f"({MAX_DURATION_S:.0f} s) (got {shown(value)})"
+            )
+        return value
 
     @field_validator("source")
     @classmethod

@@ -16,7 +16,12 @@ Rules from the design notes (§5) and the issue that specified schedules:
   asks it for the next occurrence after a fixed date, as the scheduler would,
   and refuses the schedule when there is none (it would silently never run).
 - Durations are seconds as a number, or a string ``<number><unit>`` with unit
-  ``s``, ``m``, ``h`` or ``d`` (``"90s"``, ``"30m"``, ``"1.5h"``, ``"2d"``).
+  ``s``, ``m``, ``h`` or ``d`` (``"90s"``, ``"30m"``, ``"1.5h"``, ``"2d"``),
+  at most ``MAX_DURATION_S`` (3650 days): a ``datetime.timedelta`` holds at
+  most 999,999,999 days and a thread's wait about 292 years
+  (``threading.TIMEOUT_MAX``), so a larger one would raise ``OverflowError``
+  wherever it is added to a time (a dispatch tick, a run's lease) instead of
+  being refused in the file.
 """
 
 from __future__ import annotations
@@ -47,6 +52,9 @@ CRON_FIELD_RANGES: dict[str, str] = {
 }
 """The values each field takes (croniter's), shown when one is out of range."""
 DURATION_UNITS_S: dict[str, float] = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+MAX_DURATION_DAYS = 3650
+MAX_DURATION_S = MAX_DURATION_DAYS * 86400.0
+"""The longest duration or time limit a file may give (ten years), in seconds."""
 
 _TAKES = f"Lookout takes 5 fields: {' '.join(CRON_FIELD_NAMES)}"
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd])")
@@ -189,7 +197,8 @@ def parse_duration(value: object) -> float:
             ``"90s"``, ``"30m"``, ``"1h"``, ``"2d"``.
 
     Raises:
-        ValueError: the value is not one of those forms, or is not more than 0.
+        ValueError: the value is not one of those forms, is not more than 0, or
+            is more than ``MAX_DURATION_S`` (3650 days).
 
     """
     if isinstance(value, bool) or not isinstance(value, int | float | str):
@@ -203,4 +212,6 @@ def parse_duration(value: object) -> float:
         seconds = float(value)
     if not math.isfinite(seconds) or seconds <= 0:
         raise ValueError(f"a duration must be more than 0 seconds (got {shown(value)})")
+    if seconds > MAX_DURATION_S:
+        raise ValueError(f"a duration is at most {MAX_DURATION_DAYS} days (got {shown(value)})")
     return seconds

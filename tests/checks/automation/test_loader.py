@@ -657,6 +657,11 @@ DURATIONS = [
     Duration(True, None),
     Duration(float("inf"), None),
     Duration(None, None),
+    Duration("3650d", 315_360_000.0),
+    Duration(315_360_000, 315_360_000.0),
+    Duration("3651d", None),
+    Duration("99999999999999d", None),
+    Duration(1e300, None),
 ]
 
 
@@ -667,6 +672,14 @@ def test_duration(case: Duration) -> None:
             parse_duration(case.value)
     else:
         assert parse_duration(case.value) == case.seconds
+
+
+def test_a_duration_past_ten_years_is_refused_with_its_bound() -> None:
+    # A timedelta holds at most 999,999,999 days: an unbounded catchup_window made every
+    # dispatch tick raise OverflowError, for every automation of the folder.
+    with pytest.raises(ValueError) as caught:
+        parse_duration("99999999999999d")
+    assert str(caught.value) == "a duration is at most 3650 days (got '99999999999999d')"
 
 
 def test_alias_bomb_is_cut_short(tmp_path: Path) -> None:

@@ -1,0 +1,124 @@
+"""Bad input through the real command line: each mistake is one located error and its exit status.
+
+The rule (README, "Exit status"): a bad automation or configuration is a
+message naming the file, line, column and field, exit 2; a run that could not
+look at its data is never Clear; exit 4 (a traceback) is a bug. One bad file
+never stops the good ones. Each test here was a defect found by feeding
+Lookout what a careless or hostile user would.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from checks.settings.config import Settings, default_config_data
+
+GOOD = "name: {name}\nsource: flights\ngoal: g\nchecks:\n  - {{name: rows, row_count: {{table: flights}}}}\n"
+
+
+def _cli(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    env: dict[str, str],
+) -> tuple[int, str, str]:
+    """Run ``lookout ARGS`` in-process through its entry point; return (status, stdout, stderr)."""
+    from worker.cli import app as cli
+
+    for name in list(os.environ):
+        if name.startswith("LOOKOUT_"):
+            monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(sys, "argv", ["lookout", *args])
+    with pytest.raises(SystemExit) as caught:
+        cli.main()
+    out, err = capsys.readouterr()
+    code = caught.value.code
+    return (code if isinstance(code, int) else 0), out, err
+
+
+@pytest.fixture
+def world(tmp_path: Path, flights_settings: Settings) -> dict[str, Any]:
+    """A config file (the built-in one), an empty automations folder and store in ``tmp_path``."""
+    config = tmp_path / "lookout.yaml"
+    config.write_text(yaml.safe_dump(default_config_data()), encoding="utf-8")
+    folder = tmp_path / "automations"
+    folder.mkdir()
+    return {
+        "tmp": tmp_path,
+        "config": config,
+        "folder": folder,
+        "env": {
+            "LOOKOUT_STORE_URL": f"sqlite:///{tmp_path}/lookout.db",
+            "LOOKOUT_CACHE_DIR": flights_settings.cache_dir,
+        },
+    }
+
+
+def _lookout(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    world: dict[str, Any],
+    *args: str,
+    config: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> tuple[int, str, str]:
+    base = ["--config", str(config or world["config"]), "--automations", str(world["folder"])]
+    return _cli(monkeypatch, capsys, [*base, *args], {**world["env"], **(env or {})})
+
+
+def _errors(*streams: str) -> list[str]:
+    """The ``error:`` lines of what was printed (validate prints to stdout, run to stderr)."""
+    return [line for text in streams for line in text.splitlines() if line.startswith("error: ")]
+
+
+# -- durations and time limits: bounded, so no datetime or timeout overflows --------------
+
+
+def test_a_huge_time_limit_is_a_located_error_and_the_good_files_still_run(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], world: dict[str, Any]
+) -> None:
+    # timeout_s: 1e26 was valid, then `run --all` died with OverflowError (exit 4) computing
+    # the run's lease, before running any automation of the folder.
+    folder: Path = world["folder"]
+    bad = folder / "bad.yaml"
+    bad.write_text(
+        "name: bad\nsource: flights\ngoal: g\ntimeout_s: 99999999999999999999999999\n",
+        encoding="utf-8",
+    )
+    (folder / "good.yaml").write_text(GOOD.format(name="good"), encoding="utf-8")
+    message = (
+        f"error: {bad}:4:12: timeout_s: a run's time limit is at most 3650 days "
+        "(315360000 s) (got 1e+26)"
+    )
+    code, out, err = _lookout(monkeypatch, capsys, world, "validate")
+    assert (code, _errors(out, err)) == (2, [message])
+    code, out, err = _lookout(monkeypatch, capsys, world, "run", "--all")
+    assert (code, _errors(out, err)) == (2, [message])
+    assert "good — Clear" in out
+
+
+def test_a_catchup_window_past_ten_years_is_a_located_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], world: dict[str, Any]
+) -> None:
+    path = world["folder"] / "a.yaml"
+    path.write_text(
+        'name: a\nsource: flights\ngoal: g\nschedule: "0 * * * *"\n'
+        "catchup_window: 99999999999999d\n",
+        encoding="utf-8",
+    )
+    code, out, err = _lookout(monkeypatch, capsys, world, "validate")
+    assert (code, _errors(out, err)) == (
+        2,
+        [
+            f"error: {path}:5:17: catchup_window: a duration is at most 3650 days "
+            "(got '99999999999999d')"
+        ],
+    )
