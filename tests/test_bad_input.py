@@ -20,7 +20,10 @@ import yaml
 
 from checks.settings.config import Settings, default_config_data
 
-GOOD = "name: {name}\nsource: flights\ngoal: g\nchecks:\n  - {{name: rows, row_count: {{table: flights}}}}\n"
+GOOD = (
+    "name: {name}\nsource: flights\ngoal: g\n"
+    "checks:\n  - {{name: rows, row_count: {{table: flights}}}}\n"
+)
 
 
 def _cli(

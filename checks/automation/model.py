@@ -55,8 +55,8 @@ from checks.automation.fields import (
     to_expectation,
 )
 from checks.automation.schedule import MAX_DURATION_DAYS, MAX_DURATION_S, validate_cron
-from checks.automation.yaml_messages import shown
 from checks.automation.time_buckets import OVER_KINDS, Over
+from checks.automation.yaml_messages import shown
 
 LOADER_FIELDS = ("path", "line")  # set by the loader, never from YAML
 _KIND_ATTRIBUTES = tuple(

@@ -244,5 +244,5 @@ def first_line(error: BaseException) -> str:
 
 
 def missing_file(path: Path) -> str:
-    """Why ``path`` is not a file to open, in words: ``does not exist`` or ``is a folder, not a file``."""
+    """Why ``path`` is not a file to open: ``does not exist`` or ``is a folder, not a file``."""
     return "is a folder, not a file" if path.is_dir() else "does not exist"
