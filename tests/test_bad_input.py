@@ -191,3 +191,25 @@ def test_a_source_that_cannot_be_opened_is_one_located_error(
     assert "Traceback" not in err
     report = json.loads(out)
     assert (code, report["status"], report["error"]) == (3, "error", problem.replace("{tmp}", tmp))
+
+
+# -- YAML: an alias bomb is one error, and nothing after it is blamed ----------------------
+
+
+def test_an_alias_bomb_is_one_error_and_the_fields_after_it_are_not_blamed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], world: dict[str, Any]
+) -> None:
+    # Past the cap every later value was read as null: "name: input should be a valid string
+    # (got nothing)" for `name: bomb`, and so on for every field below the bomb.
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 9)]
+    lines += ["name: bomb", "source: flights", "goal: g"]
+    path = world["folder"] / "bomb.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (world["folder"] / "good.yaml").write_text(GOOD.format(name="good"), encoding="utf-8")
+    code, out, err = _lookout(monkeypatch, capsys, world, "validate")
+    assert (code, _errors(out, err)) == (
+        2,
+        [f"error: {path}:1:5: a4.1.5.2.3: more than 20000 values once aliases are expanded"],
+    )
+    assert out.splitlines()[-1] == "1 automation valid in 1 file; 1 error, 0 warnings"

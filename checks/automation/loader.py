@@ -147,6 +147,10 @@ class _FileLoader:
             self.result.errors.append(located)
             return
         first_error = len(self.result.errors)
+        if not tree.complete:  # an alias bomb: the data is cut short, only its problems stand
+            for where, node, message in tree.problems:
+                self.error(message, node, where)
+            return
         entries = self.entries(tree)
         for where, node, message in tree.problems:
             if not any(where[: len(prefix)] == prefix for prefix in entries):

@@ -37,7 +37,8 @@ class YamlTree:
     keeps its line and column, and so that a duplicate key, which PyYAML
     would silently resolve to the last value, is found. Merge keys (``<<``)
     and aliases are followed; every value they build, each merged mapping
-    included, counts toward ``_MAX_NODES``.
+    included, counts toward ``_MAX_NODES``, past which the build stops
+    (``complete`` is False) and only the problems found so far stand.
     """
 
     def __init__(self) -> None:
@@ -49,6 +50,9 @@ class YamlTree:
         self._lines: list[str] | None = None
         self._constructor: Any = None  # scalars other than text only; made when first needed
         self._visited = 0
+        # False once the cap on values stopped the build: ``data`` is then not the file's, and
+        # only ``problems`` may be reported (every value past the cap would be missing).
+        self.complete = True
         self._open: list[Any] = []  # collection nodes being built: an alias back to one loops
 
     @property
@@ -81,7 +85,10 @@ class YamlTree:
             )
         tree = cls()
         tree.text = text
-        tree.data = tree._build(root, ())
+        try:
+            tree.data = tree._build(root, ())
+        except _TooManyValues:
+            tree.complete = False
         return tree
 
     def near(self, loc: Loc) -> Any:
@@ -100,14 +107,17 @@ class YamlTree:
     def _problem(self, loc: Loc, node: Any, message: str) -> None:
         self.problems.append((loc, node, message))
 
-    def _count(self, loc: Loc, node: Any) -> bool:
-        """Count one value built (through an alias or a merge too); False past the cap."""
+    def _count(self, loc: Loc, node: Any) -> None:
+        """Count one value built (through an alias or a merge too).
+
+        Raises:
+            _TooManyValues: past the cap, once its problem is recorded.
+
+        """
         self._visited += 1
         if self._visited > _MAX_NODES:
-            if self._visited == _MAX_NODES + 1:
-                self._problem(loc, node, f"more than {_MAX_NODES} values once aliases are expanded")
-            return False
-        return True
+            self._problem(loc, node, f"more than {_MAX_NODES} values once aliases are expanded")
+            raise _TooManyValues
 
     def _build(self, node: Any, loc: Loc) -> Any:
         self.values[loc] = node
@@ -119,8 +129,7 @@ class YamlTree:
         ):
             self._visited += 1
             return node.value
-        if not self._count(loc, node):
-            return None
+        self._count(loc, node)
         if len(loc) > _MAX_DEPTH or node in self._open:
             self._problem(loc, node, "nested too deep, or a recursive alias")
             return None
@@ -202,8 +211,7 @@ class YamlTree:
         counts toward ``_MAX_NODES``: nine merges of nine merges of … cannot
         make a tiny file take seconds to load.
         """
-        if not self._count(loc, source):
-            return {}
+        self._count(loc, source)
         if len(self._open) > _MAX_DEPTH or source in self._open:
             self._problem(loc, source, "nested too deep, or a recursive alias")
             return {}
@@ -212,6 +220,10 @@ class YamlTree:
             return self._mapping(source, loc)
         finally:
             self._open.pop()
+
+
+class _TooManyValues(Exception):
+    """The file expands to more than ``_MAX_NODES`` values: its build stops (``complete``)."""
 
 
 def _is_word_null(node: Any) -> bool:
