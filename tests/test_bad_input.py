@@ -213,3 +213,45 @@ def test_an_alias_bomb_is_one_error_and_the_fields_after_it_are_not_blamed(
         [f"error: {path}:1:5: a4.1.5.2.3: more than 20000 values once aliases are expanded"],
     )
     assert out.splitlines()[-1] == "1 automation valid in 1 file; 1 error, 0 warnings"
+
+
+# -- validate finds what the run would refuse ----------------------------------------------
+
+OVER = """\
+name: a
+source: flights
+goal: g
+checks:
+  - name: volume
+    row_count: {{table: flights}}
+    over: {{column: {column}, bucket: day, lookback: 28d}}
+    expect: anomaly
+"""
+
+
+@pytest.mark.parametrize(
+    ("column", "problem"),
+    [
+        ("nosuch", "no column 'nosuch' in flights"),
+        ("carrier", "carrier is not a date or a timestamp; over: needs a time column"),
+    ],
+)
+def test_validate_checks_the_over_column_as_the_run_does(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    world: dict[str, Any],
+    column: str,
+    problem: str,
+) -> None:
+    # validate said "1 automation valid" and every run of it ended in error.
+    path = world["folder"] / "a.yaml"
+    path.write_text(OVER.format(column=column), encoding="utf-8")
+    code, out, err = _lookout(monkeypatch, capsys, world, "validate")
+    assert (code, _errors(out, err)) == (
+        2,
+        [f"error: {path}:7:20: checks.0.over.column: {problem}"],
+    )
+    code, out, err = _lookout(monkeypatch, capsys, world, "validate", "--no-sources")
+    assert (code, _errors(out, err)) == (0, [])
+    code, out, _ = _lookout(monkeypatch, capsys, world, "run", "a", "--json")
+    assert (code, json.loads(out)["checks"][0]["error"]) == (3, problem)

@@ -5,8 +5,9 @@ each raw query, the SQL guard, parsing in the source's dialect and the
 catalog's tables and columns (``checks.sql.catalog_check``), then the lint
 (``checks.sql.lint``) as warnings; for each typed check, its table and
 columns against the catalog (with the closest name), its ``filter:`` like a
-query, and what its kind needs of its column (a timestamp for
-``freshness``, numbers or dates for ``range``).
+query, its ``over:`` column as a run builds its buckets, and what its kind
+needs of its column (a timestamp for ``freshness``, numbers or dates for
+``range``).
 
 Every problem is an ``AutomationError`` pointing into the YAML: the file,
 the line and column inside the SQL where known (else where the value
@@ -17,13 +18,16 @@ what needs no catalog is checked.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from checks.automation.check_kinds import Freshness, Kind, Range, Relationships
 from checks.automation.loader import LoadResult
 from checks.automation.model import Automation, Check
+from checks.automation.time_buckets import Over
 from checks.automation.yaml_tree import Loc
+from checks.declared.buckets import window
 from checks.declared.compile import compile_check
 from checks.errors import AutomationError, CheckDefinitionError
 from checks.sources import Source
@@ -126,18 +130,25 @@ class _Context:
             if not problems:
                 self.lints(loc, self.lint(check.sql))
             return
-        self.typed(index, spec)
+        self.typed(index, spec, check.over)
 
     def lint(self, sql: str) -> list[LintWarning]:
         return lint(
             sql, dialect=self.dialect, catalog=self.catalog, timezone=self.automation.timezone
         )
 
-    def typed(self, index: int, spec: Kind) -> None:
+    def typed(self, index: int, spec: Kind, over: Over | None) -> None:
         base: Loc = ("checks", index, spec.KIND)
         catalog = self.catalog if self.catalog is not None else _assumed(spec)
+        # ``over:`` is compiled as a run compiles it (its column must be a time column), with
+        # the window of now; without a catalog its column's type is not known.
+        if self.catalog is None:
+            over = None
+        found = window(over, self.automation.timezone, dt.datetime.now(dt.UTC)) if over else None
         try:
-            compiled = compile_check(spec, catalog, self.dialect, sample_rows=1)
+            compiled = compile_check(
+                spec, catalog, self.dialect, sample_rows=1, over=over, buckets=found
+            )
         except CheckDefinitionError as exc:
             parts = (exc.field or spec.KIND).split(".")
             where = ("checks", index, *(int(p) if p.isdigit() else p for p in parts))
