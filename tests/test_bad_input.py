@@ -255,3 +255,73 @@ def test_validate_checks_the_over_column_as_the_run_does(
     assert (code, _errors(out, err)) == (0, [])
     code, out, _ = _lookout(monkeypatch, capsys, world, "run", "a", "--json")
     assert (code, json.loads(out)["checks"][0]["error"]) == (3, problem)
+
+
+FILTERED = """\
+name: a
+source: flights
+goal: g
+checks:
+  - name: rows
+    row_count:
+      table: flights
+      filter: "{filter}"
+"""
+
+ROW_CONDITION = (
+    "the filter is a condition on each row: {what} (put it in a subquery, or write a sql: check)"
+)
+
+
+@pytest.mark.parametrize(
+    ("condition", "problem"),
+    [
+        ("count(*) > 1", ROW_CONDITION.format(what="COUNT(*) is an aggregate")),
+        (
+            "row_number() OVER (ORDER BY dep_delay) = 1",
+            ROW_CONDITION.format(
+                what="ROW_NUMBER() OVER (ORDER BY dep_delay) is a window function"
+            ),
+        ),
+        (
+            "carrier = $1",
+            "the filter holds a query parameter ($1), which nothing fills: write the value itself",
+        ),
+        (
+            "dep_delay > ?",
+            "the filter holds a query parameter (?), which nothing fills: write the value itself",
+        ),
+    ],
+)
+def test_a_filter_that_is_not_a_row_condition_is_refused_before_it_runs(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    world: dict[str, Any],
+    condition: str,
+    problem: str,
+) -> None:
+    # validate passed these; each run then ended in the database's own words ("Binder Error:
+    # WHERE clause cannot contain aggregates!", "Values were not provided for … parameters").
+    path = world["folder"] / "a.yaml"
+    path.write_text(FILTERED.format(filter=condition), encoding="utf-8")
+    code, out, err = _lookout(monkeypatch, capsys, world, "validate")
+    assert (code, _errors(out, err)) == (
+        2,
+        [f"error: {path}:8:15: checks.0.row_count.filter: {problem}"],
+    )
+    code, out, _ = _lookout(monkeypatch, capsys, world, "run", "a", "--json")
+    assert (code, json.loads(out)["checks"][0]["error"]) == (3, problem)
+
+
+def test_an_aggregate_inside_a_filter_subquery_is_a_row_condition(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], world: dict[str, Any]
+) -> None:
+    path = world["folder"] / "a.yaml"
+    path.write_text(
+        FILTERED.format(filter="dep_delay > (SELECT avg(dep_delay) FROM flights)"),
+        encoding="utf-8",
+    )
+    code, out, err = _lookout(monkeypatch, capsys, world, "validate")
+    assert (code, _errors(out, err)) == (0, [])
+    code, out, _ = _lookout(monkeypatch, capsys, world, "run", "a", "--json")
+    assert (code, json.loads(out)["checks"][0]["metrics"]["rows_in_scope"]) == (0, 77_584)

@@ -35,7 +35,7 @@ from checks.automation.time_buckets import Over
 from checks.declared.buckets import BUCKET, BucketSql, Window, bucket_sql
 from checks.errors import CheckDefinitionError
 from checks.sources.base import Column, DataSet
-from checks.sql.catalog_check import condition_error
+from checks.sql.catalog_check import condition_error, row_condition_problem
 from checks.sql.types import family
 
 ROWS = "rows"
@@ -68,13 +68,18 @@ def parse_filter(text: str, dialect: str, at: str) -> exp.Expr:
     """Parse a ``filter:`` as one SQL condition in ``dialect``.
 
     Raises:
-        CheckDefinitionError: it is not one condition.
+        CheckDefinitionError: it is not one condition, or not one on each row (an
+            aggregate, a window function, a query parameter: ``row_condition_problem``).
 
     """
     try:
-        return sqlglot.parse_one(text, read=dialect, into=exp.Condition)
+        condition = sqlglot.parse_one(text, read=dialect, into=exp.Condition)
     except Exception as error:  # ParseError, TokenError: fail closed
         raise CheckDefinitionError(condition_error(error), field=at) from None
+    not_per_row = row_condition_problem(condition, dialect)
+    if not_per_row is not None:
+        raise CheckDefinitionError(not_per_row, field=at)
+    return condition
 
 
 def resolve_table(name: str, catalog: Sequence[DataSet], at: str) -> DataSet:

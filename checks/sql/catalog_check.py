@@ -94,6 +94,33 @@ def condition_error(error: Exception) -> str:
     return f"the filter is not one SQL condition: {first}"
 
 
+def row_condition_problem(condition: exp.Expr, dialect: str) -> str | None:
+    """Why a parsed ``filter:`` cannot be a ``WHERE`` condition on each row, or None.
+
+    SQL evaluates ``WHERE`` once per row, so an aggregate (``count(*) > 1``) or a
+    window function outside a subquery is refused by every database; a query
+    parameter (``?``, ``$1``, ``:name``) is never bound, since Lookout sends no
+    parameters. Each is said here, before a run fails in the database's words.
+    """
+    for node in condition.walk():
+        if isinstance(node, exp.Placeholder) or (
+            isinstance(node, exp.Parameter) and node.name.isdigit()
+        ):
+            shown = node.sql(dialect=dialect)
+            return (
+                f"the filter holds a query parameter ({shown}), which nothing fills: "
+                "write the value itself"
+            )
+    for kind, what in ((exp.Window, "a window function"), (exp.AggFunc, "an aggregate")):
+        for node in condition.find_all(kind):
+            if node.find_ancestor(exp.Query) is None:
+                return (
+                    f"the filter is a condition on each row: {node.sql(dialect=dialect)} is "
+                    f"{what} (put it in a subquery, or write a sql: check)"
+                )
+    return None
+
+
 def check_condition(
     text: str,
     *,
@@ -105,8 +132,8 @@ def check_condition(
     """Return what is wrong with a typed check's ``filter:`` over ``table``.
 
     Positions are inside ``text``. The condition must parse as one SQL
-    condition, pass the guard inside a query over ``table``, and name only
-    columns the catalog has.
+    condition on each row (``row_condition_problem``), pass the guard inside
+    a query over ``table``, and name only columns the catalog has.
     """
     try:
         condition = sqlglot.parse_one(text, read=dialect, into=exp.Condition)
@@ -115,6 +142,9 @@ def check_condition(
         return [QueryProblem(condition_error(error), found.get("line"), found.get("col"))]
     except Exception as error:  # a tokenizer error carries no position
         return [QueryProblem(condition_error(error))]
+    not_per_row = row_condition_problem(condition, dialect)
+    if not_per_row is not None:
+        return [QueryProblem(not_per_row)]
     tree = (
         exp.select(exp.Star())
         .from_(exp.Table(this=exp.to_identifier(table, quoted=True)))
