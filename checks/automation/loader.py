@@ -254,6 +254,14 @@ class _FileLoader:
         self.result.automations.append(automation)
         if self.positions:
             self.result.written[automation.name] = Written(self.raw, prefix)
+        for index, check in enumerate(automation.checks):
+            never = check.never_evaluated()
+            if never is not None:
+                field, reason = never
+                line, column = position(tree.near((*prefix, "checks", index, field)))
+                self.result.warnings.append(
+                    f"{automation.path}:{line}:{column}: checks.{index}.{field}: {reason}"
+                )
         if not automation.checks:
             line, column = position(tree.near(prefix))  # where the automation starts
             self.result.warnings.append(

@@ -148,6 +148,40 @@ class Check(_Strict):
         self._check_over(spec)
         return self
 
+    def never_evaluated(self) -> tuple[str, str] | None:
+        """Why an anomaly's baseline could never hold ``min_history`` points, or None.
+
+        Its baseline is at most ``runs`` past runs, or with ``over:`` the lookback's
+        buckets (with ``seasonality: weekly`` only those on the tested bucket's weekday,
+        and hour); fewer points than ``min_history`` is "not evaluated" (never a pass),
+        so such a check is never judged, on any run. Returns the field the reason is
+        about (``expect`` or ``over``) and the reason, which ``lookout validate`` warns of.
+        """
+        rule = self.expectation.anomaly
+        if rule is None:
+            return None
+        need = f"the {rule.min_history} points min_history needs: the check is never evaluated"
+        if self.over is None:
+            if rule.runs >= rule.min_history:
+                return None
+            return "expect", (
+                f"a baseline of at most {rule.runs} runs never holds {need}; raise runs or "
+                "lower min_history"
+            )
+        buckets = self.over.baseline_buckets
+        bucket = self.over.bucket
+        points, holds = buckets, "never holds"
+        if rule.seasonality == "weekly":  # only the tested bucket's weekday (and hour) count
+            points = buckets // (7 if bucket == "day" else 7 * 24)
+            same = "days on the same weekday" if bucket == "day" else "hours on the same weekday"
+            holds = f"holds {points} {same}, never"
+        if points >= rule.min_history:
+            return None
+        return "over", (
+            f"a lookback of {buckets} {bucket}{'' if buckets == 1 else 's'} {holds} {need}; "
+            "lengthen lookback or lower min_history"
+        )
+
     def _check_over(self, spec: Kind | None) -> None:
         rule = self.expectation.anomaly
         if self.over is None:
