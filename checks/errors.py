@@ -17,6 +17,7 @@ their context (``SourceError``, ``LLMError``, ``RunError``)::
     │   └── QueryTimeout       the query ran past its time limit
     ├── SourceError            a source could not be opened or read
     ├── StoreError             the report store could not be read or written
+    │   └── StoreURLError      …because its URL is not one (also a ConfigError: exit 2)
     ├── LLMError               the LLM endpoint failed (status, body)
     ├── RunError               a run could not finish; CLI exit 3
     └── ReviewError            a review request refused (worker.review.vocabulary); HTTP 400
@@ -142,6 +143,14 @@ class SourceError(LookoutError):
 
 class StoreError(LookoutError):
     """The report store could not be read or written."""
+
+
+class StoreURLError(ConfigError, StoreError):
+    """The store URL is not one SQLAlchemy can use: a mistake in the settings (CLI exit 2).
+
+    A ``StoreError`` too, so what catches store failures catches it; a store that
+    is only unreachable stays a plain ``StoreError``.
+    """
 
 
 class LLMError(LookoutError):

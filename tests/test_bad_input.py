@@ -400,3 +400,42 @@ def test_an_anomaly_whose_baseline_can_fill_is_valid(
             0,
             "1 automation valid in 1 file; 0 errors, 0 warnings",
         ), (over, expect)
+
+
+# -- the store: a URL that is not one is a configuration error -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "message", "status"),
+    [
+        (
+            "not a url",
+            "error: store URL is not a database URL: Could not parse SQLAlchemy URL from given "
+            "URL string",
+            2,
+        ),
+        (
+            "foo://x",
+            "error: store URL foo://x is not a database SQLAlchemy can use: Can't load plugin: "
+            "sqlalchemy.dialects:foo",
+            2,
+        ),
+        (  # a store that is down is not a mistake in the file: the run could not be stored
+            "postgresql://nobody@127.0.0.1:1/x",
+            "error: cannot open the store at postgresql://nobody@127.0.0.1:1/x: connection "
+            'failed: connection to server at "127.0.0.1", port 1 failed: Connection refused',
+            3,
+        ),
+    ],
+)
+def test_a_store_url_that_is_not_one_exits_2(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    world: dict[str, Any],
+    url: str,
+    message: str,
+    status: int,
+) -> None:
+    # Exit 3 ("a run in error") before, for a value the configuration got wrong.
+    code, out, err = _lookout(monkeypatch, capsys, world, "reports", env={"LOOKOUT_STORE_URL": url})
+    assert (code, out, err.splitlines()[0]) == (status, "", message)

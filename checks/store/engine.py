@@ -33,7 +33,7 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 
-from checks.errors import StoreError
+from checks.errors import StoreURLError
 from checks.settings.config import redact
 
 log = logging.getLogger("lookout.store")
@@ -107,12 +107,13 @@ def make_engine(url: str) -> Engine:
     """Create the engine for a store URL; a SQLite file's folder is created when missing.
 
     Raises:
-        StoreError: the URL cannot be parsed.
+        StoreURLError: the URL cannot be parsed, or names a database or driver
+            SQLAlchemy does not have.
     """
     try:
         parsed = make_url(url)
     except Exception as exc:
-        raise StoreError(f"store URL is not a database URL: {redact(str(exc), [url])}") from None
+        raise StoreURLError(f"store URL is not a database URL: {redact(str(exc), [url])}") from None
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
@@ -125,7 +126,7 @@ def make_engine(url: str) -> Engine:
         return create_engine(parsed, pool_pre_ping=True)
     except (ArgumentError, NoSuchModuleError, ImportError) as exc:
         shown = redact(parsed.render_as_string(hide_password=True), [])
-        raise StoreError(
+        raise StoreURLError(
             f"store URL {shown} is not a database SQLAlchemy can use: {redact(str(exc), [])}"
         ) from None
 
