@@ -439,3 +439,50 @@ def test_a_store_url_that_is_not_one_exits_2(
     # Exit 3 ("a run in error") before, for a value the configuration got wrong.
     code, out, err = _lookout(monkeypatch, capsys, world, "reports", env={"LOOKOUT_STORE_URL": url})
     assert (code, out, err.splitlines()[0]) == (status, "", message)
+
+
+# -- SQL that does not parse is said in words, not in the parser's internals ---------------
+
+
+@pytest.mark.parametrize(
+    ("sql", "at", "words"),
+    [
+        (
+            "SELECT 1 FROM",
+            "6:23",
+            "Expected table name but got the end of the query. Line 1, Col: 13.",
+        ),
+        (
+            "SELECT 1 FROM t JOIN",
+            "6:30",
+            "Expected table name but got the end of the query. Line 1, Col: 20.",
+        ),
+        ("SELECT * FROM flights WHERE", "6:37", "WHERE is incomplete. Line 1, Col: 27."),
+        ("SELECT 1 +", "6:20", "ADD is incomplete. Line 1, Col: 10."),
+    ],
+)
+def test_a_query_that_does_not_parse_is_said_without_parser_internals(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    world: dict[str, Any],
+    sql: str,
+    at: str,
+    words: str,
+) -> None:
+    # Before: "Expected table name but got <Token token_type: TokenType.SENTINEL, text:
+    # SENTINEL, line: 1, col: 1, start: 0, end: 0, comments: []>", "Required keyword: 'this'
+    # missing for <class 'sqlglot.expressions.query.Where'>".
+    path = world["folder"] / "a.yaml"
+    path.write_text(
+        f'name: a\nsource: flights\ngoal: g\nchecks:\n  - name: q\n    sql: "{sql}"\n'
+        "    expect: empty\n",
+        encoding="utf-8",
+    )
+    code, out, err = _lookout(monkeypatch, capsys, world, "validate", "--no-sources")
+    assert (code, _errors(out, err)) == (
+        2,
+        [
+            f"error: {path}:{at}: checks.0.sql: rejected (parse-error): the query does not "
+            f"parse: {words}"
+        ],
+    )

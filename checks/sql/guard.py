@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from collections.abc import Collection
 from contextvars import ContextVar
 from typing import Any
@@ -84,6 +85,11 @@ __all__ = ["guard"]
 
 _warnings: ContextVar[list[str] | None] = ContextVar("sqlglot_warnings", default=None)
 _CACHE_SIZE = 512  # statements; each at most max_sql_chars (20,000 by default)
+_TOKEN = re.compile(  # sqlglot's repr of a token, inside some parse errors
+    r"<Token token_type: TokenType\.(\w+), text: (.*?), line: \d+, col: \d+, "
+    r"start: \d+, end: \d+, comments: \[.*?\]>"
+)
+_MISSING_ARGUMENT = re.compile(r"Required keyword: '\w+' missing for <class '[\w.]*?(\w+)'>")
 
 
 class _WarningCollector(logging.Handler):
@@ -250,7 +256,9 @@ def _parse_one(sql: str, dialect: str) -> tuple[exp.Expr, list[str]]:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except Exception as error:  # fail closed: ParseError, TokenError, RecursionError, …
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise QueryRejected("parse-error", f"the query does not parse: {first}") from None
+        raise QueryRejected(
+            "parse-error", f"the query does not parse: {_in_words(first)}"
+        ) from None
     finally:
         _warnings.reset(token)
     if len(statements) > 1:
@@ -258,6 +266,21 @@ def _parse_one(sql: str, dialect: str) -> tuple[exp.Expr, list[str]]:
     if not statements:
         raise QueryRejected("parse-error", "the query is empty")
     return statements[0], found
+
+
+def _in_words(message: str) -> str:
+    """A sqlglot parse error without its internals: no token or class reprs.
+
+    ``got <Token token_type: TokenType.SENTINEL, …>`` becomes ``got the end of the
+    query`` (another token: its text, quoted), ``Required keyword: 'this' missing
+    for <class 'sqlglot.expressions.query.Where'>`` becomes ``WHERE is incomplete``.
+    """
+
+    def token(match: re.Match[str]) -> str:
+        return "the end of the query" if match.group(1) == "SENTINEL" else f"'{match.group(2)}'"
+
+    message = _TOKEN.sub(token, message)
+    return _MISSING_ARGUMENT.sub(lambda m: f"{m.group(1).upper()} is incomplete", message)
 
 
 def _generate(tree: exp.Expr, dialect: str) -> str:
