@@ -486,3 +486,19 @@ def test_a_query_that_does_not_parse_is_said_without_parser_internals(
             f"parse: {words}"
         ],
     )
+
+
+def test_a_store_folder_that_cannot_be_made_is_one_line_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], world: dict[str, Any]
+) -> None:
+    # The SQLite store's folder is created when missing; when it cannot be (a file in the way,
+    # a read-only folder) that was a PermissionError or NotADirectoryError traceback, exit 4.
+    blocker = world["tmp"] / "blocker"
+    blocker.write_text("a file, not a folder", encoding="utf-8")
+    url = f"sqlite:///{blocker}/reports/lookout.db"
+    code, out, err = _lookout(monkeypatch, capsys, world, "reports", env={"LOOKOUT_STORE_URL": url})
+    assert (code, out, err) == (
+        3,
+        "",
+        f"error: cannot create the store's folder {blocker}/reports: Not a directory\n",
+    )

@@ -33,7 +33,7 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 
-from checks.errors import StoreURLError
+from checks.errors import StoreError, StoreURLError
 from checks.settings.config import redact
 
 log = logging.getLogger("lookout.store")
@@ -109,6 +109,7 @@ def make_engine(url: str) -> Engine:
     Raises:
         StoreURLError: the URL cannot be parsed, or names a database or driver
             SQLAlchemy does not have.
+        StoreError: a SQLite file's folder is missing and cannot be created.
     """
     try:
         parsed = make_url(url)
@@ -116,7 +117,13 @@ def make_engine(url: str) -> Engine:
         raise StoreURLError(f"store URL is not a database URL: {redact(str(exc), [url])}") from None
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            folder = Path(parsed.database).parent
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # a file in the way, a read-only folder
+                raise StoreError(
+                    f"cannot create the store's folder {folder}: {exc.strerror or exc}"
+                ) from None
         engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
