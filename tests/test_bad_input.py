@@ -502,3 +502,57 @@ def test_a_store_folder_that_cannot_be_made_is_one_line_not_a_traceback(
         "",
         f"error: cannot create the store's folder {blocker}/reports: Not a directory\n",
     )
+
+
+# -- the config file --------------------------------------------------------------------------
+
+
+def _bomb(levels: int) -> str:
+    lines = ['x-a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"x-a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(  # safe_load kept the last one: max_rows 7, silently
+            "limits: {max_rows: 5}\nlimits: {max_rows: 7}\n",
+            "2:1: limits: duplicate key 'limits' (first on line 1); YAML would keep only the last",
+            id="duplicate key",
+        ),
+        pytest.param(  # safe_load shares the lists, but ${VAR} expansion walked 9**9 values
+            _bomb(9),
+            "1:7: x-a4.1.5.2.3: more than 20000 values once aliases are expanded",
+            id="alias bomb",
+        ),
+        pytest.param(  # the text was kept as written, then "store URL is not a database URL"
+            'store_url: "${NOPE:-sqlite:///x.db}"\n',
+            "1:12: store_url: '${' starts a ${NAME} reference, NAME being letters, digits "
+            "and '_' (no default value) (got '${NOPE:-sqlite:///x.db}')",
+            id="shell default syntax",
+        ),
+        pytest.param(
+            'store_url: "sqlite:///${}.db"\n',
+            "1:12: store_url: '${' starts a ${NAME} reference, NAME being letters, digits "
+            "and '_' (no default value) (got 'sqlite:///${}.db')",
+            id="empty reference",
+        ),
+        pytest.param(  # pydantic's "Value error, " was left in front of the message
+            "llm: {repin_after: 5000d}\n",
+            "1:20: llm.repin_after: a duration is at most 3650 days (got '5000d')",
+            id="value error prefix",
+        ),
+    ],
+)
+def test_a_bad_config_file_is_one_located_error(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    world: dict[str, Any],
+    text: str,
+    message: str,
+) -> None:
+    config = world["tmp"] / "bad.yaml"
+    config.write_text(text, encoding="utf-8")
+    code, out, err = _lookout(monkeypatch, capsys, world, "validate", config=config)
+    assert (code, out, err) == (2, "", f"error: {config}:{message}\n")

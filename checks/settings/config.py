@@ -20,6 +20,9 @@ from typing import Any
 import yaml
 from pydantic import Field, ValidationError, model_validator
 
+from checks.automation.yaml_messages import shown
+from checks.automation.yaml_places import position
+from checks.automation.yaml_tree import YamlTree
 from checks.errors import ConfigError
 from checks.settings.alerts import AlertSettings, ChannelConfig, check_channel_names
 from checks.settings.decision import DecisionSettings
@@ -53,6 +56,9 @@ ENV_OVERRIDES: dict[str, str] = {
 }
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_NAME_RULE = (
+    "'${' starts a ${NAME} reference, NAME being letters, digits and '_' (no default value)"
+)
 
 
 class Settings(Strict):
@@ -133,6 +139,8 @@ def _expand(value: Any, path: str, env: dict[str, str]) -> Any:
                 raise ConfigError(f"environment variable {name} is not set", field=path)
             return env[name]
 
+        if "${" in _ENV_REF.sub("", value):  # ${}, ${A:-b}, ${A: kept as text, they hid the cause
+            raise ConfigError(f"{_NAME_RULE} (got {shown(value)})", field=path)
         return _ENV_REF.sub(sub, value)
     if isinstance(value, dict):
         return {k: _expand(v, f"{path}.{k}" if path else str(k), env) for k, v in value.items()}
@@ -171,6 +179,33 @@ def _read_text(path: Path) -> str:
         ) from None
     except OSError as exc:
         raise ConfigError(f"cannot read the config file: {exc.strerror}", path=str(path)) from None
+
+
+def _read_yaml(text: str, path: Path) -> Any:
+    """Read the config file's YAML as an automation file is read (``YamlTree``); {} when empty.
+
+    So a duplicate key, which ``yaml.safe_load`` resolves silently to the last
+    one (a second ``limits:`` block replacing the first), is an error, and an
+    alias bomb stops at ``YamlTree``'s cap instead of ``${VAR}`` expansion
+    walking every value it expands to.
+
+    Raises:
+        ConfigError: not YAML, or its first problem (duplicate key, alias bomb,
+            unsupported tag), at its line and column.
+
+    """
+    try:
+        tree = YamlTree.parse(text.encode("utf-8"))
+    except ConfigError as exc:
+        if exc.line is None and exc.message.startswith("the file is empty"):
+            return {}
+        raise ConfigError(exc.message, path=str(path), line=exc.line, column=exc.column) from None
+    if tree.problems:
+        loc, node, message = tree.problems[0]
+        line, column = position(node)
+        field = ".".join(str(part) for part in loc) or None
+        raise ConfigError(message, path=str(path), line=line, column=column, field=field)
+    return tree.data
 
 
 def _locate(text: str, loc: tuple[Any, ...]) -> tuple[str, int | None, int | None]:
@@ -225,16 +260,7 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
     text = ""
     if config_path.exists():
         text = _read_text(config_path)
-        try:
-            raw = yaml.safe_load(text) or {}
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise ConfigError(
-                f"not valid YAML: {getattr(exc, 'problem', exc)}",
-                path=str(config_path),
-                line=mark.line + 1 if mark else None,
-                column=mark.column + 1 if mark else None,
-            ) from None
+        raw = _read_yaml(text, config_path)
         if not isinstance(raw, dict):
             raise ConfigError("the config file must be a mapping", path=str(config_path))
     elif named:
@@ -256,6 +282,7 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
     except ValidationError as exc:
         err = exc.errors()[0]
         field, line, column = _locate(text, tuple(err["loc"]))
+        message = str(err["msg"]).removeprefix("Value error, ")  # pydantic's, for a ValueError
         raise ConfigError(
-            err["msg"], path=str(config_path), line=line, column=column, field=field
+            message, path=str(config_path), line=line, column=column, field=field
         ) from None
