@@ -556,3 +556,23 @@ def test_a_bad_config_file_is_one_located_error(
     config.write_text(text, encoding="utf-8")
     code, out, err = _lookout(monkeypatch, capsys, world, "validate", config=config)
     assert (code, out, err) == (2, "", f"error: {config}:{message}\n")
+
+
+def test_a_table_file_option_of_the_wrong_type_is_named_not_the_union_branch(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], world: dict[str, Any]
+) -> None:
+    # A table is a path or {path, null_strings}: the error was the first branch's,
+    # "sources.flights.tables.flights.str: Input should be a valid string".
+    config = world["tmp"] / "bad.yaml"
+    config.write_text(
+        "sources:\n  flights:\n    type: duckdb\n    tables:\n"
+        "      flights: {path: /x.csv, null_strings: NA}\n",
+        encoding="utf-8",
+    )
+    code, out, err = _lookout(monkeypatch, capsys, world, "validate", config=config)
+    assert (code, out, err) == (
+        2,
+        "",
+        f"error: {config}:5:45: sources.flights.tables.flights.null_strings: Input should be a "
+        "valid list\n",
+    )

@@ -208,12 +208,30 @@ def _read_yaml(text: str, path: Path) -> Any:
     return tree.data
 
 
+def _fitting_branch(errors: list[Any]) -> Any:
+    """The error to show: the first, unless it is a union's first branch refusing the value's type.
+
+    A value of ``str | TableFile`` that is a mapping fails both: ``str`` with a type
+    error at ``(…, 'str')``, ``TableFile`` deeper (``(…, 'TableFile', 'null_strings')``).
+    The deeper one, under the same value, is about what was written.
+    """
+    first = errors[0]
+    under = tuple(first["loc"][:-1])
+    if str(first["type"]).endswith("_type") and under:
+        for err in errors[1:]:
+            loc = tuple(err["loc"])
+            if loc[: len(under)] == under and len(loc) > len(first["loc"]):
+                return err
+    return first
+
+
 def _locate(text: str, loc: tuple[Any, ...]) -> tuple[str, int | None, int | None]:
     """Return a validation error's field path and its value's line and column in ``text``.
 
     ``loc`` is pydantic's: it also holds the tag of a tagged union (a channel's
-    ``type``), which is not a key of the file and is left out of the path. The
-    names the types a value was tried as after it (``str``), left out as well. The
+    ``type``), which is not a key of the file and is left out of the path, as
+    are a plain union's branch names (``TableFile``) and the names of the types a
+    value was tried as after it (``str``). The
     line and column (1-based) are those of the deepest value found in the file;
     None when not even the first key is there (a value set from the environment).
     """
@@ -223,7 +241,7 @@ def _locate(text: str, loc: tuple[Any, ...]) -> tuple[str, int | None, int | Non
         node = None
     parts: list[str] = []
     found: Any = None
-    for part in loc:
+    for index, part in enumerate(loc):
         if isinstance(node, yaml.ScalarNode):
             break  # the rest names the types a value was tried as (``str``), not keys
         if isinstance(node, yaml.MappingNode):
@@ -231,6 +249,8 @@ def _locate(text: str, loc: tuple[Any, ...]) -> tuple[str, int | None, int | Non
             tag = values.get("type")
             if isinstance(tag, yaml.ScalarNode) and tag.value == part and part not in values:
                 continue  # the union's tag: the same mapping goes on
+            if part not in values and index + 1 < len(loc) and loc[index + 1] in values:
+                continue  # a union's branch (``TableFile``): its fields are this mapping's keys
             node = values.get(str(part))
         elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
             node = node.value[part] if 0 <= part < len(node.value) else None
@@ -280,7 +300,7 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
+        err = _fitting_branch(exc.errors())
         field, line, column = _locate(text, tuple(err["loc"]))
         message = str(err["msg"]).removeprefix("Value error, ")  # pydantic's, for a ValueError
         raise ConfigError(
