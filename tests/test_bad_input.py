@@ -576,3 +576,45 @@ def test_a_table_file_option_of_the_wrong_type_is_named_not_the_union_branch(
         f"error: {config}:5:45: sources.flights.tables.flights.null_strings: Input should be a "
         "valid list\n",
     )
+
+
+@pytest.mark.parametrize(
+    ("written", "problem"),
+    [
+        ("interger", "column year: unknown type 'interger' (did you mean 'integer'?)"),
+        ("boolen", "column year: unknown type 'boolen' (did you mean 'boolean'?)"),
+        ("timestamtz", "column year: unknown type 'timestamtz' (did you mean 'timestamptz'?)"),
+    ],
+)
+def test_a_misspelt_schema_type_is_refused_before_it_runs(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    world: dict[str, Any],
+    written: str,
+    problem: str,
+) -> None:
+    # Taken as an exact SQL type: every run failed with "year is BIGINT, not interger".
+    path = world["folder"] / "a.yaml"
+    path.write_text(
+        "name: a\nsource: flights\ngoal: g\nchecks:\n  - name: columns\n"
+        f"    schema: {{table: flights, columns: {{year: {written}}}}}\n",
+        encoding="utf-8",
+    )
+    code, out, err = _lookout(monkeypatch, capsys, world, "validate", "--no-sources")
+    assert (code, _errors(out, err)) == (
+        2,
+        [f"error: {path}:6:46: checks.0.schema.columns.year: {problem}"],
+    )
+
+
+def test_a_type_sqlglot_does_not_know_is_still_an_exact_type(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], world: dict[str, Any]
+) -> None:
+    path = world["folder"] / "a.yaml"  # a PostgreSQL enum, say: not close to any family
+    path.write_text(
+        "name: a\nsource: flights\ngoal: g\nchecks:\n  - name: columns\n"
+        "    schema: {table: flights, columns: {mood: mood, n: int, f: float8}}\n",
+        encoding="utf-8",
+    )
+    code, out, err = _lookout(monkeypatch, capsys, world, "validate", "--no-sources")
+    assert (code, _errors(out, err)) == (0, [])

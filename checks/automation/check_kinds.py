@@ -46,7 +46,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from checks.automation.expectation import Unit, duration_text
-from checks.automation.fields import DurationS, not_blank, time_zone
+from checks.automation.fields import DurationS, did_you_mean, fail_here, not_blank, time_zone
 from checks.automation.yaml_messages import shown
 
 
@@ -322,9 +322,15 @@ class Schema(Kind):
         for name, type_name in value.items():
             if not _TYPE_NAME.fullmatch(type_name.strip()):
                 families = ", ".join(TYPE_FAMILIES)
-                raise ValueError(
+                raise fail_here(  # at the column's type, not at the whole mapping
                     f"column {name}: {type_name!r} is not a type; use one of {families} "
-                    "or a SQL type such as decimal(10,2)"
+                    "or a SQL type such as decimal(10,2)",
+                    (name,),
+                )
+            misspelt = _misspelt_family(type_name.strip())
+            if misspelt:
+                raise fail_here(
+                    f"column {name}: unknown type {type_name.strip()!r}{misspelt}", (name,)
                 )
         return {name: type_name.strip() for name, type_name in value.items()}
 
@@ -332,6 +338,26 @@ class Schema(Kind):
     def columns_used(self) -> list[str]:
         """None: a missing column is what this check reports, not a mistake in it."""
         return []
+
+
+def _misspelt_family(type_name: str) -> str:
+    """`` (did you mean 'integer'?)`` for an unknown type close to a family, else ``""``.
+
+    A name that is neither a family nor a type sqlglot reads is still taken as an
+    exact type (a PostgreSQL enum, say), compared by name; but one close to a family
+    (``interger``) is a typo that would fail every run ("year is BIGINT, not interger").
+    """
+    word = type_name.lower()
+    if word in TYPE_FAMILIES:
+        return ""
+    from sqlglot import exp  # on first use: most files have no schema check
+
+    try:
+        exp.DataType.build(word)
+        return ""  # a SQL type sqlglot knows (int, float8, varchar(10))
+    except Exception:  # sqlglot's ParseError, or ValueError for an odd name
+        pass
+    return did_you_mean(word, TYPE_FAMILIES)
 
 
 KINDS: dict[str, type[Kind]] = {

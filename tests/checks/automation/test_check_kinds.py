@@ -169,7 +169,7 @@ BAD = [
         "not a type",
         "  - name: c\n    schema: {table: t, columns: {a: 'int; drop'}}\n",
         (
-            "6:33: checks.0.schema.columns: column a: 'int; drop' is not a type; use one of any, "
+            "6:37: checks.0.schema.columns.a: column a: 'int; drop' is not a type; use one of any, "
             "integer, decimal, float, number, text, boolean, date, timestamp, timestamptz, time, "
             "interval, json, uuid, binary or a SQL type such as decimal(10,2)",
         ),
