@@ -618,3 +618,35 @@ def test_a_type_sqlglot_does_not_know_is_still_an_exact_type(
     )
     code, out, err = _lookout(monkeypatch, capsys, world, "validate", "--no-sources")
     assert (code, _errors(out, err)) == (0, [])
+
+
+@pytest.mark.parametrize(
+    ("sql", "expect"),
+    [
+        ("SELECT 1 WHERE false", "empty"),
+        ("SELECT count(*) FROM range(10) AS r(i) WHERE i > 100", "== 0"),
+        ("WITH t AS (SELECT 1 AS x) SELECT count(*) FROM t WHERE x > 5", "== 0"),
+    ],
+)
+def test_validate_warns_of_a_query_that_reads_no_table(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    world: dict[str, Any],
+    sql: str,
+    expect: str,
+) -> None:
+    # Such a check looks at no data, and was Clear on every run with nothing said.
+    path = world["folder"] / "a.yaml"
+    path.write_text(
+        f'name: a\nsource: flights\ngoal: g\nchecks:\n  - name: q\n    sql: "{sql}"\n'
+        f'    expect: "{expect}"\n',
+        encoding="utf-8",
+    )
+    code, out, _ = _lookout(monkeypatch, capsys, world, "validate")
+    assert (code, [line for line in out.splitlines() if line.startswith("warning: ")]) == (
+        0,
+        [
+            f"warning: {path}:6:11: checks.0.sql: the query reads no table of the source: "
+            "its result does not depend on the data, so it is the same on every run"
+        ],
+    )

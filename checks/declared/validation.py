@@ -3,7 +3,8 @@
 ``validate_checks`` is what ``lookout validate`` adds to loading a file: for
 each raw query, the SQL guard, parsing in the source's dialect and the
 catalog's tables and columns (``checks.sql.catalog_check``), then the lint
-(``checks.sql.lint``) as warnings; for each typed check, its table and
+(``checks.sql.lint``) as warnings, and a warning when it reads no table (a
+check that looks at no data); for each typed check, its table and
 columns against the catalog (with the closest name), its ``filter:`` like a
 query, its ``over:`` column as a run builds its buckets, and what its kind
 needs of its column (a timestamp for ``freshness``, numbers or dates for
@@ -22,6 +23,8 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import sqlglot
+
 from checks.automation.check_kinds import Freshness, Kind, Range, Relationships
 from checks.automation.loader import LoadResult
 from checks.automation.model import Automation, Check
@@ -34,6 +37,7 @@ from checks.sources import Source
 from checks.sources.base import Column, DataSet
 from checks.sql.catalog_check import QueryProblem, check_condition, check_query
 from checks.sql.lint import LintWarning, lint, lint_condition
+from checks.sql.tables import tables_read
 from checks.sql.types import NUMBER_FAMILIES, TEMPORAL_FAMILIES, family
 
 
@@ -129,6 +133,15 @@ class _Context:
             self.problems(loc, problems)
             if not problems:
                 self.lints(loc, self.lint(check.sql))
+                if not _reads_a_table(check.sql, self.dialect):
+                    self.report(
+                        self.found.warnings,
+                        loc,
+                        "the query reads no table of the source: its result does not depend "
+                        "on the data, so it is the same on every run",
+                        1,
+                        1,
+                    )
             return
         self.typed(index, spec, check.over)
 
@@ -216,6 +229,14 @@ class _Context:
                     (*base, "column"),
                     f"{spec.column} is {column_type}: date min/max need a date or timestamp column",
                 )
+
+
+def _reads_a_table(sql: str, dialect: str) -> bool:
+    """Whether a query that passed the guard reads a data set (CTEs and ``range()`` are none)."""
+    try:
+        return bool(tables_read(sqlglot.parse_one(sql, read=dialect), dialect))
+    except Exception:  # the guard parsed it; should sqlglot differ, say nothing
+        return True
 
 
 def _assumed(spec: Kind) -> list[DataSet]:

@@ -154,7 +154,8 @@ def test_an_unreachable_source_is_one_error_at_its_field(
     for file in autos.iterdir():
         file.unlink()
     (autos / "gone.yaml").write_text(
-        "name: gone\nsource: gone\ngoal: g\nchecks:\n  - {name: c, sql: SELECT 1, expect: == 1}\n"
+        "name: gone\nsource: gone\ngoal: g\n"
+        "checks:\n  - {name: c, sql: SELECT count(*) FROM t, expect: == 1}\n"
     )
     code, out = validate(folder, capsys)
     assert code == 2

@@ -120,7 +120,7 @@ COMMANDS: dict[str, list[str]] = {
 SHOWS: dict[str, tuple[str, ...]] = {
     "validate": (
         "broken.yaml:3:1: not valid YAML",
-        "4 automations valid in 4 files; 1 error, 2 warnings",
+        "4 automations valid in 4 files; 1 error, 3 warnings",
     ),
     "run named": (
         "weather-plausible-readings — Needs attention",
