@@ -650,3 +650,51 @@ def test_validate_warns_of_a_query_that_reads_no_table(
             "its result does not depend on the data, so it is the same on every run"
         ],
     )
+
+
+@pytest.mark.parametrize(
+    ("check", "at", "problem"),
+    [
+        (
+            "accepted_values: {table: flights, column: month, values: [1, x]}",
+            "6:66: checks.0.accepted_values.values.1",
+            "'x' is text, and month is BIGINT: no row can hold it",
+        ),
+        (
+            "missing: {table: flights, column: dep_time, missing_values: ['N/A']}",
+            "6:66: checks.0.missing.missing_values.0",
+            "'N/A' is text, and dep_time is BIGINT: no row can hold it",
+        ),
+    ],
+)
+def test_a_listed_value_a_number_column_cannot_hold_is_refused_before_it_runs(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    world: dict[str, Any],
+    check: str,
+    at: str,
+    problem: str,
+) -> None:
+    # validate passed; every run ended in "Conversion Error: Could not convert string 'x'
+    # to INT64".
+    path = world["folder"] / "a.yaml"
+    path.write_text(
+        f"name: a\nsource: flights\ngoal: g\nchecks:\n  - name: c\n    {check}\n",
+        encoding="utf-8",
+    )
+    code, out, err = _lookout(monkeypatch, capsys, world, "validate")
+    assert (code, _errors(out, err)) == (2, [f"error: {path}:{at}: {problem}"])
+
+
+def test_a_listed_number_as_text_is_fine_on_a_number_column(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], world: dict[str, Any]
+) -> None:
+    path = world["folder"] / "a.yaml"
+    path.write_text(
+        "name: a\nsource: flights\ngoal: g\nchecks:\n  - name: c\n"
+        "    accepted_values: {table: flights, column: month, values: [1, '2', 3.0, ' 4 ']}\n"
+        "  - name: d\n    accepted_values: {table: flights, column: carrier, values: [1, x]}\n",
+        encoding="utf-8",
+    )
+    code, out, err = _lookout(monkeypatch, capsys, world, "validate")
+    assert (code, _errors(out, err)) == (0, [])

@@ -8,7 +8,7 @@ check that looks at no data); for each typed check, its table and
 columns against the catalog (with the closest name), its ``filter:`` like a
 query, its ``over:`` column as a run builds its buckets, and what its kind
 needs of its column (a timestamp for ``freshness``, numbers or dates for
-``range``).
+``range``, listed values a number column can hold).
 
 Every problem is an ``AutomationError`` pointing into the YAML: the file,
 the line and column inside the SQL where known (else where the value
@@ -22,13 +22,22 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import sqlglot
 
-from checks.automation.check_kinds import Freshness, Kind, Range, Relationships
+from checks.automation.check_kinds import (
+    AcceptedValues,
+    Freshness,
+    Kind,
+    Missing,
+    Range,
+    Relationships,
+)
 from checks.automation.loader import LoadResult
 from checks.automation.model import Automation, Check
 from checks.automation.time_buckets import Over
+from checks.automation.yaml_messages import shown
 from checks.automation.yaml_tree import Loc
 from checks.declared.buckets import window
 from checks.declared.compile import compile_check
@@ -214,6 +223,20 @@ class _Context:
                 (*base, "column"),
                 f"{spec.column} is {column_type}, not a date or timestamp: freshness needs one",
             )
+        listed: tuple[str, list[Any]] = ("", [])
+        if isinstance(spec, AcceptedValues | Missing):
+            key = "values" if isinstance(spec, AcceptedValues) else "missing_values"
+            listed = (key, list(getattr(spec, key)))
+        if have in NUMBER_FAMILIES:  # the database casts the text to a number, or fails the run
+            for index, value in enumerate(listed[1]):
+                if isinstance(value, str) and not _reads_as_number(value):
+                    column = getattr(spec, "column", "")
+                    self.report(
+                        self.found.errors,
+                        (*base, listed[0], index),
+                        f"{shown(value)} is text, and {column} is {column_type}: no row can "
+                        "hold it",
+                    )
         if isinstance(spec, Range):
             bounds = [b for b in (spec.min, spec.max) if b is not None]
             numeric = all(isinstance(b, int | float) for b in bounds)
@@ -229,6 +252,15 @@ class _Context:
                     (*base, "column"),
                     f"{spec.column} is {column_type}: date min/max need a date or timestamp column",
                 )
+
+
+def _reads_as_number(text: str) -> bool:
+    """Whether a text a number column is compared with casts to a number (``'2'``, ``' 4 '``)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _reads_a_table(sql: str, dialect: str) -> bool:
