@@ -698,3 +698,34 @@ def test_a_listed_number_as_text_is_fine_on_a_number_column(
     )
     code, out, err = _lookout(monkeypatch, capsys, world, "validate")
     assert (code, _errors(out, err)) == (0, [])
+
+
+@pytest.mark.parametrize(
+    ("line", "at", "problem"),
+    [
+        (
+            "timeout_s: 6e2",
+            "4:12: timeout_s",
+            "input should be a valid number (got '6e2'); YAML reads 6e2 as text: write 6.0e2",
+        ),
+        (
+            "checks: [{name: c, range: {table: flights, column: distance, min: -1e3}}]",
+            "4:67: checks.0.range.min",
+            "expected a number, a date or a timestamp (got '-1e3'); YAML reads -1e3 as text: "
+            "write -1.0e3",
+        ),
+    ],
+)
+def test_a_number_written_without_a_dot_before_its_exponent_says_why_it_is_text(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    world: dict[str, Any],
+    line: str,
+    at: str,
+    problem: str,
+) -> None:
+    # YAML 1.1 (PyYAML) reads 1e3 as a string; the message said "(got '1e3')", no more.
+    path = world["folder"] / "a.yaml"
+    path.write_text(f"name: a\nsource: flights\ngoal: g\n{line}\n", encoding="utf-8")
+    code, out, err = _lookout(monkeypatch, capsys, world, "validate", "--no-sources")
+    assert (code, _errors(out, err)) == (2, [f"error: {path}:{at}: {problem}"])

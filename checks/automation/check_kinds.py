@@ -47,7 +47,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 
 from checks.automation.expectation import Unit, duration_text
 from checks.automation.fields import DurationS, did_you_mean, fail_here, not_blank, time_zone
-from checks.automation.yaml_messages import shown
+from checks.automation.yaml_messages import exponent_hint, shown
 
 
 def _scalar(value: object) -> object:
@@ -279,7 +279,10 @@ class Range(_OneColumn):
                     return parse(value.strip())
                 except ValueError:
                     continue
-            raise ValueError(f"expected a number, a date or a timestamp (got {shown(value)})")
+            raise ValueError(
+                f"expected a number, a date or a timestamp (got {shown(value)})"
+                f"{exponent_hint(value)}"
+            )
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(
                 f"expected a finite number, a date or a timestamp (got {shown(value)})"

@@ -10,7 +10,7 @@ from pydantic_core import ErrorDetails
 from checks.automation.check_kinds import KINDS
 from checks.automation.fields import did_you_mean
 from checks.automation.model import LOADER_FIELDS, Automation, Check
-from checks.automation.yaml_messages import shown
+from checks.automation.yaml_messages import exponent_hint, shown
 
 
 def _yaml_keys(model: type[BaseModel]) -> list[str]:
@@ -70,4 +70,4 @@ def message_of(err: ErrorDetails) -> str:
     if len(written) > 60:
         written = written[:57] + "..."
     msg = err["msg"]
-    return f"{msg[:1].lower()}{msg[1:]} (got {written})"
+    return f"{msg[:1].lower()}{msg[1:]} (got {written}){exponent_hint(value)}"

@@ -5,10 +5,27 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import re
 
 import yaml
 
 from checks.errors import AutomationError
+
+_EXPONENT_ONLY = re.compile(r"([-+]?\d+)([eE][-+]?\d+)")  # 1e3: a number in YAML 1.2, text in 1.1
+
+
+def exponent_hint(value: object) -> str:
+    """``; YAML reads 1e3 as text: write 1.0e3`` for a number PyYAML reads as text, else ``""``.
+
+    YAML 1.1, which PyYAML follows, reads a float only with a dot in its mantissa
+    (``1.0e3``); ``1e3`` is the text '1e3', so a field wanting a number refuses it.
+    """
+    if not isinstance(value, str):
+        return ""
+    match = _EXPONENT_ONLY.fullmatch(value.strip())
+    if not match:
+        return ""
+    return f"; YAML reads {value.strip()} as text: write {match.group(1)}.0{match.group(2)}"
 
 
 def shown(value: object) -> str:
