@@ -729,3 +729,44 @@ def test_a_number_written_without_a_dot_before_its_exponent_says_why_it_is_text(
     path.write_text(f"name: a\nsource: flights\ngoal: g\n{line}\n", encoding="utf-8")
     code, out, err = _lookout(monkeypatch, capsys, world, "validate", "--no-sources")
     assert (code, _errors(out, err)) == (2, [f"error: {path}:{at}: {problem}"])
+
+
+# -- command-line arguments -------------------------------------------------------------------
+
+EVERY_MINUTE = 'name: a\nsource: flights\ngoal: g\nschedule: "* * * * *"\n'
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "message"),
+    [
+        pytest.param(  # an OverflowError traceback, exit 4
+            "0001-01-01",
+            "0001-01-02",
+            "error: --between takes times from 1970-01-01 to 9000-12-31 (got '0001-01-01')",
+            id="year 1",
+        ),
+        pytest.param(
+            "9999-12-31T23:00",
+            "9999-12-31T23:59",
+            "error: --between takes times from 1970-01-01 to 9000-12-31 (got '9999-12-31T23:00')",
+            id="year 9999",
+        ),
+        pytest.param(  # printed nothing, exit 0
+            "2026-01-02",
+            "2026-01-01",
+            "error: --between START (2026-01-02) is after END (2026-01-01)",
+            id="reversed",
+        ),
+    ],
+)
+def test_a_schedule_window_out_of_range_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    world: dict[str, Any],
+    start: str,
+    end: str,
+    message: str,
+) -> None:
+    (world["folder"] / "a.yaml").write_text(EVERY_MINUTE, encoding="utf-8")
+    code, out, err = _lookout(monkeypatch, capsys, world, "schedule", "--between", start, end)
+    assert (code, out, err) == (2, "", message + "\n")

@@ -71,12 +71,35 @@ def _pick(
         ) from None
 
 
+_EARLIEST = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_LATEST = dt.datetime(9000, 12, 31, 23, 59, 59, tzinfo=dt.UTC)
+"""The instants ``--between`` takes: near year 1 or 9999 a slot's zone arithmetic overflows."""
+
+
 def _instant(text: str) -> dt.datetime:
     try:
         value = dt.datetime.fromisoformat(text)
     except ValueError:
         raise ConfigError(f"not an ISO 8601 date or time: {text!r}") from None
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+    value = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+    if not _EARLIEST <= value <= _LATEST:
+        raise ConfigError(
+            f"--between takes times from {_EARLIEST:%Y-%m-%d} to {_LATEST:%Y-%m-%d} (got {text!r})"
+        )
+    return value
+
+
+def _window(start: str, end: str) -> tuple[dt.datetime, dt.datetime]:
+    """``--between START END`` as instants (UTC unless an offset is given), START first.
+
+    Raises:
+        ConfigError: either is not ISO 8601 or is outside 1970–9000, or START is after END.
+
+    """
+    window = _instant(start), _instant(end)
+    if window[0] > window[1]:
+        raise ConfigError(f"--between START ({start}) is after END ({end})")
+    return window
 
 
 @dataclass(frozen=True)
@@ -144,7 +167,7 @@ def schedule(
         raise ConfigError("give --next or --between, not both")
     settings = _settings(ctx)
     chosen = _pick(ctx, settings, _load(ctx, settings, names or []), names or [])
-    window = (_instant(between[0]), _instant(between[1])) if between else None
+    window = _window(*between) if between else None
     slots, notes = _slots(chosen, count or 5, window)
     if as_json:
         out.print(json.dumps([s.to_dict() for s in slots]))
