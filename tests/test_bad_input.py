@@ -770,3 +770,16 @@ def test_a_schedule_window_out_of_range_is_a_usage_error(
     (world["folder"] / "a.yaml").write_text(EVERY_MINUTE, encoding="utf-8")
     code, out, err = _lookout(monkeypatch, capsys, world, "schedule", "--between", start, end)
     assert (code, out, err) == (2, "", message + "\n")
+
+
+def test_an_unknown_delivery_status_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], world: dict[str, Any]
+) -> None:
+    # It listed nothing and exited 0: a typo read as "no failed deliveries".
+    code, out, err = _lookout(monkeypatch, capsys, world, "notify", "log", "--status", "faild")
+    assert (code, out, err) == (
+        2,
+        "",
+        "error: --status must be one of sending, deferred, sent, fallback_sent, failed, "
+        "not 'faild'\n",
+    )

@@ -17,6 +17,8 @@ from sqlalchemy.orm import Session
 
 from checks.store.alert_tables import AttemptRow, DeliveryRow
 
+DELIVERY_STATUSES = ("sending", "deferred", "sent", "fallback_sent", "failed")
+"""Every status a delivery is stored with (``DeliveryRow.status``)."""
 FAILED_STATUSES = ("failed", "fallback_sent")
 """Statuses where the full message did not go out (shown by ``lookout reports``)."""
 

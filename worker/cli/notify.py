@@ -139,8 +139,11 @@ def log(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON document per line.")] = False,
 ) -> None:
     """Show recent deliveries, newest first (errors are redacted)."""
-    from worker.alerts.delivery_log import attempts_of, list_deliveries
+    from worker.alerts.delivery_log import DELIVERY_STATUSES, attempts_of, list_deliveries
 
+    if status is not None and status not in DELIVERY_STATUSES:  # else it lists nothing, exit 0
+        known = ", ".join(DELIVERY_STATUSES)
+        raise ConfigError(f"--status must be one of {known}, not {status!r}")
     settings = _settings(ctx)
     store = _store(settings)
     try:
