@@ -783,3 +783,21 @@ def test_an_unknown_delivery_status_is_a_usage_error(
         "error: --status must be one of sending, deferred, sent, fallback_sent, failed, "
         "not 'faild'\n",
     )
+
+
+def test_validate_warns_of_a_notify_channel_the_config_does_not_have(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], world: dict[str, Any]
+) -> None:
+    # Valid before: its alerts went nowhere ("failed (unknown channel 'ops-slak')" only when
+    # the alert was due). A warning, not an error: a laptop's config need not hold prod's chats.
+    path = world["folder"] / "a.yaml"
+    path.write_text(GOOD.format(name="a") + "notify: [ops-slak]\n", encoding="utf-8")
+    code, out, _ = _lookout(monkeypatch, capsys, world, "validate", "--no-sources")
+    assert (code, out.splitlines()) == (
+        0,
+        [
+            f"warning: {path}:6:10: notify.0: unknown channel 'ops-slak'; known: none are "
+            "configured (its alerts would go nowhere)",
+            "1 automation valid in 1 file; 0 errors, 1 warning",
+        ],
+    )

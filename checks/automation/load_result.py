@@ -30,13 +30,13 @@ class Written:
 
 
 def _places_in(tree: YamlTree, prefix: Loc) -> dict[Loc, PlaceFields]:
-    """Where the automation at ``prefix`` has its values: itself, ``source`` and its checks'."""
+    """Where the automation at ``prefix`` has its values: itself, ``source``, ``notify``, checks'."""
     depth = len(prefix)
     return {
         loc[depth:]: found
         for loc, node in tree.values.items()
         if loc[:depth] == prefix
-        and loc[depth : depth + 1] in (("checks",), ("source",), ())
+        and loc[depth : depth + 1] in (("checks",), ("source",), ("notify",), ())
         and (found := place_fields(node, tree.lines)) is not None
     }
 

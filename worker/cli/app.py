@@ -149,6 +149,7 @@ def validate(
             found = _validate_sql(automation, loaded, settings, None if no_sources else pool)
             errors += found.errors
             warnings += [f"warning: {w.location_message()}" for w in found.warnings]
+            warnings += _unknown_channels(automation, loaded, settings)
             if found.errors:
                 bad.add(automation.name)
     errors.sort(key=lambda e: (e.path or "", e.line or 0, e.column or 0))
@@ -192,6 +193,31 @@ def _validate_sql(
             message, path=automation.path, line=where.line, column=where.column, field="source"
         )
         return Validation(errors=[problem])
+
+
+def _unknown_channels(automation: Automation, loaded: LoadResult, settings: Settings) -> list[str]:
+    """A warning per ``notify:`` name the config's ``channels:`` lacks: its alerts go nowhere.
+
+    Not an error: the config ``validate`` reads (a laptop's) need not hold every chat channel
+    of the service's.
+    """
+    from checks.automation.fields import did_you_mean
+
+    known = sorted(settings.channels)
+    found = []
+    for index, name in enumerate(automation.notify):
+        if name not in settings.channels:
+            where = loaded.place_of(automation, ("notify", index))
+            problem = AutomationError(
+                f"unknown channel {name!r}{did_you_mean(name, known)}; known: "
+                f"{', '.join(known) or 'none are configured'} (its alerts would go nowhere)",
+                path=automation.path,
+                line=where.line,
+                column=where.column,
+                field=f"notify.{index}",
+            )
+            found.append(f"warning: {problem.location_message()}")
+    return found
 
 
 def _count(n: int, noun: str) -> str:
