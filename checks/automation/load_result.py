@@ -30,7 +30,7 @@ class Written:
 
 
 def _places_in(tree: YamlTree, prefix: Loc) -> dict[Loc, PlaceFields]:
-    """Where the automation at ``prefix`` has its values: itself, ``source``, ``notify``, checks'."""
+    """Where the automation at ``prefix`` has values: itself, ``source``, ``notify``, checks'."""
     depth = len(prefix)
     return {
         loc[depth:]: found
