@@ -35,14 +35,14 @@ from __future__ import annotations
 import base64
 import datetime as dt
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from checks.settings.strict import Strict
+from checks.settings.strict import Strict, http_url
 
 
 class EventKind(StrEnum):
@@ -147,6 +147,7 @@ class _Channel(Strict):
         timeout_s: time limit of one HTTP request, in seconds.
     """
 
+    WEBHOOK: ClassVar[bool] = True  # the URL is an http(s) webhook
     url: str
     quiet_hours: QuietHours | None = None
     events: list[EventKind] | None = None
@@ -161,6 +162,8 @@ class _Channel(Strict):
                 "the channel's URL is empty: give its webhook URL (or set the environment "
                 "variable it names to one)"
             )
+        if cls.WEBHOOK:  # an Apprise URL has a scheme per service (mailtos://, tgram://…)
+            return http_url(value)
         return value
 
     def accepts(self, event: EventKind) -> bool:
@@ -242,6 +245,7 @@ class AppriseChannel(_Channel):
     """
 
     type: Literal["apprise"]
+    WEBHOOK: ClassVar[bool] = False
 
     @field_validator("url")
     @classmethod

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from checks.settings.strict import Strict
+from checks.settings.strict import Strict, http_url
 
 
 class DecisionSettings(Strict):
@@ -58,4 +58,6 @@ class DecisionSettings(Strict):
                 "{message}",
                 {"message": f"backend {backend} needs a {info.field_name}"},
             )
+        if info.field_name == "base_url" and value is not None and value.strip():
+            return http_url(value)
         return value

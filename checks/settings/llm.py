@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator, Field, field_validator
 
 from checks.automation.schedule import parse_duration
-from checks.settings.strict import Strict
+from checks.settings.strict import Strict, http_url
 
 
 class LLMSettings(Strict):
@@ -63,3 +63,8 @@ class LLMSettings(Strict):
     repin_after_s: Annotated[float, BeforeValidator(parse_duration)] = Field(
         default=7 * 86400.0, alias="repin_after"
     )
+
+    @field_validator("base_url")
+    @classmethod
+    def _http(cls, value: str | None) -> str | None:
+        return None if value is None else http_url(value)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -9,3 +11,26 @@ class Strict(BaseModel):
     """A settings section: unknown keys are refused, so a typo never goes unnoticed."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+def http_url(value: str) -> str:
+    """Return ``value`` if it is an ``http://`` or ``https://`` URL with a host (RFC 3986).
+
+    The LLM's, the decision model's and the chat channels' endpoints are all
+    reached over HTTP: anything else failed only when first used (every run
+    retried the agent, or a request raised ``InvalidURL``). The URL is not
+    echoed: it may hold a secret.
+
+    Raises:
+        ValueError: another scheme, no host, or a URL that does not parse (a bad
+            port, an unclosed ``[``).
+
+    """
+    try:
+        parts = urlsplit(value.strip())
+        _ = parts.port  # a port that is not a number raises here
+    except ValueError:
+        raise ValueError("expected an http:// or https:// URL; this one does not parse") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ValueError("expected an http:// or https:// URL with a host")
+    return value
