@@ -852,3 +852,24 @@ def test_an_llm_url_from_the_environment_is_checked_too(
         f"error: {world['config']}: llm.base_url: expected an http:// or https:// URL; this one "
         "does not parse\n",
     )
+
+
+def test_a_check_name_ending_in_a_space_is_refused(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], world: dict[str, Any]
+) -> None:
+    # Valid before, and shown beside 'rows' as another check; the summary's Markdown
+    # then read "**rows **" literally (bold cannot end in a space).
+    path = world["folder"] / "a.yaml"
+    path.write_text(
+        "name: a\nsource: flights\ngoal: g\nchecks:\n"
+        "  - {name: 'rows ', row_count: {table: flights}}\n",
+        encoding="utf-8",
+    )
+    code, out, err = _lookout(monkeypatch, capsys, world, "validate", "--no-sources")
+    assert (code, _errors(out, err)) == (
+        2,
+        [
+            f"error: {path}:5:12: checks.0.name: a check name does not end with a space "
+            "(got 'rows ')"
+        ],
+    )

@@ -62,6 +62,8 @@ def check_name(value: str) -> str:
             "a check name is letters, digits, spaces and '_.-', starting with a letter "
             f"or digit, at most 100 characters (got {shown(value)})"
         )
+    if value != value.rstrip():  # 'rows ' would read as 'rows', yet be another check
+        raise ValueError(f"a check name does not end with a space (got {shown(value)})")
     return value
 
 
