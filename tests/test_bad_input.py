@@ -873,3 +873,67 @@ def test_a_check_name_ending_in_a_space_is_refused(
             "(got 'rows ')"
         ],
     )
+
+
+# -- a check that compared nothing is never a pass ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("check", "reason"),
+    [
+        (
+            "relationships: {table: flights, column: tailnum, to: planes.tailnum, "
+            "filter: tailnum IS NULL}",
+            "tailnum is NULL in all 2512 rows in scope: flights where tailnum IS NULL",
+        ),
+        (
+            "range: {table: flights, column: dep_time, min: 0, filter: dep_time IS NULL}",
+            "dep_time is NULL in all 8255 rows in scope: flights where dep_time IS NULL",
+        ),
+        (
+            "accepted_values: {table: flights, column: dep_time, values: [1], null: allowed, "
+            "filter: dep_time IS NULL}",
+            "dep_time is NULL in all 8255 rows in scope: flights where dep_time IS NULL",
+        ),
+        (
+            "duplicates: {table: flights, columns: [carrier, dep_time], filter: dep_time IS NULL}",
+            "the key (carrier, dep_time) holds a NULL in all 8255 rows in scope: flights where "
+            "dep_time IS NULL",
+        ),
+    ],
+)
+def test_a_check_whose_every_value_is_null_is_not_evaluated(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    world: dict[str, Any],
+    check: str,
+    reason: str,
+) -> None:
+    # Each passed (Clear) having compared no value: a load that blanked the column looked
+    # fine. freshness already said "dep_time is NULL in all … rows": not evaluated.
+    path = world["folder"] / "a.yaml"
+    path.write_text(
+        f"name: a\nsource: flights\ngoal: g\nchecks:\n  - name: c\n    {check}\n",
+        encoding="utf-8",
+    )
+    code, out, _ = _lookout(monkeypatch, capsys, world, "run", "a", "--json")
+    found = json.loads(out)["checks"][0]
+    assert (code, found["outcome"], found["passed"], found["reason"]) == (
+        1,
+        "not_evaluated",
+        None,
+        reason,
+    )
+
+
+def test_a_check_with_some_values_is_judged_on_them(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], world: dict[str, Any]
+) -> None:
+    path = world["folder"] / "a.yaml"
+    path.write_text(
+        "name: a\nsource: flights\ngoal: g\nchecks:\n  - name: c\n"
+        "    relationships: {table: flights, column: carrier, to: airlines.carrier}\n",
+        encoding="utf-8",
+    )
+    code, out, _ = _lookout(monkeypatch, capsys, world, "run", "a", "--json")
+    assert (code, json.loads(out)["checks"][0]["outcome"]) == (0, "passed")

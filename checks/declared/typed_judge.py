@@ -78,12 +78,44 @@ class _Judge:
                 self.metrics["missing_percent"] = None
             return _Judged(Outcome(value=None, passed=None, not_evaluated=note))
         judged = self.by_kind(row)
+        nothing = self.nothing_compared()
+        if nothing is not None:
+            return _Judged(Outcome(value=None, passed=None, not_evaluated=nothing))
         if empty:
             note = f"0 rows in scope: {self.compiled.scope} (allowed: allow_empty)"
             judged.reason = "; ".join(part for part in (judged.reason, note) if part)
             if judged.outcome.not_evaluated is not None:  # a percent over nothing
                 judged.outcome = Outcome(value=None, passed=True)
         return judged
+
+    def nothing_compared(self) -> str | None:
+        """Why no value in scope was compared, when the kind's NULL rule skipped every row.
+
+        A NULL is no orphan (``relationships``), has no magnitude (``range``, ``null:
+        allowed``), is not judged (``accepted_values``, ``null: allowed``) and makes a key
+        never a duplicate (``duplicates``, ``nulls: distinct``): when every row in scope
+        holds one, the check looked at no value, which is never a pass (as ``freshness``
+        over NULLs only). None when a value was compared, or the scope is empty.
+        """
+        spec, metrics, rows = self.spec, self.metrics, self.in_scope
+        scope = self.compiled.scope
+        if rows == 0:
+            return None
+        if isinstance(spec, Relationships):
+            nulls, column = _int(metrics, "null_keys"), spec.column
+        elif isinstance(spec, Range | AcceptedValues) and spec.null == "allowed":
+            nulls, column = _int(metrics, "null_values"), spec.column
+        elif isinstance(spec, Duplicates) and spec.nulls == "distinct":
+            nulls = _int(metrics, "rows_with_null_key")
+            if nulls < rows:
+                return None
+            key = ", ".join(spec.columns)
+            return f"the key ({key}) holds a NULL in all {rows} rows in scope: {scope}"
+        else:
+            return None
+        if nulls < rows:
+            return None
+        return f"{column} is NULL in all {rows} rows in scope: {scope}"
 
     def by_kind(self, row: dict[str, Any]) -> _Judged:
         spec, metrics, expect = self.spec, self.metrics, self.check.expectation
