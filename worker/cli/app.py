@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 # (a test checks ``sys.modules`` in a fresh interpreter).
 
 EXIT_OK, EXIT_ATTENTION, EXIT_CONFIG, EXIT_RUN_ERROR, EXIT_INTERNAL = 0, 1, 2, 3, 4
+NO_CHANNELS = "no channels configured: no alerts sent (see the README's 'Alerts to chat')"
+"""What ``run --notify`` says once when the config names no channel."""
 
 app = typer.Typer(
     help="Lookout: data checks written in YAML, decided in SQL, reported to ops.",
@@ -354,6 +356,8 @@ def _run_chosen(
             reports.append(report)
             status.stop()
             print_report(report, as_json, settings)
+            if notify and not settings.channels and len(reports) == 1:
+                err.print(NO_CHANNELS)  # once, where the first run's alert lines would be
             if notify:
                 status.update(f"{automation.name}: delivering alerts")
                 from worker.alerts.delivery import deliver_for_run

@@ -83,6 +83,21 @@ def _indented(line: str) -> None:
         out.print(Text("    ") + part, soft_wrap=True)
 
 
+def _nothing_logged(run: int | None, status: str | None) -> str:
+    """The line ``notify log`` prints when no delivery matches: what would make one."""
+    only = [
+        f"{flag} {value}"
+        for flag, value in (("--run", run), ("--status", status))
+        if value is not None
+    ]
+    where = f" matching {' '.join(only)}" if only else ""
+    return (
+        f"no deliveries recorded{where}: alerts are recorded as they are sent by the service"
+        " or 'lookout run NAME --notify', and 'lookout notify test CHANNEL' sends one"
+        " (see the README's 'Alerts to chat')"
+    )
+
+
 @notify_app.command("test")
 def test_channel(
     ctx: typer.Context,
@@ -136,7 +151,9 @@ def log(
     ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1)] = 50,
     attempts: Annotated[bool, typer.Option("--attempts", help="Show every attempt.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON document per line.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="A JSON list, each delivery with its attempts.")
+    ] = False,
 ) -> None:
     """Show recent deliveries, newest first (errors are redacted)."""
     from worker.alerts.delivery_log import DELIVERY_STATUSES, attempts_of, list_deliveries
@@ -148,13 +165,19 @@ def log(
     store = _store(settings)
     try:
         records = list_deliveries(store.engine, run_id=run, status=status, limit=limit)
-        for record in records:
-            tries = attempts_of(store.engine, record.id) if attempts or as_json else []
-            if as_json:
+        if as_json:
+            docs = []
+            for record in records:
                 doc = record.to_dict()
+                tries = attempts_of(store.engine, record.id)
                 doc["attempts_detail"] = [{**t.__dict__, "at": t.at.isoformat()} for t in tries]
-                out.print(json.dumps(doc))
-                continue
+                docs.append(doc)
+            out.print(json.dumps(docs))
+            return
+        if not records:
+            out.print(_nothing_logged(run, status))
+        for record in records:
+            tries = attempts_of(store.engine, record.id) if attempts else []
             _print(record)
             for t in tries:
                 code = f" HTTP {t.http_status}" if t.http_status is not None else ""

@@ -194,11 +194,18 @@ def run_now(
         ),
     ] = False,
 ) -> None:
-    """Queue an immediate run for the workers (the service must be running)."""
+    """Queue an immediate run for the workers (the service must be running).
+
+    When the broker cannot be reached it exits 2: the run stays queued, and
+    the service's reaper sends it once the broker answers.
+    """
     _export_options(ctx)
     settings = _settings(ctx)
     automation = _pick(ctx, settings, _load(ctx, settings, [name]), [name])[0]
+    from kombu.exceptions import OperationalError
+
     from checks.store.store import Store, utcnow
+    from worker.service.broker import unreachable
     from worker.service.celery_app import source_queue
     from worker.service.dispatch import visibility_problem
     from worker.service.run_queue import RunQueue
@@ -214,12 +221,30 @@ def run_now(
     )
     if run is None:
         raise StoreError(f"{automation.name} already has a run for this instant; try again")
-    send_run(run)
+    try:
+        send_run(run)
+    except OperationalError as exc:  # left unsent: the service's reaper sends it (one rule)
+        line = unreachable(settings.redis_url, str(exc), settings.secrets())
+        raise ConfigError(
+            f"{line}. Run {run.id} of {automation.name} is recorded and not sent:"
+            " the service's reaper sends it once the broker answers"
+        ) from None
     queue.mark_sent([run.id])
     out.print(
         f"queued run {run.id} of {automation.name} on {source_queue(automation.source)}; "
         f"see 'lookout show {run.id}'"
     )
+
+
+def _warn_unreachable(waiting: str) -> None:
+    """Say in one line when the service's broker does not answer (Celery then retries)."""
+    from worker.service.broker import probe, unreachable
+    from worker.service.celery_app import settings
+
+    problem = probe(settings.redis_url)
+    if problem is not None:
+        line = unreachable(settings.redis_url, problem, settings.secrets())
+        err.print(f"warning: {line}; {waiting}")
 
 
 def worker(
@@ -253,6 +278,7 @@ def worker(
     _export_options(ctx)
     from worker.service.celery_app import app
 
+    _warn_unreachable("the worker waits for it")
     argv = ["worker", f"--loglevel={loglevel}", f"--pool={pool}"]
     if queues:
         argv.append(f"--queues={queues}")
@@ -271,6 +297,7 @@ def beat(
     _export_options(ctx)
     from worker.service.celery_app import app
 
+    _warn_unreachable("beat waits for it")
     app.start(argv=["beat", f"--loglevel={loglevel}"])
 
 
