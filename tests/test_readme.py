@@ -182,16 +182,30 @@ def test_the_walkthrough_runs_as_written_on_a_fresh_clone(
         fake.wait(timeout=10)
         if fake.stdout is not None:
             fake.stdout.close()
-    shown = one(fenced(""), "The agent decides each run (fake at http://127.0.0.1:8099/v1)")
-    for result, run_id in ((first, "16"), (asked, "18")):
+    shown = one(fenced(""), "A pinned plan whose evidence holds decides a run, else the agent")
+    banner, report = shown.replace("8099", port).split("\n\n", 1)
+    # --fresh sets the plan aside: the agent alone, as the README quotes after the command
+    alone = (
+        "The agent decides each run (fake at http://127.0.0.1:8099/v1); a Clear never "
+        "stands against a failed declared check, and the checks decide when it gives no "
+        "valid report."
+    )
+    assert '"The agent decides each run (fake at\nhttp://127.0.0.1:8099/v1); …"' in README
+    for result, run_id, said in ((first, "16", banner), (asked, "18", alone)):
         assert result.returncode == 0, result.stdout + result.stderr  # Clear
-        expected = shown.replace("8099", port).replace("run 16", f"run {run_id}")
+        # the banner's words exactly (the port's digits may move where it wraps), then the report
+        printed, rest = result.stdout.split("\n\n", 1)
+        assert printed.split() == said.replace("8099", port).split()
         stamp = re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", result.stdout)
         assert stamp is not None, result.stdout
-        assert result.stdout.startswith(expected.replace("2026-12-01 15:10 UTC", stamp[0]))
+        expected = report.replace("run 16", f"run {run_id}")
+        assert rest.startswith(expected.replace("2026-12-01 15:10 UTC", stamp[0]))
     assert "runs 1 to 15 are the demo's, so this is run\n16" in README
     assert again.returncode == 0, again.stdout + again.stderr
-    assert "flights-carrier-integrity — Clear (decided by pinned) · run 17 · " in again.stdout
+    # at 80 columns the line breaks before the date-time, never inside it
+    assert "flights-carrier-integrity — Clear (decided by pinned) · run 17 ·" in (
+        again.stdout.splitlines()
+    )
     assert "(`Clear (decided by pinned)` ·\nrun 17)" in README
     pinned = sh(".venv/bin/lookout show 17 --trace")
     assert (pinned.returncode, pinned.stdout) == (0, "")

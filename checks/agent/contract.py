@@ -4,7 +4,7 @@ The report's contract: ``submit_report`` is called once with a valid payload (``
 clear or needs_attention, ``confidence`` low, medium or high, a non-empty
 ``evidence`` list of ids); every cited id — in ``evidence`` and every ``[Qn]``
 or ``[Cn]`` in the summary — exists in this run; and a Clear while a declared
-check failed (or could not be evaluated) becomes Needs attention with
+check failed (or was in error, or not evaluated) becomes Needs attention with
 ``finding_source: override`` and the reason written into the summary.
 """
 
@@ -132,7 +132,7 @@ def accept(report: SubmittedReport, checks: Sequence[CheckResult]) -> AcceptedRe
             elif c.outcome is CheckOutcome.NOT_EVALUATED:
                 state = f"was not evaluated ({c.reason})"
             else:
-                state = "could not be evaluated"
+                state = f"was in error ({c.error})"
             cite = f" [{c.evidence_id}]" if c.evidence_id else ""
             parts.append(f"**{c.name}** {state}{cite}")
         reason = "the agent reported Clear, but declared checks are authoritative and " + "; ".join(

@@ -91,7 +91,7 @@ def decide_from_checks(checks: list[CheckResult], *, why: str | None = None) -> 
         problems.append(f"{len(unseen)} not evaluated")
     if errored:
         status = Status.ERROR
-        head = f"**Error** — {len(errored)} of {_checks(len(checks))} could not be evaluated"
+        head = f"**Error** — {len(errored)} of {_checks(len(checks))} in error"
         if problems:
             head += "; " + ", ".join(problems)
         error = "; ".join(f"check '{c.name}': {c.error}" for c in errored)

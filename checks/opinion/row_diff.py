@@ -17,7 +17,9 @@ meaningful for a query with an ``ORDER BY``.
 
 The line every surface shows (report page, ``lookout show``, the alert, the
 second opinion's state) is ``RowChange.line``:
-"3 new rows since the last run (N724MQ, N725MQ, …); 1 gone". A row is named by
+"3 new rows since the last run (N724MQ, N725MQ, …); 1 gone". ``lookout show``,
+where nothing beside the line says which run it compares with, names it
+instead: "3 new rows since run 33 (…)". A row is named by
 its first column's value, cut to ``LABEL_CHARS``. Rows and names are data:
 untrusted text, escaped by each renderer.
 """
@@ -120,22 +122,28 @@ class RowChange:
         """Whether any row appeared or vanished."""
         return bool(self.appeared or self.vanished)
 
-    def line(self) -> str:
-        """The change in one line (see the module docstring); names are untrusted text."""
+    def line(self, *, name_run: bool = False) -> str:
+        """The change in one line (see the module docstring); names are untrusted text.
+
+        The earlier run is "the last run", or with ``name_run`` its id, once:
+        "3 new rows since run 33 (N724MQ, N725MQ, …); 1 gone (N100AA)"
+        (``lookout show``, where nothing else on the line names it).
+        """
+        earlier = f"run {self.previous_run_id}" if name_run else "the last run"
         if not self.changed and not self.now.hashed:
-            text = "no rows, as in the last run"
+            text = f"no rows, as in {earlier}"
         elif not self.changed:
-            text = f"the same {_rows(self.now.hashed)} as the last run"
+            text = f"the same {_rows(self.now.hashed)} as {earlier}"
         else:
             new = f"{self.appeared:,} new {_noun(self.appeared)}" if self.appeared else ""
             new = new or "no new rows"
-            text = f"{new} since the last run{_names(self.appeared, self.appeared_rows)}"
+            text = f"{new} since {earlier}{_names(self.appeared, self.appeared_rows)}"
             if self.vanished:
                 text += f"; {self.vanished:,} gone{_names(self.vanished, self.vanished_rows)}"
         if self.now.partial or self.before.partial:
             text += f"; compared {self.now.words()}"
             if self.before.partial and self.before != self.now:
-                text += f" (the last run: {self.before.words()})"
+                text += f" ({earlier}: {self.before.words()})"
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -292,14 +300,17 @@ def stored_row_changes(second_opinion: Any) -> list[RowChange]:
     return changes
 
 
-def change_lines(second_opinion: Any, *, changed_only: bool = True) -> list[str]:
+def change_lines(
+    second_opinion: Any, *, changed_only: bool = True, name_run: bool = False
+) -> list[str]:
     """``C1: 3 new rows since the last run (N724MQ, N725MQ, …); 1 gone``, one per query.
 
-    Only queries whose rows changed, unless ``changed_only`` is False. The text
-    holds data values: untrusted.
+    Only queries whose rows changed, unless ``changed_only`` is False. With
+    ``name_run`` the earlier run is named by its id ("since run 33", see
+    ``RowChange.line``). The text holds data values: untrusted.
     """
     return [
-        f"{c.id}: {c.line()}"
+        f"{c.id}: {c.line(name_run=name_run)}"
         for c in stored_row_changes(second_opinion)
         if c.changed or not changed_only
     ]

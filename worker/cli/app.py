@@ -340,7 +340,7 @@ def _run_chosen(
     reports: list[RunReport] = []
     startup.over()  # each run leaves parsed trees, sessions and exceptions behind
     if not as_json and chosen:
-        out.print(Text(render.decider_line(settings), style="dim"))
+        out.print(Text(render.decider_line(settings, fresh=fresh), style="dim"))
         out.print()
     with err.status("starting…") as status:
         for automation in chosen:

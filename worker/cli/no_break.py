@@ -9,7 +9,10 @@ thousands commas, decimals, a sign), then a unit: a percent or per-mille sign,
 a time unit (``ns`` … ``d``, or spelled out: ``seconds`` … ``weeks``), a size
 (``B``, ``kB`` … ``TiB``); a duration of several parts (``2 min 05 s``) is one
 value. Count nouns (``rows``, ``runs``) are words, not units: a line may break
-before them.
+before them. A date-time is one value too: ``YYYY-MM-DD HH:MM`` with optional
+seconds (and their fraction) and an optional zone after a space, an
+abbreviation (``UTC``, ``EST``) or an offset (``+01:00``), as Lookout writes a
+run's time (``2026-12-02 02:37 UTC``); a line breaks before it, not inside it.
 
 The spaces inside a value are held while the text is wrapped: each becomes a
 placeholder (a private-use character absent from the text, one cell wide,
@@ -35,8 +38,13 @@ _UNIT = (
 )
 _NUMBER = r"[-+]?\d[\d,]*(?:\.\d+)?"
 _PART = rf"{_NUMBER} ?{_UNIT}(?![\w%‰])"
-VALUE = re.compile(rf"(?<![\w.,])(?:(?:[<>]=?|[≤≥≈~]) )?{_PART}(?: {_PART})*")
-"""A value with its unit, as the module docstring describes it."""
+_QUANTITY = rf"(?<![\w.,])(?:(?:[<>]=?|[≤≥≈~]) )?{_PART}(?: {_PART})*"
+_DATE_TIME = (
+    r"(?<![\w.,:-])\d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d(?:\.\d+)?)?"
+    r"(?: (?:[A-Z]{2,5}|[+-]\d\d:?\d\d)(?![\w:]))?(?![\w:])"
+)
+VALUE = re.compile(rf"{_DATE_TIME}|{_QUANTITY}")
+"""A value with its unit, or a date-time, as the module docstring describes them."""
 
 _PLACEHOLDERS = [chr(code) for code in range(0xE000, 0xE100)]  # Unicode private use area
 

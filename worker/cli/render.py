@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.text import Text
 
 from checks.agent.result import cost_text
-from checks.opinion.row_diff import stored_row_changes
+from checks.opinion.row_diff import change_lines
 from checks.report import Evidence, Finding, RunReport, Status
 from worker.cli.durations import duration_text
 from worker.cli.layout import Column, Grid
@@ -118,16 +118,35 @@ def usual_decider(settings: Settings) -> str:
     return "agent" if settings.llm.base_url and settings.llm.model else "checks"
 
 
-def decider_line(settings: Settings) -> str:
-    """Say once what decides the runs of this invocation: the agent, or the declared checks."""
+def decider_line(settings: Settings, *, fresh: bool = False) -> str:
+    """Say once what decides the runs of this invocation, true of each of them.
+
+    The agent, or without an LLM the declared checks; before either, an
+    automation's pinned plan whose evidence holds (the README's "Pinned
+    plans"), unless ``llm.pin_plans`` is off or ``fresh`` (``--fresh``) sets
+    the plans aside. A goal-only automation with no LLM is skipped unless its
+    plan decides.
+    """
+    pinned = settings.llm.pin_plans and not fresh
     if usual_decider(settings) == "agent":
         from checks.settings.config import redact
 
         where = redact(settings.llm.base_url or "", settings.secrets())
+        model = f"({settings.llm.model} at {where})"
+        if pinned:
+            return (
+                f"A pinned plan whose evidence holds decides a run, else the agent does {model}; "
+                "a Clear never stands against a failed declared check, and the checks decide "
+                "when the agent gives no valid report."
+            )
         return (
-            f"The agent decides each run ({settings.llm.model} at {where}); a Clear never "
-            "stands against a failed declared check, and the checks decide when it gives no "
-            "valid report."
+            f"The agent decides each run {model}; a Clear never stands against a failed "
+            "declared check, and the checks decide when it gives no valid report."
+        )
+    if pinned:
+        return (
+            "No LLM is configured: a pinned plan whose evidence holds decides a run, else the "
+            "declared checks do; a goal-only automation with no such plan is skipped."
         )
     return (
         "No LLM is configured: the declared checks decide each run, and goal-only "
@@ -146,8 +165,8 @@ def print_report(
     """Print one run: headline, summary, error unless said, agent, history, row changes, evidence.
 
     Each query whose rows changed since its previous completed run gets one
-    line (``checks.opinion.row_diff``): "since run 12: [C1] 3 new rows since
-    the last run (N724MQ, N725MQ, …); 1 gone (N100AA)".
+    line (``checks.opinion.row_diff``), naming that run once: "C1: 3 new rows
+    since run 12 (N724MQ, N725MQ, …); 1 gone (N100AA)".
 
     Args:
         console: where to print (a ``SafeConsole``).
@@ -175,10 +194,8 @@ def print_report(
         from worker.cli.sparkline import print_histories
 
         print_histories(console, histories)
-    for change in stored_row_changes(report.second_opinion):
-        if change.changed:  # data values: printed as plain text, never markup
-            line = f"since run {change.previous_run_id}: [{change.id}] {change.line()}"
-            _print_whole(console, Text(clean(line)))
+    for line in change_lines(report.second_opinion, name_run=True):
+        _print_whole(console, Text(clean(line)))  # data values: plain text, never markup
     for ev in report.evidence:
         if full or _worth_showing(report, ev):
             _print_evidence(console, report, ev, full=full)

@@ -127,7 +127,11 @@ def test_clear_against_a_failed_check_is_overridden() -> None:
 def test_clear_against_a_check_in_error_is_overridden() -> None:
     accepted = accept(SubmittedReport(Finding.CLEAR, "ok [Q1]", ["Q1"], "low"), [check(None)])
     assert accepted.finding_source is FindingSource.OVERRIDE
-    assert "could not be evaluated" in accepted.summary
+    assert accepted.override_reason == (
+        "the agent reported Clear, but declared checks are authoritative and "
+        "**no orphans** was in error (table missing)"
+    )
+    assert "evaluated" not in accepted.summary
 
 
 def test_agent_findings_that_stand() -> None:

@@ -374,3 +374,42 @@ def test_raw_percents_durations_and_booleans(shop: Source) -> None:
         (CheckOutcome.ERROR, None, {}),
     ]
     assert results[-1].error == "returned a number (3), not an interval; a duration needs one"
+
+
+def test_the_summary_names_an_error_as_an_error_and_keeps_not_evaluated_for_no_data(
+    shop: Source,
+) -> None:
+    """Each outcome in its own words: "in error" is not "not evaluated" (README)."""
+    null = {"name": "null check", "sql": "SELECT NULL", "expect": "== 0", "allow_empty": True}
+    results, _ = run(
+        shop,
+        null,
+        {
+            "name": "negative",
+            "sql": "SELECT count(*) FROM orders WHERE amount < 0",
+            "expect": "== 0",
+        },
+        {"name": "raw", "sql": "SELECT count(*) FROM empty_t", "expect": "== 0"},
+        {"name": "rows", "row_count": {"table": "orders"}, "expect": "== 5"},
+    )
+    assert [r.outcome for r in results] == [
+        CheckOutcome.ERROR,
+        CheckOutcome.FAILED,
+        CheckOutcome.NOT_EVALUATED,
+        CheckOutcome.PASSED,
+    ]
+    decision = decide_from_checks(results)
+    assert decision.status is Status.ERROR
+    assert decision.summary.splitlines()[:4] == [
+        "**Error** — 1 of 4 checks in error; 1 failed, 1 not evaluated.",
+        "",
+        "Not evaluated: **raw** — table empty_t has 0 rows.",
+        "",
+    ]
+    alone = decide_from_checks(results[:1])
+    assert alone.summary.splitlines()[0] == "**Error** — 1 of 1 check in error."
+    assert alone.summary.splitlines()[-1] == "- ERROR: **null check** — returned NULL [C1]"
+    unseen = decide_from_checks(results[1:3])
+    assert unseen.summary.splitlines()[0] == (
+        "**Needs attention** — 1 failed and 1 not evaluated of 2 checks."
+    )

@@ -20,7 +20,7 @@ from sqlalchemy import func, select
 from checks.automation.model import Automation
 from checks.fakes.decision_server import FakeDecision, request_state
 from checks.opinion.decision_model import Backend, read_untrusted_state
-from checks.opinion.row_diff import RowChange
+from checks.opinion.row_diff import Compared, RowChange
 from checks.report import RunReport
 from checks.run import SourcePool, run_and_store
 from checks.settings.config import Settings
@@ -337,3 +337,34 @@ def test_rows_outside_the_sample_are_counted_and_said_so(tmp_path: Path) -> None
         second = run(f, [*BEFORE, ("N900ZZ", 300), ("N901ZZ", 300)])
     [change] = changes(second)
     assert change["line"] == ("2 new rows since the last run (none of them in the sample kept)")
+
+
+def test_named_the_earlier_run_is_said_once_in_every_form() -> None:
+    """``lookout show``'s form: the run's id in place of "the last run", and nowhere else."""
+    rows = Compared(4, 11)
+    kept = RowChange("C1", 33, "C1", 0, 0, now=Compared(2, 2), before=Compared(2, 2))
+    assert kept.line(name_run=True) == "the same 2 rows as run 33"
+    none = RowChange("C1", 33, "C1", 0, 0)
+    assert none.line(name_run=True) == "no rows, as in run 33"
+    moved = RowChange(
+        "C1",
+        33,
+        "Q5",
+        3,
+        1,
+        appeared_rows=[["N724MQ"], ["N725MQ"], ["N726MQ"]],
+        vanished_rows=[["N100AA"]],
+        now=Compared(3, 3),
+        before=Compared(1, 1),
+    )
+    assert moved.line(name_run=True) == (
+        "3 new rows since run 33 (N724MQ, N725MQ, …); 1 gone (N100AA)"
+    )
+    assert moved.line() == "3 new rows since the last run (N724MQ, N725MQ, …); 1 gone (N100AA)"
+    readme = (Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8")
+    assert f"\n```\nC1: {moved.line(name_run=True)}\n```\n" in readme  # the README's sample
+    capped = RowChange("C1", 33, "C1", 0, 1, now=rows, before=Compared(4, 10))
+    assert capped.line(name_run=True) == (
+        "no new rows since run 33; 1 gone (none of them in the sample kept); "
+        "compared the first 4 rows of 11 (run 33: the first 4 rows of 10)"
+    )

@@ -91,6 +91,9 @@ def test_run_error_exit_3_when_a_check_errors(tmp_path: Path, flights_settings: 
     assert proc.returncode == 3, proc.stdout + proc.stderr
     # each error said once, as Markdown rendered (no raw **), with no expectation tacked on
     assert "ERROR: n — returned NULL [C1]" in proc.stdout
+    # an error is "in error": "not evaluated" is the outcome of a check that saw no data
+    assert "Error — 2 of 2 checks in error." in proc.stdout.splitlines()
+    assert "evaluated" not in proc.stdout
     assert proc.stdout.count("returned NULL") == 1
     assert proc.stdout.count("DELETE is not allowed") == 1
     assert "rejected (write)" in proc.stdout

@@ -20,6 +20,10 @@ from worker.cli.safe_text import SafeConsole, print_hanging, print_markdown, wra
         ("a 1,048.4 mph wind; 3 duplicate groups; 5 surplus rows", []),  # words, not units
         ("peak RSS 369 MiB, 2.5 days old, retry in -3 s", ["369 MiB", "2.5 days", "-3 s"]),
         ("N725MQ 575 flights, v1.5 s, 2013-01-01 12 h", ["12 h"]),
+        ("run 16 · 2026-12-02 02:37 UTC", ["2026-12-02 02:37 UTC"]),  # a date-time is one value
+        ("2026-12-07 09:00 EST · America/New_York", ["2026-12-07 09:00 EST"]),
+        ("at 2026-12-02 02:37:05.5 +01:00, took 3 s", ["2026-12-02 02:37:05.5 +01:00", "3 s"]),
+        ("made 2026-12-02 02:55, then 12:30 UTC", ["2026-12-02 02:55"]),  # no date: a word
     ],
 )
 def test_a_value_is_a_number_with_its_unit(text: str, values: list[str]) -> None:

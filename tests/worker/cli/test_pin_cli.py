@@ -93,3 +93,60 @@ def test_run_pins_show_cites_fresh_asks_and_pin_prints_checks(tmp_path: Path) ->
         "error: other-orders has no pinned plan: one is kept when the agent's report is "
         "accepted (an LLM configured, llm.pin_plans on)",
     )
+
+
+def test_without_an_llm_the_first_line_says_a_pinned_plan_still_decides(tmp_path: Path) -> None:
+    """The line above the reports is true of them: here a goal-only automation's plan decides."""
+    db = tmp_path / "shop.duckdb"
+    write_orders(db, [(1, 10.0, False), (2, -5.0, True)])
+    automations = tmp_path / "automations"
+    automations.mkdir()
+    (automations / "orders.yaml").write_text(GOAL, encoding="utf-8")
+    settings = {
+        "store_url": f"sqlite:///{tmp_path}/lookout.db",
+        "cache_dir": str(tmp_path / "cache"),
+        "automations_dir": str(automations),
+        "sources": {"shop": {"type": "duckdb", "database": str(db)}},
+    }
+    with_llm, without = tmp_path / "with-llm.yaml", tmp_path / "without.yaml"
+    without.write_text(yaml.safe_dump(settings), encoding="utf-8")
+
+    def cli(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            lookout(config, *args),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "COLUMNS": "300"},
+        )
+
+    with FakeLLM(default=one_query_agent({"no-negative-orders": NEGATIVES})) as llm:
+        llm_settings = {"base_url": llm.base_url, "model": "fake-model", "max_retries": 0}
+        with_llm.write_text(yaml.safe_dump({**settings, "llm": llm_settings}), "utf-8")
+        made = cli(with_llm, "run", "no-negative-orders")
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert made.stdout.splitlines()[0] == (
+        f"A pinned plan whose evidence holds decides a run, else the agent does (fake-model at "
+        f"{llm.base_url}); a Clear never stands against a failed declared check, and the "
+        "checks decide when the agent gives no valid report."
+    )
+    pinned = cli(without, "run", "no-negative-orders")
+    assert pinned.returncode == 0, pinned.stdout + pinned.stderr
+    lines = pinned.stdout.splitlines()
+    assert lines[0] == (
+        "No LLM is configured: a pinned plan whose evidence holds decides a run, else the "
+        "declared checks do; a goal-only automation with no such plan is skipped."
+    )
+    assert lines[2].startswith("no-negative-orders — Clear (decided by pinned) · run 2 · ")
+    fresh = cli(without, "run", "no-negative-orders", "--fresh")
+    assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+    lines = fresh.stdout.splitlines()
+    assert lines[0] == (
+        "No LLM is configured: the declared checks decide each run, and goal-only "
+        "automations are skipped."
+    )
+    assert lines[2].startswith("no-negative-orders — Skipped · run 3 · ")
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f'With no LLM set, `lookout run` says "{pinned.stdout.splitlines()[0]}"' in readme
+    assert f'`llm.pin_plans: false`: "{lines[0]}")' in readme

@@ -73,7 +73,7 @@ def test_a_report_says_each_problem_once_and_null_as_null() -> None:
         checks=[check, broken],
         evidence=evidence,
         error="check 'm': returned NULL",
-        summary="**Error** — 1 of 2 checks could not be evaluated; 1 failed.\n\n"
+        summary="**Error** — 1 of 2 checks in error; 1 failed.\n\n"
         "- FAILED: **n** — 2 rows (expected empty) [C1]\n- ERROR: **m** — returned NULL [C2]",
     )
     print_report(console, run)
@@ -269,3 +269,49 @@ def test_grid_cells_are_text_never_markup() -> None:
     shown = buffer.getvalue()
     assert "[bold]x[/bold] ␛[31m" in SGR.sub("", shown)
     assert "\x1b[31m" not in shown
+
+
+def test_the_decider_line_leaves_pinned_plans_out_only_when_none_can_decide() -> None:
+    from checks.settings.config import Settings
+    from worker.cli.render import decider_line
+
+    no_llm = "No LLM is configured: "
+    plain = no_llm + ("the declared checks decide each run, and goal-only automations are skipped.")
+    pins = no_llm + (
+        "a pinned plan whose evidence holds decides a run, else the declared checks do; "
+        "a goal-only automation with no such plan is skipped."
+    )
+    assert decider_line(Settings()) == pins
+    assert decider_line(Settings(), fresh=True) == plain
+    assert decider_line(Settings.model_validate({"llm": {"pin_plans": False}})) == plain
+    llm = {"base_url": "http://127.0.0.1:8099/v1", "model": "fake"}
+    agent = Settings.model_validate({"llm": llm})
+    assert decider_line(agent) == (
+        "A pinned plan whose evidence holds decides a run, else the agent does (fake at "
+        "http://127.0.0.1:8099/v1); a Clear never stands against a failed declared check, "
+        "and the checks decide when the agent gives no valid report."
+    )
+    alone = (
+        "The agent decides each run (fake at http://127.0.0.1:8099/v1); a Clear never stands "
+        "against a failed declared check, and the checks decide when it gives no valid report."
+    )
+    assert decider_line(agent, fresh=True) == alone
+    assert decider_line(Settings.model_validate({"llm": {**llm, "pin_plans": False}})) == alone
+
+
+def test_the_headline_wraps_before_its_date_time_at_80_columns() -> None:
+    """The new user's header: the time never ends up alone on the next line."""
+    console, buffer = terminal(80)
+    run = report(
+        automation="flights-no-early-departures",
+        scheduled_for=dt.datetime(2026, 12, 2, 2, 37, tzinfo=dt.UTC),
+        run_id=16,
+        finding=Finding.CLEAR,
+        summary="**Clear** — all 4 checks passed.",
+    )
+    print_report(console, run)
+    assert SGR.sub("", buffer.getvalue()).splitlines()[:3] == [
+        "flights-no-early-departures — Clear (decided by checks) · run 16 ·",
+        "2026-12-02 02:37 UTC",
+        "Clear — all 4 checks passed.",
+    ]

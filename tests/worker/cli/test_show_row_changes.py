@@ -61,10 +61,28 @@ def test_show_prints_the_row_change_line(tmp_path: Path) -> None:
         ids.append(json.loads(ran.stdout)["run_id"])
     shown = lookout(config, "show", str(ids[1]))
     assert shown.returncode == 0, shown.stdout + shown.stderr
-    line = (
-        f"since run {ids[0]}: [C1] 2 new rows since the last run "
-        "(N724MQ, [red]N725MQ[/red]); 1 gone (N100AA)"
-    )
+    line = f"C1: 2 new rows since run {ids[0]} (N724MQ, [red]N725MQ[/red]); 1 gone (N100AA)"
     assert line in shown.stdout.splitlines()
     first = lookout(config, "show", str(ids[0]))
     assert "since run" not in first.stdout  # a first run has nothing to compare with
+    # --json keeps evidence_diff's shape and its own line ("the last run": the run is a field)
+    as_json = lookout(config, "show", str(ids[1]), "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    [change] = json.loads(as_json.stdout)["second_opinion"]["evidence_diff"]["rows"]
+    assert sorted(change) == [
+        "appeared",
+        "appeared_rows",
+        "before",
+        "columns",
+        "id",
+        "line",
+        "now",
+        "previous_id",
+        "previous_run_id",
+        "vanished",
+        "vanished_rows",
+    ]
+    assert (change["previous_run_id"], change["line"]) == (
+        ids[0],
+        "2 new rows since the last run (N724MQ, [red]N725MQ[/red]); 1 gone (N100AA)",
+    )

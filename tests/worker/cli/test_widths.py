@@ -205,7 +205,7 @@ def test_the_note_is_a_column_when_there_is_room_and_a_stacked_line_when_not(cli
 def test_run_says_once_what_decides_and_ends_with_the_totals(cli: Env) -> None:
     result = CliRunner().invoke(app, ["run", "--all"], env={**cli.env, "COLUMNS": "80"})
     out = result.stdout
-    assert out.count("No LLM is configured: the declared checks decide each run") == 1
+    assert out.count("No LLM is configured: a pinned plan whose evidence holds decides") == 1
     assert "Decided by the declared checks alone" not in out
     assert "(decided by checks)" not in out  # said once, above
     assert "**" not in out and "None" not in out

@@ -143,7 +143,7 @@ def _summary(rng: random.Random, status: str, finding: str | None) -> str:
             f"{rng.randint(1, 900)} rows (expected empty) [C2]"
         )
     return {
-        "error": "**Error** — 1 of 2 checks could not be evaluated.",
+        "error": "**Error** — 1 of 2 checks in error.",
         "skipped": "**Skipped** — the source was down.",
     }.get(status, "**Clear** — all 2 checks passed.")
 
