@@ -937,3 +937,34 @@ def test_a_check_with_some_values_is_judged_on_them(
     )
     code, out, _ = _lookout(monkeypatch, capsys, world, "run", "a", "--json")
     assert (code, json.loads(out)["checks"][0]["outcome"]) == (0, "passed")
+
+
+@pytest.mark.parametrize(
+    ("rule", "problem"),
+    [
+        (
+            "{method: magic}",
+            "7:32: checks.0.expect.anomaly.method: Input should be 'zscore' or 'mad'",
+        ),
+        (
+            "{sensitivity: 3, min_history: 0}",
+            "7:53: checks.0.expect.anomaly.min_history: Input should be greater than or equal to 2",
+        ),
+    ],
+)
+def test_an_anomaly_key_error_points_at_the_key(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    world: dict[str, Any],
+    rule: str,
+    problem: str,
+) -> None:
+    # It pointed at `expect:` (the start of the mapping), naming the key only in the message.
+    path = world["folder"] / "a.yaml"
+    path.write_text(
+        "name: a\nsource: flights\ngoal: g\nchecks:\n  - name: c\n"
+        f"    row_count: {{table: flights}}\n    expect: {{anomaly: {rule}}}\n",
+        encoding="utf-8",
+    )
+    code, out, err = _lookout(monkeypatch, capsys, world, "validate", "--no-sources")
+    assert (code, _errors(out, err)) == (2, [f"error: {path}:{problem}"])

@@ -125,7 +125,20 @@ def to_expectation(value: object) -> Expectation:
     if isinstance(value, Expectation):
         return value
     if isinstance(value, dict) and list(value) == [ANOMALY]:
-        return Expectation("anomaly", anomaly=rule_from_mapping(value[ANOMALY]))
+        try:
+            return Expectation("anomaly", anomaly=rule_from_mapping(value[ANOMALY]))
+        except ValueError as exc:  # "anomaly.method: …": said at that key, not at expect:
+            key, _, message = str(exc).partition(": ")
+            parts = tuple(key.split("."))
+            rule = value[ANOMALY]
+            if (
+                len(parts) == 2
+                and parts[0] == ANOMALY
+                and isinstance(rule, dict)
+                and parts[1] in rule
+            ):
+                raise fail_here(message, parts) from None
+            raise
     if isinstance(value, dict):
         raise ValueError(
             f"expect as a mapping is {{anomaly: {{…}}}} (got the keys {', '.join(map(str, value))})"

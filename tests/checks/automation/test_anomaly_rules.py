@@ -62,11 +62,11 @@ def test_anomaly_forms_load_and_their_definition_loads_again(tmp_path: Path) -> 
     [
         (
             "  - {name: c, row_count: {table: t}, expect: {anomaly: {sensitivity: 0}}}\n",
-            "5:46: checks.0.expect: anomaly.sensitivity: Input should be greater than 0",
+            "5:70: checks.0.expect.anomaly.sensitivity: Input should be greater than 0",
         ),
         (
             "  - {name: c, row_count: {table: t}, expect: {anomaly: {window: 3}}}\n",
-            "5:46: checks.0.expect: anomaly.window: unknown key; anomaly takes method, "
+            "5:65: checks.0.expect.anomaly.window: unknown key; anomaly takes method, "
             "sensitivity, min_history, direction, seasonality, runs",
         ),
         (
