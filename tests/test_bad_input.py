@@ -543,6 +543,27 @@ def _bomb(levels: int) -> str:
             "1:20: llm.repin_after: a duration is at most 3650 days (got '5000d')",
             id="value error prefix",
         ),
+        # an endpoint that is not an http(s) URL is refused at load
+        pytest.param(  # the agent was tried on every run: retries, then the checks decided
+            "llm: {base_url: not a url, model: m}\n",
+            "1:17: llm.base_url: expected an http:// or https:// URL with a host",
+            id="llm not a url",
+        ),
+        pytest.param(  # an httpx InvalidURL traceback at the first request, exit 4
+            "llm: {base_url: 'http://[::1', model: m}\n",
+            "1:17: llm.base_url: expected an http:// or https:// URL; this one does not parse",
+            id="llm url that does not parse",
+        ),
+        pytest.param(
+            "decision: {backend: systemone, base_url: 'ftp://x', model: m}\n",
+            "1:42: decision.base_url: expected an http:// or https:// URL with a host",
+            id="decision not http",
+        ),
+        pytest.param(  # valid before: every alert to it failed, when one was due
+            "channels: {ops: {type: slack, url: hooks.slack.com/services/x}}\n",
+            "1:36: channels.ops.url: expected an http:// or https:// URL with a host",
+            id="slack url without scheme",
+        ),
     ],
 )
 def test_a_bad_config_file_is_one_located_error(
@@ -801,44 +822,6 @@ def test_validate_warns_of_a_notify_channel_the_config_does_not_have(
             "1 automation valid in 1 file; 0 errors, 1 warning",
         ],
     )
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        pytest.param(  # the agent was tried on every run: retries, then the checks decided
-            "llm: {base_url: not a url, model: m}\n",
-            "1:17: llm.base_url: expected an http:// or https:// URL with a host",
-            id="llm not a url",
-        ),
-        pytest.param(  # an httpx InvalidURL traceback at the first request, exit 4
-            "llm: {base_url: 'http://[::1', model: m}\n",
-            "1:17: llm.base_url: expected an http:// or https:// URL; this one does not parse",
-            id="llm url that does not parse",
-        ),
-        pytest.param(
-            "decision: {backend: systemone, base_url: 'ftp://x', model: m}\n",
-            "1:42: decision.base_url: expected an http:// or https:// URL with a host",
-            id="decision not http",
-        ),
-        pytest.param(  # valid before: every alert to it failed, when one was due
-            "channels: {ops: {type: slack, url: hooks.slack.com/services/x}}\n",
-            "1:36: channels.ops.url: expected an http:// or https:// URL with a host",
-            id="slack url without scheme",
-        ),
-    ],
-)
-def test_an_endpoint_that_is_not_an_http_url_is_refused_at_load(
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    world: dict[str, Any],
-    text: str,
-    message: str,
-) -> None:
-    config = world["tmp"] / "bad.yaml"
-    config.write_text(text, encoding="utf-8")
-    code, out, err = _lookout(monkeypatch, capsys, world, "validate", config=config)
-    assert (code, out, err) == (2, "", f"error: {config}:{message}\n")
 
 
 def test_an_llm_url_from_the_environment_is_checked_too(
