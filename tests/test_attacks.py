@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import sys
 import threading
 import time
@@ -40,6 +39,7 @@ from checks.sources import Source
 from checks.sources.sql_source import SQLQuerySource
 from checks.sql.denied import ALLOWED_FUNCTIONS, DENIED_FUNCTIONS
 from checks.sql.guard import guard
+from tests.cli_support import run_cli
 
 # ---------------------------------------------------------------------------
 # PostgreSQL: a schema of our own inside the session database.
@@ -520,27 +520,6 @@ def test_expectation_refuses_non_numbers(text: str) -> None:
 # The command line, in-process through the real entry point.
 
 
-def _cli(
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    args: list[str],
-    env: dict[str, str],
-) -> tuple[int, str, str]:
-    from worker.cli import app as cli
-
-    for name in list(os.environ):
-        if name.startswith("LOOKOUT_"):
-            monkeypatch.delenv(name)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr(sys, "argv", ["lookout", *args])
-    with pytest.raises(SystemExit) as caught:
-        cli.main()
-    out, err = capsys.readouterr()
-    code = caught.value.code
-    return (code if isinstance(code, int) else 0), out, err
-
-
 @pytest.fixture
 def cli_env(tmp_path: Path, flights_settings: Settings) -> dict[str, Any]:
     """A config file, an automations folder and an empty store in ``tmp_path``."""
@@ -586,9 +565,9 @@ def test_terminal_escapes_in_data_are_not_printed_raw(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], cli_env: dict[str, Any]
 ) -> None:
     base = ["--config", cli_env["config"], "--automations", cli_env["folder"]]
-    code, out, err = _cli(monkeypatch, capsys, [*base, "run", "hostile"], cli_env["env"])
+    code, out, err = run_cli(monkeypatch, capsys, [*base, "run", "hostile"], cli_env["env"])
     assert code == 3, err
-    _, shown, _ = _cli(monkeypatch, capsys, [*base, "show", "1"], cli_env["env"])
+    _, shown, _ = run_cli(monkeypatch, capsys, [*base, "show", "1"], cli_env["env"])
     assert "\x1b" not in out + err
     assert "\x1b" not in shown
 
@@ -597,7 +576,7 @@ def test_rich_markup_in_data_is_printed_literally(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], cli_env: dict[str, Any]
 ) -> None:
     base = ["--config", cli_env["config"], "--automations", cli_env["folder"]]
-    code, out, _ = _cli(monkeypatch, capsys, [*base, "run", "hostile"], cli_env["env"])
+    code, out, _ = run_cli(monkeypatch, capsys, [*base, "run", "hostile"], cli_env["env"])
     assert code == 3
     assert "[bold red]X[/]" in out
     assert "\x07" not in out  # BEL is stripped; ESC is not (see the xfail above)
@@ -645,7 +624,7 @@ def test_careless_mistakes_end_in_one_line_not_a_traceback(
     case: str,
 ) -> None:
     args, env = _careless(cli_env, case)
-    code, out, err = _cli(monkeypatch, capsys, args, env)
+    code, out, err = run_cli(monkeypatch, capsys, args, env)
     assert code in (2, 3), err
     assert "Traceback" not in err
     errors = [line for line in (err + out).splitlines() if line.lower().startswith("error")]
@@ -671,7 +650,7 @@ def test_broken_config_with_run_all_is_one_line_exit_2(
 ) -> None:
     path = cli_env["tmp"] / "broken.yaml"
     path.write_text(config, encoding="utf-8")
-    code, out, err = _cli(
+    code, out, err = run_cli(
         monkeypatch, capsys, ["--config", str(path), "run", "--all"], cli_env["env"]
     )
     assert code == 2
@@ -687,7 +666,7 @@ def test_non_utf8_stdout_does_not_crash(
     captured = sys.stdout
     sys.stdout = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
     try:
-        code, _, err = _cli(monkeypatch, capsys, [*base, "run", "plain"], cli_env["env"])
+        code, _, err = run_cli(monkeypatch, capsys, [*base, "run", "plain"], cli_env["env"])
     finally:
         sys.stdout = captured
     assert code == 0, err

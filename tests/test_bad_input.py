@@ -10,8 +10,6 @@ Lookout what a careless or hostile user would.
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,33 +17,12 @@ import pytest
 import yaml
 
 from checks.settings.config import Settings, default_config_data
+from tests.cli_support import run_cli
 
 GOOD = (
     "name: {name}\nsource: flights\ngoal: g\n"
     "checks:\n  - {{name: rows, row_count: {{table: flights}}}}\n"
 )
-
-
-def _cli(
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    args: list[str],
-    env: dict[str, str],
-) -> tuple[int, str, str]:
-    """Run ``lookout ARGS`` in-process through its entry point; return (status, stdout, stderr)."""
-    from worker.cli import app as cli
-
-    for name in list(os.environ):
-        if name.startswith("LOOKOUT_"):
-            monkeypatch.delenv(name)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr(sys, "argv", ["lookout", *args])
-    with pytest.raises(SystemExit) as caught:
-        cli.main()
-    out, err = capsys.readouterr()
-    code = caught.value.code
-    return (code if isinstance(code, int) else 0), out, err
 
 
 @pytest.fixture
@@ -75,7 +52,7 @@ def _lookout(
     env: dict[str, str] | None = None,
 ) -> tuple[int, str, str]:
     base = ["--config", str(config or world["config"]), "--automations", str(world["folder"])]
-    return _cli(monkeypatch, capsys, [*base, *args], {**world["env"], **(env or {})})
+    return run_cli(monkeypatch, capsys, [*base, *args], {**world["env"], **(env or {})})
 
 
 def _errors(*streams: str) -> list[str]:
