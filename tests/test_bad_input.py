@@ -541,6 +541,12 @@ def _bomb(levels: int) -> str:
             "1:36: channels.ops.url: expected an http:// or https:// URL with a host",
             id="slack url without scheme",
         ),
+        pytest.param(  # valid before: run-now raised kombu's unknown-transport error, exit 4
+            'redis_url: "foo://x"\n',
+            "1:12: redis_url: expected a Redis URL (redis://, rediss://, redis+socket://, unix://, "
+            "sentinel://)",
+            id="broker not redis",
+        ),
     ],
 )
 def test_a_bad_config_file_is_one_located_error(
@@ -801,17 +807,30 @@ def test_validate_warns_of_a_notify_channel_the_config_does_not_have(
     )
 
 
-def test_an_llm_url_from_the_environment_is_checked_too(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], world: dict[str, Any]
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"LOOKOUT_LLM_BASE_URL": "http://[::1", "LOOKOUT_LLM_MODEL": "m"},
+            "llm.base_url: expected an http:// or https:// URL; this one does not parse",
+        ),
+        (
+            {"LOOKOUT_REDIS_URL": "foo://x"},
+            "redis_url: expected a Redis URL (redis://, rediss://, redis+socket://, unix://, "
+            "sentinel://)",
+        ),
+    ],
+    ids=["llm", "broker"],
+)
+def test_a_url_from_the_environment_is_checked_too(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    world: dict[str, Any],
+    env: dict[str, str],
+    message: str,
 ) -> None:
-    env = {"LOOKOUT_LLM_BASE_URL": "http://[::1", "LOOKOUT_LLM_MODEL": "m"}
     code, out, err = _lookout(monkeypatch, capsys, world, "run", "--all", env=env)
-    assert (code, out, err) == (
-        2,
-        "",
-        f"error: {world['config']}: llm.base_url: expected an http:// or https:// URL; this one "
-        "does not parse\n",
-    )
+    assert (code, out, err) == (2, "", f"error: {world['config']}: {message}\n")
 
 
 def test_a_check_name_ending_in_a_space_is_refused(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from checks.automation.yaml_messages import shown
 from checks.automation.yaml_places import position
@@ -31,7 +31,7 @@ from checks.settings.llm import LLMSettings
 from checks.settings.review import ReviewSettings
 from checks.settings.service import ServiceSettings
 from checks.settings.sources import SourceConfig
-from checks.settings.strict import Strict
+from checks.settings.strict import Strict, redis_url
 
 DEFAULT_CONFIG = Path("config/lookout.yaml")
 DEFAULT_AUTOMATIONS_DIR = Path("automations")
@@ -77,6 +77,11 @@ class Settings(Strict):
     alerts: AlertSettings = Field(default_factory=AlertSettings)
     service: ServiceSettings = Field(default_factory=ServiceSettings)  # worker and beat
     review: ReviewSettings = Field(default_factory=ReviewSettings)  # lookout serve
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis(cls, value: str) -> str:
+        return redis_url(value)
 
     @model_validator(mode="after")
     def _known_channels(self) -> Settings:

@@ -34,3 +34,29 @@ def http_url(value: str) -> str:
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise ValueError("expected an http:// or https:// URL with a host")
     return value
+
+
+REDIS_SCHEMES = ("redis", "rediss", "redis+socket", "unix", "sentinel")
+"""The URL schemes of a Redis server that Celery's transport (kombu) and redis-py take."""
+
+
+def redis_url(value: str) -> str:
+    """Return ``value`` if it is a Redis URL (``REDIS_SCHEMES``), the broker's and the rate limits'.
+
+    Any other scheme failed only when first used: ``run-now`` and the worker
+    raised kombu's unknown-transport error (exit 4). The URL is not echoed: it
+    may hold a password.
+
+    Raises:
+        ValueError: another scheme, or a URL that does not parse.
+
+    """
+    try:
+        parts = urlsplit(value.strip())
+        _ = parts.port  # a port that is not a number raises here
+    except ValueError:
+        raise ValueError("expected a redis:// URL; this one does not parse") from None
+    if parts.scheme.lower() not in REDIS_SCHEMES:
+        shown = ", ".join(f"{s}://" for s in REDIS_SCHEMES)
+        raise ValueError(f"expected a Redis URL ({shown})")
+    return value
