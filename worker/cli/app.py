@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from checks.errors import AutomationError, ConfigError, LookoutError, SourceError
+from checks.errors import ConfigError, LookoutError
 from checks.report import Finding, RunReport, Status
 from worker.cli import calibrate as cli_calibrate
 from worker.cli import eval as cli_eval
@@ -30,13 +30,13 @@ from worker.cli import serve as cli_serve
 from worker.cli import service as cli_service
 from worker.cli import stored as cli_stored
 from worker.cli.render import SafeConsole
+from worker.cli.validation import sql_problems, unknown_channels
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from checks.automation.loader import LoadResult
     from checks.automation.model import Automation
-    from checks.declared.validation import Validation
     from checks.settings.config import Settings
     from checks.sources.pool import SourcePool
     from checks.store.store import Store
@@ -148,10 +148,10 @@ def validate(
     bad: set[str] = set()
     with SourcePool(settings) as pool:
         for automation in loaded.automations:
-            found = _validate_sql(automation, loaded, settings, None if no_sources else pool)
+            found = sql_problems(automation, loaded, settings, None if no_sources else pool)
             errors += found.errors
             warnings += [f"warning: {w.location_message()}" for w in found.warnings]
-            warnings += _unknown_channels(automation, loaded, settings)
+            warnings += unknown_channels(automation, loaded, settings)
             if found.errors:
                 bad.add(automation.name)
     errors.sort(key=lambda e: (e.path or "", e.line or 0, e.column or 0))
@@ -168,58 +168,6 @@ def validate(
         markup=False,
     )
     raise typer.Exit(EXIT_CONFIG if errors else EXIT_OK)
-
-
-def _validate_sql(
-    automation: Automation, loaded: LoadResult, settings: Settings, pool: SourcePool | None
-) -> Validation:
-    """The checks' SQL against the source; a source that cannot open is one error, at ``source``."""
-    from checks.declared.validation import Validation, validate_checks
-    from checks.sources import dialect_of
-
-    config = settings.sources[automation.source]
-    try:
-        dialect = dialect_of(config)
-        source = pool.get(automation.source) if pool is not None else None
-        return validate_checks(
-            automation,
-            loaded,
-            source=source,
-            dialect=dialect,
-            max_sql_chars=settings.limits.max_sql_chars,
-        )
-    except SourceError as exc:
-        message = f"{exc}; its checks were not checked against it (--no-sources skips this)"
-        where = loaded.place_of(automation, ("source",))
-        problem = AutomationError(
-            message, path=automation.path, line=where.line, column=where.column, field="source"
-        )
-        return Validation(errors=[problem])
-
-
-def _unknown_channels(automation: Automation, loaded: LoadResult, settings: Settings) -> list[str]:
-    """A warning per ``notify:`` name the config's ``channels:`` lacks: its alerts go nowhere.
-
-    Not an error: the config ``validate`` reads (a laptop's) need not hold every chat channel
-    of the service's.
-    """
-    from checks.automation.fields import did_you_mean
-
-    known = sorted(settings.channels)
-    found = []
-    for index, name in enumerate(automation.notify):
-        if name not in settings.channels:
-            where = loaded.place_of(automation, ("notify", index))
-            problem = AutomationError(
-                f"unknown channel {name!r}{did_you_mean(name, known)}; known: "
-                f"{', '.join(known) or 'none are configured'} (its alerts would go nowhere)",
-                path=automation.path,
-                line=where.line,
-                column=where.column,
-                field=f"notify.{index}",
-            )
-            found.append(f"warning: {problem.location_message()}")
-    return found
 
 
 def _count(n: int, noun: str) -> str:

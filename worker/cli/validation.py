@@ -1,0 +1,66 @@
+"""What ``lookout validate`` checks of each automation beyond loading it: its SQL, its channels."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from checks.errors import AutomationError, SourceError
+
+if TYPE_CHECKING:
+    from checks.automation.load_result import LoadResult
+    from checks.automation.model import Automation
+    from checks.declared.validation import Validation
+    from checks.settings.config import Settings
+    from checks.sources.pool import SourcePool
+
+
+def sql_problems(
+    automation: Automation, loaded: LoadResult, settings: Settings, pool: SourcePool | None
+) -> Validation:
+    """The checks' SQL against the source; a source that cannot open is one error, at ``source``."""
+    from checks.declared.validation import Validation, validate_checks
+    from checks.sources import dialect_of
+
+    config = settings.sources[automation.source]
+    try:
+        dialect = dialect_of(config)
+        source = pool.get(automation.source) if pool is not None else None
+        return validate_checks(
+            automation,
+            loaded,
+            source=source,
+            dialect=dialect,
+            max_sql_chars=settings.limits.max_sql_chars,
+        )
+    except SourceError as exc:
+        message = f"{exc}; its checks were not checked against it (--no-sources skips this)"
+        where = loaded.place_of(automation, ("source",))
+        problem = AutomationError(
+            message, path=automation.path, line=where.line, column=where.column, field="source"
+        )
+        return Validation(errors=[problem])
+
+
+def unknown_channels(automation: Automation, loaded: LoadResult, settings: Settings) -> list[str]:
+    """A warning per ``notify:`` name the config's ``channels:`` lacks: its alerts go nowhere.
+
+    Not an error: the config ``validate`` reads (a laptop's) need not hold every chat channel
+    of the service's.
+    """
+    from checks.automation.fields import did_you_mean
+
+    known = sorted(settings.channels)
+    found = []
+    for index, name in enumerate(automation.notify):
+        if name not in settings.channels:
+            where = loaded.place_of(automation, ("notify", index))
+            problem = AutomationError(
+                f"unknown channel {name!r}{did_you_mean(name, known)}; known: "
+                f"{', '.join(known) or 'none are configured'} (its alerts would go nowhere)",
+                path=automation.path,
+                line=where.line,
+                column=where.column,
+                field=f"notify.{index}",
+            )
+            found.append(f"warning: {problem.location_message()}")
+    return found
