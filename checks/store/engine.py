@@ -41,6 +41,9 @@ log = logging.getLogger("lookout.store")
 STORE_RETRY_S = 60.0
 """How long a write is retried while the store is unavailable, in seconds (then it raises)."""
 
+MAX_OVERFLOW = 10
+"""Connections opened beyond a PostgreSQL engine's pool at a peak (SQLAlchemy's default)."""
+
 MIGRATION_LOCK = 0x4C4F4F4B  # "LOOK": the PostgreSQL advisory lock key migrations hold
 
 P = ParamSpec("P")
@@ -103,8 +106,13 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cursor.close()
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, *, pool_size: int | None = None) -> Engine:
     """Create the engine for a store URL; a SQLite file's folder is created when missing.
+
+    ``pool_size`` is how many PostgreSQL connections the engine keeps open for
+    reuse (SQLAlchemy's default, 5, when None); up to ``MAX_OVERFLOW`` more
+    are opened at peaks and closed once returned. A process whose threads use
+    the store at once should keep one per thread. SQLite ignores it.
 
     Raises:
         StoreURLError: the URL cannot be parsed, or names a database or driver
@@ -130,7 +138,8 @@ def make_engine(url: str) -> Engine:
     if parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
     try:
-        return create_engine(parsed, pool_pre_ping=True)
+        sizes = {} if pool_size is None else {"pool_size": pool_size, "max_overflow": MAX_OVERFLOW}
+        return create_engine(parsed, pool_pre_ping=True, **sizes)
     except (ArgumentError, NoSuchModuleError, ImportError) as exc:
         shown = redact(parsed.render_as_string(hide_password=True), [])
         raise StoreURLError(

@@ -122,14 +122,18 @@ class Store:
         url: SQLAlchemy URL, e.g. ``sqlite:///.lookout/lookout.db`` or
             ``postgresql+psycopg://user@host/db``.
         migrate_on_open: apply migrations now (default True).
+        pool_size: PostgreSQL connections kept for reuse, one per thread that
+            uses the store at once (``make_engine``; SQLAlchemy's 5 when None).
 
     Raises:
         StoreError: the database cannot be reached or migrated; the message
             hides any password in the URL.
     """
 
-    def __init__(self, url: str, *, migrate_on_open: bool = True) -> None:
-        self.engine = make_engine(url)
+    def __init__(
+        self, url: str, *, migrate_on_open: bool = True, pool_size: int | None = None
+    ) -> None:
+        self.engine = make_engine(url, pool_size=pool_size)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         if migrate_on_open:
             try:

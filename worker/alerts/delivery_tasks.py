@@ -2,8 +2,8 @@
 
 Deliveries are their own task so a slow webhook never holds a check: the run
 task stores the report and enqueues ``deliver_run(run_id)``. The tasks use one
-store per worker process (``_process_store``), opened on the first task after
-the fork, never one per task. Both tasks are thin
+store per worker process, the run task's (``worker.service.process_store``),
+opened on the first task after the fork, never one per task. Both tasks are thin
 edges over ``worker.alerts.delivery``; every rule lives there. A redelivered message
 is harmless — each (run, event, channel) is claimed in the store before it is
 sent — so the tasks use late acknowledgement like the run task.
@@ -15,8 +15,6 @@ minute or so (``DUE_INTERVAL_S``).
 
 from __future__ import annotations
 
-import os
-import threading
 from typing import Any
 
 from checks.report import Status
@@ -24,23 +22,11 @@ from checks.settings.config import Settings
 from checks.store.store import Store
 from worker.alerts.delivery import deliver_due, deliver_for_run
 from worker.service.celery_app import DEFAULT_QUEUE, app, settings
+from worker.service.process_store import process_store
 
 DELIVER_TASK = "lookout.deliver_run"
 DELIVER_DUE_TASK = "lookout.deliver_due"
 DUE_INTERVAL_S = 60.0
-
-
-_stores: dict[tuple[int, str], Store] = {}
-_stores_lock = threading.Lock()
-
-
-def _process_store(url: str) -> Store:
-    """Return this process's store for ``url``, opened (and checked for migrations) once."""
-    key = (os.getpid(), url)  # a forked pool process opens its own: connections do not cross forks
-    with _stores_lock:
-        if key not in _stores:
-            _stores[key] = Store(url)
-        return _stores[key]
 
 
 def deliver_run_now(
@@ -86,13 +72,13 @@ def deliver_due_now(config: Settings, *, store: Store | None = None) -> list[dic
 )
 def deliver_run(run_id: int) -> list[dict[str, Any]]:
     """Celery task: deliver one run's alerts (see ``deliver_run_now``)."""
-    return deliver_run_now(run_id, settings, store=_process_store(settings.store_url))
+    return deliver_run_now(run_id, settings, store=process_store(settings.store_url))
 
 
 @app.task(name=DELIVER_DUE_TASK, acks_late=True, ignore_result=True)  # type: ignore[untyped-decorator]
 def deliver_due_task() -> list[dict[str, Any]]:
     """Celery task: send alerts whose quiet hours ended (see ``deliver_due_now``)."""
-    return deliver_due_now(settings, store=_process_store(settings.store_url))
+    return deliver_due_now(settings, store=process_store(settings.store_url))
 
 
 def enqueue_delivery(run_id: int, *, queue: str = DEFAULT_QUEUE) -> None:

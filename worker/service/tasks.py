@@ -44,6 +44,7 @@ from worker.service.celery_app import (
 )
 from worker.service.dispatch import Dispatcher
 from worker.service.lease import Heartbeat, hard_limit_reason, soft_limit_reason
+from worker.service.process_store import configure, process_store, task_threads
 from worker.service.queue_records import QueuedRun, RunInfo
 from worker.service.run_queue import RunQueue
 
@@ -72,7 +73,7 @@ def process() -> _Process:
     pid = os.getpid()
     with _state_lock:
         if pid not in _state:
-            store = Store(settings.store_url)
+            store = process_store(settings.store_url)
             _state[pid] = _Process(settings, store, RunQueue(store), SourcePool(settings))
         return _state[pid]
 
@@ -81,12 +82,17 @@ _preloaded: dict[str, AutomationCatalog] = {}
 
 
 @worker_init.connect  # type: ignore[untyped-decorator]
-def _prepare(**_: object) -> None:
+def _prepare(sender: Any = None, **_: object) -> None:
     """In the worker's main process, before the pool forks: migrate, and parse the files once.
 
     Every pool process then starts from the parsed catalog (copied by the fork)
-    and re-reads only files that change, instead of parsing them all again.
+    and re-reads only files that change, instead of parsing them all again. Its
+    stores are sized for the tasks one process runs at once (``sender`` is
+    Celery's ``WorkController``).
     """
+    if sender is not None:
+        pool = getattr(sender, "pool_cls", None)
+        configure(task_threads(getattr(sender, "concurrency", 1), pool))
     try:
         Store(settings.store_url).close()
     except LookoutError as exc:  # the store is down: each task tries again when it opens it

@@ -7,7 +7,8 @@ from sqlalchemy import func, select
 from checks.store.alert_tables import DeliveryRow, IncidentRow
 from checks.store.store import Store
 from tests.worker.alerts.test_delivery import settings_for, stored
-from worker.alerts.delivery_tasks import _process_store, deliver_run_now
+from worker.alerts.delivery_tasks import deliver_run_now
+from worker.service.process_store import process_store
 
 
 def test_with_no_channel_the_incident_is_planned_and_the_given_store_stays_open(
@@ -15,8 +16,8 @@ def test_with_no_channel_the_incident_is_planned_and_the_given_store_stays_open(
 ) -> None:
     settings = settings_for({})
     settings.store_url = f"sqlite:///{tmp_path / 'l.db'}"
-    store = _process_store(settings.store_url)
-    assert _process_store(settings.store_url) is store  # once per process, not per task
+    store = process_store(settings.store_url)
+    assert process_store(settings.store_url) is store  # once per process, not per task
     report = stored(store, "a", notify=())
     assert report.run_id is not None
     assert deliver_run_now(report.run_id, settings, store=store) == []
