@@ -3,9 +3,8 @@
 Events are written as they happen, in committed transactions: an event a wait
 follows (a model request, a retry, a tool call whose result is awaited) is
 committed before the wait, together with the events noted since the last
-write, which only CPU work followed (``TraceSink.note``), in one transaction;
-a lone event is one statement (the fence, the next number and the row
-together). So a run killed halfway, which is nearly always in a wait, keeps
+write, which only CPU work followed (``TraceSink.note``), in one statement
+(the fence, the next numbers and the rows together). So a run killed halfway, which is nearly always in a wait, keeps
 everything before that wait; killed outside one, it loses at most the events
 of the CPU work since the last wait. An error raised in the loop writes them
 before it propagates. Payloads are
@@ -32,13 +31,26 @@ Event kinds written by the agent loop (``checks.agent.loop``):
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sqlalchemy import Insert, ScalarSelect, Select, bindparam, func, insert, literal, select
+from sqlalchemy import (
+    Insert,
+    Integer,
+    ScalarSelect,
+    Select,
+    bindparam,
+    func,
+    insert,
+    literal,
+    select,
+    true,
+    union_all,
+)
 from sqlalchemy.exc import IntegrityError
 
 from checks.report import Status
@@ -65,19 +77,37 @@ def _last_seq() -> ScalarSelect[Any]:
     )
 
 
-def _append_statement(*, fenced: bool) -> Insert:
-    """One event as one statement: its run's row locked, fenced, and the next ``seq`` taken.
+def _append_statement(count: int, *, fenced: bool) -> Insert:
+    """``count`` events as one statement: their run's row locked, fenced, the next ``seq`` taken.
 
-    ``INSERT … SELECT … FROM runs WHERE id = :run_id [AND attempt AND running]
-    FOR UPDATE``: no row is inserted when the fence fails.
+    ``INSERT … SELECT … FROM runs JOIN (SELECT :n, :at_n, :kind_n, :payload_n
+    UNION ALL …) ON true WHERE id = :run_id [AND attempt AND running] FOR UPDATE
+    OF runs``: every event numbered after the run's last ``seq`` in its order,
+    and no row inserted when the fence fails. Bind names are ``at_1``,
+    ``kind_1``, ``payload_1``, … ``payload_{count}``.
     """
-    source = select(
-        RunRow.id,
-        _last_seq() + 1,
-        bindparam("at", type_=TraceEventRow.at.type),
-        bindparam("kind", type_=TraceEventRow.kind.type),
-        bindparam("payload", type_=TraceEventRow.payload.type),
-        bindparam("attempt", type_=TraceEventRow.attempt.type),
+    events = union_all(
+        *(
+            select(
+                literal(n, Integer).label("n"),
+                bindparam(f"at_{n}", type_=TraceEventRow.at.type).label("at"),
+                bindparam(f"kind_{n}", type_=TraceEventRow.kind.type).label("kind"),
+                bindparam(f"payload_{n}", type_=TraceEventRow.payload.type).label("payload"),
+            )
+            for n in range(1, count + 1)
+        )
+    ).subquery("events")
+    source = (
+        select(
+            RunRow.id,
+            _last_seq() + events.c.n,
+            events.c.at,
+            events.c.kind,
+            events.c.payload,
+            bindparam("attempt", type_=TraceEventRow.attempt.type),
+        )
+        .select_from(RunRow)
+        .join(events, true())
     )
     columns = ["run_id", "seq", "at", "kind", "payload", "attempt"]
     statement = insert(TraceEventRow).from_select(columns, _fence(source, fenced=fenced))
@@ -85,9 +115,12 @@ def _append_statement(*, fenced: bool) -> Insert:
     return statement.execution_options(preserve_rowcount=True)
 
 
-_APPEND = {fenced: _append_statement(fenced=fenced) for fenced in (False, True)}
-# Several events: the run's row locked and fenced, its last seq read; then the rows.
-_LOCK = {fenced: _fence(select(_last_seq()), fenced=fenced) for fenced in (False, True)}
+@functools.cache
+def _append(count: int, fenced: bool) -> Insert:
+    """``_append_statement``, built once per number of events (a few distinct ones)."""
+    return _append_statement(count, fenced=fenced)
+
+
 # A statement that waited for the run's row lock reads the last seq as it was before the
 # wait (its snapshot): when the lock's holder added events meanwhile, the unique
 # (run_id, seq) refuses the clash and the write is taken again, in a fresh snapshot.
@@ -234,20 +267,11 @@ class TraceWriter:
     def _write(self, events: list[tuple[dt.datetime, str, dict[str, Any]]]) -> bool:
         fenced = self.attempt is not None
         keys = {"run_id": self.run_id, "attempt": self.attempt}
+        values: dict[str, Any] = dict(keys)
+        for n, (at, kind, payload) in enumerate(events, start=1):
+            values.update({f"at_{n}": at, f"kind_{n}": kind, f"payload_{n}": payload})
         with self.store.engine.begin() as conn:
-            if len(events) == 1:
-                ((at, kind, payload),) = events
-                values = {**keys, "at": at, "kind": kind, "payload": payload}
-                return bool(conn.execute(_APPEND[fenced], values).rowcount)
-            last = conn.execute(_LOCK[fenced], keys).scalar()
-            if last is None:  # fenced out
-                return False
-            rows = [
-                {**keys, "seq": last + n, "at": at, "kind": kind, "payload": payload}
-                for n, (at, kind, payload) in enumerate(events, start=1)
-            ]
-            conn.execute(insert(TraceEventRow), rows)
-            return True
+            return bool(conn.execute(_append(len(events), fenced), values).rowcount)
 
 
 def read_trace(store: Store, run_id: int) -> list[TraceEvent]:

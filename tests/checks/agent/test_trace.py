@@ -129,10 +129,11 @@ def test_two_writers_of_one_attempt_never_take_the_same_number(store: Store) -> 
     with store.engine.connect() as held:  # the first writer's transaction, paused mid-way
         with held.begin():
             held.execute(
-                trace._APPEND[True],
-                {"run_id": run_id, "at": SLOT, "kind": "first", "payload": {}, "attempt": 1},
+                trace._append(1, True),
+                {"run_id": run_id, "at_1": SLOT, "kind_1": "first", "payload_1": {}, "attempt": 1},
             )
-            waiting = threading.Thread(target=second.append, args=("second", {}))
+            second.note("second", {})  # two events, one statement
+            waiting = threading.Thread(target=second.append, args=("second, too", {}))
             waiting.start()  # it waits for the run's row lock, its snapshot taken before
             time.sleep(0.5)
         waiting.join(timeout=30)
@@ -140,7 +141,8 @@ def test_two_writers_of_one_attempt_never_take_the_same_number(store: Store) -> 
     assert [(e.seq, e.kind) for e in read_trace(store, run_id)] == [
         (1, "first"),
         (2, "second"),
-        (3, "third"),
+        (3, "second, too"),
+        (4, "third"),
     ]
 
 
