@@ -15,7 +15,7 @@ import datetime as dt
 from typing import Any
 
 from sqlalchemy import JSON, ForeignKey, String, Text
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from checks.pinned.plan import PinnedPlan, PinnedQuery
@@ -60,33 +60,27 @@ class PinnedPlanRow(Base):
 def write_plan(session: Session, plan: PinnedPlan, run_id: int) -> None:
     """Make ``plan`` (made by run ``run_id``) its automation's plan, replacing any older one.
 
-    Two runs of one automation finishing at once (``overlap: allow``) both
-    write; the insert runs in a savepoint, so the one that loses the race
-    updates the row the other inserted instead of failing its run.
+    One statement, ``INSERT … ON CONFLICT (automation) DO UPDATE``: two runs of
+    one automation finishing at once (``overlap: allow``) both write, and the
+    later one waits for the other's row and replaces it instead of failing its run.
     """
-    row = session.get(PinnedPlanRow, plan.automation, with_for_update=True)
-    if row is None:
-        try:
-            with session.begin_nested():
-                session.add(_fill(PinnedPlanRow(automation=plan.automation), plan, run_id))
-            return
-        except IntegrityError:
-            row = session.get(
-                PinnedPlanRow, plan.automation, with_for_update=True, populate_existing=True
-            )
-            assert row is not None  # the other run's row, just committed
-    _fill(row, plan, run_id)
-
-
-def _fill(row: PinnedPlanRow, plan: PinnedPlan, run_id: int) -> PinnedPlanRow:
-    row.run_id = run_id
-    row.made_at = plan.made_at
-    row.definition_hash = plan.definition_hash
-    row.model = plan.model
-    row.finding = str(plan.finding)
-    row.finding_source = str(plan.finding_source)
-    row.summary = plan.summary
-    row.confidence = plan.confidence
-    row.queries = [q.to_dict() for q in plan.queries]
-    row.check_outcomes = [[n, o] for n, o in plan.check_outcomes]
-    return row
+    table = PinnedPlanRow.__table__
+    values = {
+        "run_id": run_id,
+        "made_at": plan.made_at,
+        "definition_hash": plan.definition_hash,
+        "model": plan.model,
+        "finding": str(plan.finding),
+        "finding_source": str(plan.finding_source),
+        "summary": plan.summary,
+        "confidence": plan.confidence,
+        "queries": [q.to_dict() for q in plan.queries],
+        "check_outcomes": [[n, o] for n, o in plan.check_outcomes],
+    }
+    dialect = session.get_bind().dialect.name
+    insert = (postgresql if dialect == "postgresql" else sqlite).insert(table)
+    session.execute(
+        insert.values(automation=plan.automation, **values).on_conflict_do_update(
+            index_elements=["automation"], set_=values
+        )
+    )
