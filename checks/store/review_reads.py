@@ -15,7 +15,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from checks.opinion.calibration import METHOD, Recalibration
@@ -53,21 +53,22 @@ def verdicts_for_next_run(store: Store, automation: str) -> list[Verdict]:
     Those labelled ``false_positive`` or ``expected`` after the automation's
     last finished run: the next run to start gets them, the runs after it do not.
     """
-    with store.session() as session:
-        since = session.scalar(
-            select(func.max(RunRow.finished_at)).where(RunRow.automation == automation)
+    since = (
+        select(func.max(RunRow.finished_at))
+        .where(RunRow.automation == automation)
+        .scalar_subquery()
+    )
+    query = (
+        select(ReviewOutcomeRow)
+        .where(
+            ReviewOutcomeRow.automation == automation,
+            ReviewOutcomeRow.reason.in_(CONTEXT_REASONS),
+            or_(since.is_(None), ReviewOutcomeRow.labelled_at > since),
         )
-        query = (
-            select(ReviewOutcomeRow)
-            .where(
-                ReviewOutcomeRow.automation == automation,
-                ReviewOutcomeRow.reason.in_(CONTEXT_REASONS),
-            )
-            .order_by(ReviewOutcomeRow.labelled_at.desc(), ReviewOutcomeRow.run_id.desc())
-            .limit(MAX_VERDICTS)
-        )
-        if since is not None:
-            query = query.where(ReviewOutcomeRow.labelled_at > since)
+        .order_by(ReviewOutcomeRow.labelled_at.desc(), ReviewOutcomeRow.run_id.desc())
+        .limit(MAX_VERDICTS)
+    )
+    with store.session() as session:  # one statement: the last finished run is its subquery
         return [
             Verdict(r.run_id, r.reason, r.comment, r.finding, r.labelled_at)
             for r in session.scalars(query)
