@@ -13,8 +13,12 @@
    ``--llm-latency-s 0`` runs the checks-only path. Beside the time: the CPU
    the worker's processes used (main process and pool, user + system, read
    from ``/proc``) from the first run row inserted to the last report, per
-   run, and, for the checks-only path, the CPU the same runs' SQL takes in
-   plain DuckDB on the same cache file, in this process, two ways
+   run; PostgreSQL's, and the whole machine's busy time, per run, over the
+   same window; the two floors of the time, the machine's busy time over its
+   cores and the LLM's waits (runs × calls × latency ÷ the pools' slots), and
+   the larger one as a fraction of the time measured; and, for the
+   checks-only path, the CPU the same runs' SQL takes in plain DuckDB on the
+   same cache file, in this process, two ways
    (``run_statements``): the declared checks' own SQL, and every statement a
    run sends (those, failed checks' samples, empty-table probes, columns read
    afresh): the service's overhead is the ratio to each.
@@ -237,8 +241,11 @@ def throughput(
                     raise RuntimeError("gave up after 30 minutes")
                 if cpu_at_dispatch is None and run_count(store):
                     cpu_at_dispatch = sum(tree_cpu_s(pid) for pid in pids)
+                    pg_at_dispatch, busy_at_dispatch = postgres_cpu_s(), machine_busy_s()
                 time.sleep(0.1 if cpu_at_dispatch is None else 0.5)
             cpu_s = sum(tree_cpu_s(pid) for pid in pids) - (cpu_at_dispatch or 0.0)
+            pg_s = postgres_cpu_s() - pg_at_dispatch
+            busy_s = machine_busy_s() - busy_at_dispatch
         finally:
             procs.stop_all()
         with store.session() as session:
@@ -258,8 +265,33 @@ def throughput(
         "per_s": runs / seconds,
         "statuses": statuses,
         "cpu_ms_per_run": cpu_s / runs * 1000,
+        "pg_ms_per_run": pg_s / runs * 1000,
+        "busy_ms_per_run": busy_s / runs * 1000,
         "sql_ms_per_run": sql_cpu_ms_per_run(runs) if not llm_base_url else None,
     }
+
+
+def postgres_cpu_s() -> float:
+    """User + system CPU seconds of every PostgreSQL server process, reaped backends too."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            head, fields = (entry / "stat").read_text().rsplit(")", 1)
+        except OSError:
+            continue
+        if head.endswith("(postgres"):
+            total += sum(int(f) for f in fields.split()[11:15]) / tick
+    return total
+
+
+def machine_busy_s() -> float:
+    """CPU seconds every core of the machine spent busy (not idle, not waiting on I/O) so far."""
+    fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    idle, iowait = fields[3], fields[4]
+    return (sum(fields) - idle - iowait) / os.sysconf("SC_CLK_TCK")
 
 
 def tree_cpu_s(pid: int) -> float:
@@ -473,9 +505,10 @@ def main() -> None:
         print(f"\n{args.runs} automations due in the same minute ({what}):")
         print(
             "| pool | concurrency | dispatch → last report stored | runs/s | worker CPU per run "
+            "| PostgreSQL CPU per run | machine busy per run | limits: CPU / LLM waits | reached "
             "| its SQL in plain DuckDB: declared / every statement sent | ratio | statuses | load |"
         )
-        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+        print("| --- | ---: | ---: | ---: | " + "---: | " * 7 + "--- | --- |")
         try:
             for spec in args.pools.split(","):
                 pool, size = spec.split(":")
@@ -484,6 +517,14 @@ def main() -> None:
                 label = size if not workers else f"{size} × {workers} workers"
                 cells = [pool, label, f"{row['seconds']:.1f} s", f"{row['per_s']:.1f}"]
                 cells.append(f"{row['cpu_ms_per_run']:.0f} ms")
+                cells.append(f"{row['pg_ms_per_run']:.0f} ms")
+                cells.append(f"{row['busy_ms_per_run']:.0f} ms")
+                # the run's floor set by the machine's CPU, and the one set by the LLM's waits
+                cpu_limit = row["busy_ms_per_run"] * args.runs / 1000 / (os.cpu_count() or 1)
+                slots = int(size) * int(workers or 1)
+                waits = args.runs * args.llm_calls * args.llm_latency_s / slots if llm_url else 0.0
+                cells.append(f"{cpu_limit:.1f} s / {waits:.1f} s")
+                cells.append(f"{max(cpu_limit, waits) / row['seconds']:.0%}")
                 sql = row["sql_ms_per_run"]
                 if sql is None:
                     cells += ["-", "-"]
