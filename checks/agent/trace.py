@@ -4,10 +4,10 @@ Events are written as they happen, in committed transactions: an event a wait
 follows (a model request, a retry, a tool call whose result is awaited) is
 committed before the wait, together with the events noted since the last
 write, which only CPU work followed (``TraceSink.note``), in one statement
-(the fence, the next numbers and the rows together). So a run killed halfway, which is nearly always in a wait, keeps
-everything before that wait; killed outside one, it loses at most the events
-of the CPU work since the last wait. An error raised in the loop writes them
-before it propagates. Payloads are
+(the fence, the next numbers and the rows together). So a run killed halfway,
+which is nearly always in a wait, keeps everything before that wait; killed
+outside one, it loses at most the events of the CPU work since the last wait.
+An error raised in the loop writes them before it propagates. Payloads are
 JSON with every secret of the settings redacted (``checks.settings.config.redact``)
 before they are written. ``lookout show RUN_ID --trace`` prints them as JSONL.
 
