@@ -32,7 +32,7 @@ from dataclasses import replace
 
 from markupsafe import Markup, escape
 
-from worker.review.history import CheckHistory, HistoryPoint, number
+from worker.review.history import CheckHistory, HistoryPoint, figure
 
 WIDTH = 640
 HEIGHT = 168
@@ -46,14 +46,19 @@ LABEL_BASELINE = 156.0
 RADIUS = 3.5
 
 
-def band_words(low: float | None, high: float | None) -> str:
-    """``band 1 to 2``, ``band up to 0.03``, ``band from 5``, ``band 0``, or ``no band``."""
+def band_words(low: float | None, high: float | None, unit: str | None = None) -> str:
+    """``band 1 to 2``, ``band up to 0.03``, ``band from 5 %``, ``band 0``, or ``no band``.
+
+    Values are written with the check's ``unit`` (``worker.review.history.figure``).
+    """
     if low is not None and high is not None:
-        return f"band {number(low)}" if low == high else f"band {number(low)} to {number(high)}"
+        if low == high:
+            return f"band {figure(low, unit)}"
+        return f"band {figure(low, unit)} to {figure(high, unit)}"
     if high is not None:
-        return f"band up to {number(high)}"
+        return f"band up to {figure(high, unit)}"
     if low is not None:
-        return f"band from {number(low)}"
+        return f"band from {figure(low, unit)}"
     return "no band"
 
 
@@ -75,27 +80,28 @@ def outcome_words(point: HistoryPoint) -> str:
     return point.outcome.replace("_", " ")
 
 
-def point_words(point: HistoryPoint) -> str:
-    """One point's title.
+def point_words(point: HistoryPoint, unit: str | None = None) -> str:
+    """One point's title, its values with the check's ``unit``.
 
     ``this run 12 · 2026-03-02 06:00 UTC · 0.05 · band up to 0.03 · failed, above the band``.
     """
-    value = "no value" if point.value is None else number(point.value)
+    value = "no value" if point.value is None else figure(point.value, unit)
+    band = band_words(point.low, point.high, unit)
     if point.bucket is not None:
         start = f"{point.bucket} from {point.scheduled_for:%Y-%m-%d %H:%M %Z}".rstrip()
         if point.outcome in ("baseline", "filling"):  # the band is the tested bucket's
             return " · ".join((start, value, outcome_words(point)))
-        return " · ".join((start, value, band_words(point.low, point.high), outcome_words(point)))
+        return " · ".join((start, value, band, outcome_words(point)))
     slot = point.scheduled_for.strftime("%Y-%m-%d %H:%M UTC")
     run = f"{'this run' if point.current else 'run'} {point.run_id}"
-    return " · ".join((run, slot, value, band_words(point.low, point.high), outcome_words(point)))
+    return " · ".join((run, slot, value, band, outcome_words(point)))
 
 
 def summary_words(history: CheckHistory) -> str:
     """The chart's accessible name: what it shows, how many of how many, every value in order."""
     items = []
     for p in history.points:
-        item = "no value" if p.value is None else number(p.value)
+        item = "no value" if p.value is None else figure(p.value, history.unit)
         if p.failed:
             item += f" failed{f' {p.side} the band' if p.side else ''}"
         if p.current:
@@ -108,7 +114,7 @@ def summary_words(history: CheckHistory) -> str:
     head = f"{history.check}{per} over {history.shown_words}, {failed} failed"
     current = [p for p in history.points if p.current]
     latest = current[-1] if current else history.points[-1] if history.points else None
-    band = f"; latest {band_words(latest.low, latest.high)}" if latest else ""
+    band = f"; latest {band_words(latest.low, latest.high, history.unit)}" if latest else ""
     return f"{head}. Oldest first: {', '.join(items) or 'none'}{band}."
 
 
@@ -216,7 +222,7 @@ def _kind(point: HistoryPoint) -> str:
     return "passed" if point.outcome == "passed" else "other"
 
 
-def _point(point: HistoryPoint, x: float, scale: Scale) -> str:
+def _point(point: HistoryPoint, x: float, scale: Scale, unit: str | None) -> str:
     kind = _kind(point)
     classes = f"point {kind}{f' {point.side}' if point.side else ''}"
     ring = ""
@@ -227,7 +233,7 @@ def _point(point: HistoryPoint, x: float, scale: Scale) -> str:
     return (
         f'<g class="{classes}" data-run="{point.run_id}" data-value="{_attr(point.value)}" '
         f'data-low="{_attr(point.low)}" data-high="{_attr(point.high)}" '
-        f'data-outcome="{escape(point.outcome)}"><title>{escape(point_words(point))}</title>'
+        f'data-outcome="{escape(point.outcome)}"><title>{escape(point_words(point, unit))}</title>'
         f"{ring}{_marker(point, x, scale)}</g>"
     )
 
@@ -258,9 +264,9 @@ def history_chart(history: CheckHistory, chart_id: str) -> Markup:
         f'<line class="axis" x1="{_f(LEFT)}" y1="{_f(BOTTOM)}" x2="{_f(RIGHT)}" '
         f'y2="{_f(BOTTOM)}"/>',
         f'<text class="axis-label" x="{_f(LEFT - 6)}" y="{_f(TOP + 4)}" text-anchor="end">'
-        f"{escape(number(scale.high))}</text>",
+        f"{escape(figure(scale.high, history.unit))}</text>",
         f'<text class="axis-label" x="{_f(LEFT - 6)}" y="{_f(BOTTOM + 4)}" text-anchor="end">'
-        f"{escape(number(scale.low))}</text>",
+        f"{escape(figure(scale.low, history.unit))}</text>",
     ]
     if points:
         first, last = points[0].scheduled_for, points[-1].scheduled_for
@@ -276,6 +282,6 @@ def history_chart(history: CheckHistory, chart_id: str) -> Markup:
                 f"{escape(f'{last:%Y-%m-%d %H:%M}{zone}')}</text>"
             )
     parts.append(_line(points, xs, scale))
-    parts += [_point(p, x, scale) for p, x in zip(points, xs, strict=True)]
+    parts += [_point(p, x, scale, history.unit) for p, x in zip(points, xs, strict=True)]
     parts.append("</svg>")
     return Markup("".join(part for part in parts if part))

@@ -120,6 +120,30 @@ def test_every_point_carries_its_values_and_says_them_in_words() -> None:
     ]
 
 
+def test_a_percent_check_writes_its_values_with_the_unit_as_the_report_does() -> None:
+    history = CheckHistory(
+        "late share",
+        [
+            point(1, 2.45, high=5.0),
+            point(2, 0.004, high=5.0),
+            point(3, 14.99, high=5.0, outcome="failed", current=True),
+        ],
+        total=3,
+        unit="percent",
+    )
+    svg = parse(history)
+    assert svg.findtext("title") == (
+        "late share over 3 runs, 1 failed. "
+        "Oldest first: 2.45 %, < 0.01 %, 14.99 % failed above the band (this run); "
+        "latest band up to 5.00 %."
+    )
+    assert [g.findtext("title") for g in svg.iter("g")][2] == (
+        "this run 3 · 2026-03-04 06:00 UTC · 14.99 % · band up to 5.00 % · failed, above the band"
+    )
+    labels = [t.text for t in svg.iter("text") if t.get("class") == "axis-label"][:2]
+    assert all(label is not None and label.endswith(" %") for label in labels), labels
+
+
 def test_a_drop_below_the_band_points_down_and_a_failure_inside_it_is_a_square() -> None:
     history = CheckHistory(
         "volume",
