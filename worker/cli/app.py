@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_ATTENTION, EXIT_CONFIG, EXIT_RUN_ERROR, EXIT_INTERNAL = 0, 1, 2, 3, 4
 NO_CHANNELS = "no channels configured: no alerts sent (see the README's 'Alerts to chat')"
 """What ``run --notify`` says once when the config names no channel."""
+NOTHING_TO_SEND = "alerts: none sent for this run (no event it announces goes to a channel)"
+"""What ``run --notify`` says of a run with channels configured but no alert to send."""
 
 app = typer.Typer(
     help="Lookout: data checks written in YAML, decided in SQL, reported to ops.",
@@ -310,7 +312,10 @@ def _run_chosen(
                 status.update(f"{automation.name}: delivering alerts")
                 from worker.alerts.delivery import deliver_for_run
 
-                for record in deliver_for_run(store, settings, report):
+                records = deliver_for_run(store, settings, report)
+                if settings.channels and not records:
+                    err.print(NOTHING_TO_SEND)
+                for record in records:
                     line = f"alert: {record.event} → {record.channel}: {record.status}"
                     if record.error:
                         line += f" ({record.error})"

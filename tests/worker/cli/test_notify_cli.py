@@ -24,6 +24,7 @@ NOTHING = (
     " 'lookout notify test CHANNEL' sends one (see the README's 'Alerts to chat')"
 )
 NO_CHANNELS = "no channels configured: no alerts sent (see the README's 'Alerts to chat')"
+NOTHING_TO_SEND = "alerts: none sent for this run (no event it announces goes to a channel)"
 
 
 def environment(tmp_path: Path, flights_settings: Settings, **config: Any) -> dict[str, str]:
@@ -114,6 +115,9 @@ def test_run_notify_with_a_channel_prints_its_alerts_and_not_the_no_channel_line
         env = environment(tmp_path, flights_settings, channels=channels, alerts=alerts)
         failing = [{"name": "no flights", "sql": "SELECT count(*) FROM flights", "expect": "== 0"}]
         write_automation(tmp_path / "automations", "first", checks=failing)
+        write_automation(tmp_path / "automations", "second")  # Clear: no event
         ran = lookout(env, "run", "first", "--notify")
+        quiet = lookout(env, "run", "second", "--notify")
     assert ran.returncode == 1, ran.stdout + ran.stderr
     assert ran.stderr == "alert: needs_attention → ops: sent\n"
+    assert (quiet.returncode, quiet.stderr) == (0, f"{NOTHING_TO_SEND}\n")
