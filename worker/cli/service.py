@@ -177,11 +177,21 @@ def schedule(
         grid.add_row(
             slot.automation,
             slot.at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M"),
-            f"{slot.local.strftime('%Y-%m-%d %H:%M %Z')} · {slot.zone}",
+            _local(slot.local, slot.zone),
         )
     grid.print(out)
     for note in notes:
         err.print(note)
+
+
+def _local(local: dt.datetime, zone: str) -> str:
+    """``2026-12-02 02:10 EST (America/New_York)``; the zone's name left out where it is ``UTC``.
+
+    A narrow terminal breaks the line before the bracketed name, never inside
+    the date-time (``worker.cli.no_break``) nor after a dangling separator.
+    """
+    shown = local.strftime("%Y-%m-%d %H:%M %Z")
+    return shown if zone == local.strftime("%Z") else f"{shown} ({zone})"
 
 
 def run_now(

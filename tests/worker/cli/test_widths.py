@@ -253,3 +253,20 @@ def test_run_json_keeps_stdout_to_json_lines(cli: Env) -> None:
     docs = [json.loads(line) for line in result.stdout.splitlines()]
     assert [d["automation"] for d in docs] == ["flights-carrier-integrity"]
     assert "1 run: 1 Clear · " in result.stderr
+
+
+def test_a_schedule_line_breaks_before_the_zone_name_and_utc_is_not_said_twice(cli: Env) -> None:
+    two = ["schedule", "flights-carrier-integrity", "weather-plausible-readings", "--next", "1"]
+    narrow = CliRunner().invoke(app, two, env={**cli.env, "COLUMNS": "72"}).stdout.splitlines()
+    wide = CliRunner().invoke(app, two, env={**cli.env, "COLUMNS": "160"}).stdout.splitlines()
+
+    def line_of(lines: list[str], name: str) -> int:
+        return next(n for n, line in enumerate(lines) if line.startswith(name))
+
+    assert len(narrow) == 4 and narrow[0].split() == ["automation", "UTC", "local", "time"]
+    new_york = line_of(narrow, "flights-carrier-integrity")
+    assert re.search(r" E[SD]T$", narrow[new_york])  # the zone's name on the next line, whole
+    assert narrow[new_york + 1].strip() == "(America/New_York)"
+    assert narrow[line_of(narrow, "weather-plausible")].endswith(" UTC")
+    assert re.search(r" E[SD]T \(America/New_York\)$", wide[line_of(wide, "flights-carrier")])
+    assert wide[line_of(wide, "weather-plausible")].endswith(" UTC")  # its zone: said once
