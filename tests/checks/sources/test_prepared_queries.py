@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Iterator
@@ -180,3 +181,88 @@ def test_a_source_answers_a_repeated_query_the_same(path: Path) -> None:
             source.query(SLOW, timeout_s=0.5)
     for a, b in zip(first, again, strict=True):
         _same(a, b)
+
+
+# Finite, but long enough for another thread to act while it runs (about 0.7 s).
+LONG = "SELECT count(*) FROM range(150000000) a WHERE a.range % 7 = 3"
+LONG_COUNT = 21428571
+
+
+def test_the_queries_of_one_connection_run_on_one_kept_cursor(
+    conn: duckdb.DuckDBPyConnection,
+) -> None:
+    limits = QueryLimits.of(Limits())
+    prepared = Prepared()
+    cursors = []
+    for sql in QUERIES * 2:
+        kept = run_query(conn, sql, max_rows=50, timeout_s=30, limits=limits, prepared=prepared)
+        _same(kept, run_query(conn, sql, max_rows=50, timeout_s=30, limits=limits))
+        cursors.append(prepared.cursor(conn))
+    assert all(cur is cursors[0] for cur in cursors)
+
+
+@pytest.mark.parametrize(
+    ("sql", "error"),
+    [
+        ("SELECT CAST(name AS INTEGER) FROM t", QueryFailed),  # fails while it runs
+        ("SELECT nope FROM t", QueryFailed),  # fails to bind
+        (SLOW, QueryTimeout),
+    ],
+)
+def test_a_query_that_fails_or_times_out_leaves_a_fresh_cursor_to_the_next(
+    conn: duckdb.DuckDBPyConnection, sql: str, error: type[Exception]
+) -> None:
+    limits = QueryLimits.of(Limits())
+    prepared = Prepared()
+    run_query(conn, QUERIES[3], max_rows=5, timeout_s=30, limits=limits, prepared=prepared)
+    before = prepared.cursor(conn)
+    with pytest.raises(error):
+        run_query(conn, sql, max_rows=5, timeout_s=0.5, limits=limits, prepared=prepared)
+    assert prepared.cursor(conn) is not before
+    after = run_query(conn, QUERIES[3], max_rows=5, timeout_s=30, limits=limits, prepared=prepared)
+    assert after.rows == [(7, 21)]
+
+
+def test_a_result_cut_short_leaves_a_fresh_cursor_to_the_next(
+    conn: duckdb.DuckDBPyConnection,
+) -> None:
+    # 7 rows, 3 hashed: the scan stops with the result still open on its cursor
+    limits = dataclasses.replace(QueryLimits.of(Limits()), fingerprint_max_rows=3)
+    prepared = Prepared()
+    before = prepared.cursor(conn)
+    capped = run_query(conn, QUERIES[0], max_rows=2, timeout_s=30, limits=limits, prepared=prepared)
+    assert capped.scan_capped and capped.row_count == 4
+    assert prepared.cursor(conn) is not before
+    whole = prepared.cursor(conn)
+    run_query(conn, QUERIES[3], max_rows=5, timeout_s=30, limits=limits, prepared=prepared)
+    assert prepared.cursor(conn) is whole  # read to its end: kept
+
+
+def test_an_interrupt_due_as_its_query_ended_never_stops_the_next(
+    conn: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The watchdog may start a query's action just as the query ends; on the kept
+    # cursor it must not reach the query after it.
+    limits = QueryLimits.of(Limits())
+    prepared = Prepared()
+    actions: list[Any] = []
+    real_after = dq.after
+
+    def recorded(timeout_s: float, action: Any) -> Any:
+        actions.append(action)
+        return real_after(timeout_s, action)
+
+    monkeypatch.setattr(dq, "after", recorded)
+    run_query(conn, QUERIES[3], max_rows=5, timeout_s=30, limits=limits, prepared=prepared)
+    late = threading.Timer(0.2, actions[0])  # fires while the next query runs
+    late.start()
+    try:
+        result = run_query(conn, LONG, max_rows=5, timeout_s=30, limits=limits, prepared=prepared)
+    finally:
+        late.join()
+    assert result.rows == [(LONG_COUNT,)]
+    # a query's own action still interrupts it on the kept cursor
+    cur = prepared.cursor(conn)
+    with pytest.raises(QueryTimeout):
+        run_query(conn, LONG, max_rows=5, timeout_s=0.1, limits=limits, prepared=prepared)
+    assert prepared.cursor(conn) is not cur
