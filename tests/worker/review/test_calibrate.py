@@ -141,7 +141,8 @@ def test_scores_flags_and_fits_per_model_and_question(
     assert goal.fitted is not None and goal.fitted.reviews == 100
     assert goal.fitted.apply(0.95) == pytest.approx(0.6)
     # out of sample (5-fold), the recalibrated answers score better than the raw ones
-    assert goal.calibrated_ece is not None and goal.calibrated_ece < goal.ece
+    assert goal.calibrated_ece is not None and goal.ece is not None
+    assert goal.calibrated_ece < goal.ece
     assert goal.calibrated_brier is not None and goal.brier is not None
     assert goal.calibrated_brier < goal.brier
     assert act.held == 20 + 40 and act.fitted is not None
