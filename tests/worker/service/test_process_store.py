@@ -6,11 +6,13 @@ import random
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from celery.concurrency.thread import TaskPool as ThreadPool
 from sqlalchemy import event, text
 
+from checks.settings.config import Settings
 from checks.store.store import Store
 from worker.service import process_store as ps
 
@@ -86,3 +88,24 @@ def test_threads_reuse_their_connections_when_the_pool_fits_them(pg_url: str) ->
     finally:
         sized.close()
         default.close()
+
+
+def test_a_threads_worker_sizes_its_stores_for_its_concurrency_when_it_starts(
+    tmp_path: Path, flights_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from celery.worker import WorkController
+
+    from worker.service import tasks
+    from worker.service.celery_app import app
+
+    settings = flights_settings.model_copy(
+        update={"store_url": f"sqlite:///{tmp_path}/l.db", "automations_dir": tmp_path}
+    )
+    monkeypatch.setattr(tasks, "settings", settings)
+    try:
+        WorkController(app=app, pool_cls="threads", concurrency=12)  # fires worker_init
+        assert ps.pool_size() == 12 + ps.SIDE_CONNECTIONS
+        WorkController(app=app, pool_cls="prefork", concurrency=3)  # one task per child
+        assert ps.pool_size() == 1 + ps.SIDE_CONNECTIONS
+    finally:
+        ps.configure(1)
