@@ -125,6 +125,8 @@ def _append(count: int, fenced: bool) -> Insert:
 # wait (its snapshot): when the lock's holder added events meanwhile, the unique
 # (run_id, seq) refuses the clash and the write is taken again, in a fresh snapshot.
 SEQ_CLASH_RETRIES = 3
+EVENTS_PER_STATEMENT = 100
+"""Events one statement inserts; a write of more is several, in its one transaction, numbered on."""
 
 
 @dataclass(frozen=True)
@@ -267,11 +269,17 @@ class TraceWriter:
     def _write(self, events: list[tuple[dt.datetime, str, dict[str, Any]]]) -> bool:
         fenced = self.attempt is not None
         keys = {"run_id": self.run_id, "attempt": self.attempt}
-        values: dict[str, Any] = dict(keys)
-        for n, (at, kind, payload) in enumerate(events, start=1):
-            values.update({f"at_{n}": at, f"kind_{n}": kind, f"payload_{n}": payload})
         with self.store.engine.begin() as conn:
-            return bool(conn.execute(_append(len(events), fenced), values).rowcount)
+            # a model may ask for hundreds of tool calls in one turn: SQLite takes at most
+            # 500 terms in one compound SELECT (SQLITE_MAX_COMPOUND_SELECT)
+            for start in range(0, len(events), EVENTS_PER_STATEMENT):
+                chunk = events[start : start + EVENTS_PER_STATEMENT]
+                values: dict[str, Any] = dict(keys)
+                for n, (at, kind, payload) in enumerate(chunk, start=1):
+                    values.update({f"at_{n}": at, f"kind_{n}": kind, f"payload_{n}": payload})
+                if not conn.execute(_append(len(chunk), fenced), values).rowcount:
+                    return False  # fenced out: at the first chunk, as the run row stays locked
+        return True
 
 
 def read_trace(store: Store, run_id: int) -> list[TraceEvent]:

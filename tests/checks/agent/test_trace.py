@@ -181,3 +181,15 @@ def test_noted_events_of_a_superseded_attempt_are_dropped(store: Store) -> None:
     old.note("tool_call", {})
     old.flush()
     assert read_trace(store, run_id) == [] and old.superseded
+
+
+def test_a_write_of_hundreds_of_events_is_kept_whole_and_in_order(store: Store) -> None:
+    run_id = new_run(store)
+    writer = TraceWriter(store, run_id, attempt=1)
+    for n in range(1, 601):  # a turn asking for 600 tool calls: past SQLite's 500 terms
+        writer.note("tool_call", {"id": f"c{n}"})
+    writer.append("model_request", {"step": 2})
+    events = read_trace(store, run_id)
+    assert [e.seq for e in events] == list(range(1, 602))
+    assert [e.payload.get("id") for e in events[:3]] == ["c1", "c2", "c3"]
+    assert (events[599].payload, events[600].kind) == ({"id": "c600"}, "model_request")
