@@ -48,13 +48,12 @@ from sqlalchemy import (
     or_,
     select,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql.elements import BindParameter
 
 from checks.report import Finding, Status
 from checks.store.alert_tables import IncidentRow
 from checks.store.review_tables import ListRow
-from checks.store.run_tables import RunRow, table_of
+from checks.store.run_tables import RunRow, dialect_insert, table_of
 
 REPORT = 0
 """``list_rows.incident_id`` of an automation's latest report (incident ids start at 1)."""
@@ -167,7 +166,7 @@ def _incident_rows(run_ids: Any = None, incident_id: Any = None) -> Select[Any]:
 def _upsert(dialect: str, rows: Select[Any]) -> Any:
     """Insert ``rows``, or replace a held row by one whose run is newer (reported, slot, id)."""
     table = table_of(ListRow)
-    insert = (postgresql if dialect == "postgresql" else sqlite).insert(table)
+    insert = dialect_insert(table, dialect)
     new = insert.excluded
     newer = or_(
         new.reported > table.c.reported,

@@ -15,12 +15,11 @@ import datetime as dt
 from typing import Any
 
 from sqlalchemy import JSON, ForeignKey, String, Text
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from checks.pinned.plan import PinnedPlan, PinnedQuery
 from checks.report import Finding, FindingSource
-from checks.store.run_tables import Base, UTCDateTime
+from checks.store.run_tables import Base, UTCDateTime, dialect_insert
 
 
 class PinnedPlanRow(Base):
@@ -77,8 +76,7 @@ def write_plan(session: Session, plan: PinnedPlan, run_id: int) -> None:
         "queries": [q.to_dict() for q in plan.queries],
         "check_outcomes": [[n, o] for n, o in plan.check_outcomes],
     }
-    dialect = session.get_bind().dialect.name
-    insert = (postgresql if dialect == "postgresql" else sqlite).insert(table)
+    insert = dialect_insert(table, session.get_bind().dialect.name)
     session.execute(
         insert.values(automation=plan.automation, **values).on_conflict_do_update(
             index_elements=["automation"], set_=values

@@ -25,6 +25,7 @@ from sqlalchemy import (
     UniqueConstraint,
     true,
 )
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship, validates
 
@@ -83,6 +84,14 @@ class Base(DeclarativeBase):
 def table_of(mapped: type[Base]) -> Table:
     """The Core table of a mapped class, for plain statements outside the ORM's unit of work."""
     return cast(Table, mapped.__table__)
+
+
+def dialect_insert(table: Any, dialect: str) -> Any:
+    """``INSERT`` into ``table`` with ``ON CONFLICT`` clauses: PostgreSQL's, else SQLite's.
+
+    ``dialect`` is the connection's dialect name; the store runs on those two only.
+    """
+    return (postgresql if dialect == "postgresql" else sqlite).insert(table)
 
 
 class RunRow(Base):

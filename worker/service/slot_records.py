@@ -14,19 +14,19 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import String, Text, and_, bindparam, case, func, select
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
 from checks.report import Status
 from checks.store.list_columns import definition_columns
 from checks.store.list_rows import runs_ended
-from checks.store.run_tables import RunRow, ScheduleCursorRow, UTCDateTime
+from checks.store.run_tables import RunRow, ScheduleCursorRow, UTCDateTime, dialect_insert
 from worker.service.claims import ACTIVE
 from worker.service.queue_records import ActiveRun, Cursor, NewRun, QueuedRun, timeout_s_of
 
 
 def _insert(table: Any, postgres: bool) -> Any:
-    return (postgresql if postgres else sqlite).insert(table)
+    return dialect_insert(table, "postgresql" if postgres else "sqlite")
 
 
 def read_cursors(session: Session) -> dict[str, Cursor]:
