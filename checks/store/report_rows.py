@@ -12,10 +12,15 @@ import datetime as dt
 from typing import Any
 
 from sqlalchemy import (
+    BindParameter,
     Connection,
+    bindparam,
+    exists,
     insert,
     null,
+    or_,
     select,
+    update,
 )
 from sqlalchemy.orm import Session, selectinload
 
@@ -104,6 +109,34 @@ def finished_columns(report: RunReport) -> dict[str, Any]:
         values["definition"] = report.definition
         values.update(definition_columns(report.definition))
     return values
+
+
+RESULT_TABLES = (CheckRow, EvidenceRow, SeriesRow)
+"""The tables holding a run's results, each row with its ``run_id``."""
+
+
+def _finish_statement() -> Any:
+    """``Store.finish_run``'s fenced ``UPDATE runs … RETURNING`` (see ``FINISH``).
+
+    It returns the run's automation and slot, and whether results of an
+    earlier write of this run exist.
+    """
+    runs = table_of(RunRow)
+    run_id: BindParameter[int] = bindparam("b_run_id")
+    earlier = or_(*(exists().where(table_of(t).c.run_id == run_id) for t in RESULT_TABLES))
+    return (
+        update(runs)
+        .where(
+            runs.c.id == run_id,
+            runs.c.attempt == bindparam("b_attempt"),
+            runs.c.status == str(Status.RUNNING),
+        )
+        .returning(runs.c.automation, runs.c.scheduled_for, earlier.label("earlier"))
+    )
+
+
+FINISH = _finish_statement()
+"""``finish_run``'s fenced update, built once: its SET clause is the parameters' columns."""
 
 
 def write_results(

@@ -18,7 +18,7 @@ store is only briefly unavailable: a SQLite file locked by another writer, a
 PostgreSQL server restarting (``retry_writes``). Every write that ends a run
 keeps the review list's rows in the same transaction (``checks.store.list_rows``).
 The engine, migrations and retries live in ``checks.store.engine``; a report
-as rows and back in ``checks.store.report_rows``.
+as rows and back, and ``finish_run``'s fenced update, in ``checks.store.report_rows``.
 """
 
 from __future__ import annotations
@@ -28,21 +28,13 @@ from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import (
-    bindparam,
-    delete,
-    exists,
-    or_,
-    select,
-    update,
-)
+from sqlalchemy import delete, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import (
     IntegrityError,
     SQLAlchemyError,
 )
 from sqlalchemy.orm import Session, selectinload, sessionmaker
-from sqlalchemy.sql.elements import BindParameter
 
 from checks.errors import StoreError
 from checks.opinion.row_diff import PreviousRows
@@ -64,6 +56,8 @@ from checks.store.engine import (
 from checks.store.list_rows import ENDED, runs_ended
 from checks.store.plan_tables import write_plan
 from checks.store.report_rows import (
+    FINISH,
+    RESULT_TABLES,
     check_result,
     finished_columns,
     last_completed,
@@ -72,11 +66,8 @@ from checks.store.report_rows import (
 )
 from checks.store.row_sets import previous_rows
 from checks.store.run_tables import (
-    CheckRow,
-    EvidenceRow,
     EvidenceRowSetRow,
     RunRow,
-    SeriesRow,
     table_of,
 )
 from checks.store.series import COMPLETED, FINISHED, SeriesPoint, read_series
@@ -91,28 +82,6 @@ __all__ = [  # what other modules import from here (their homes: engine, report_
     "retry_writes",
     "utcnow",
 ]
-
-_RESULTS = (CheckRow, EvidenceRow, SeriesRow)
-"""The tables holding a run's results, each row with its ``run_id``."""
-
-
-def _finish_statement() -> Any:
-    runs = table_of(RunRow)
-    run_id: BindParameter[int] = bindparam("b_run_id")
-    earlier = or_(*(exists().where(table_of(t).c.run_id == run_id) for t in _RESULTS))
-    return (
-        update(runs)
-        .where(
-            runs.c.id == run_id,
-            runs.c.attempt == bindparam("b_attempt"),
-            runs.c.status == str(Status.RUNNING),
-        )
-        .returning(runs.c.automation, runs.c.scheduled_for, earlier.label("earlier"))
-    )
-
-
-_FINISH = _finish_statement()
-"""``finish_run``'s fenced update, built once: its SET clause is the parameters' columns."""
 
 
 class Store:
@@ -309,11 +278,11 @@ class Store:
         params = {**finished_columns(report), "b_run_id": run_id, "b_attempt": attempt}
         with self.session() as session:
             connection = session.connection()
-            found = connection.execute(_FINISH, params).first()
+            found = connection.execute(FINISH, params).first()
             if found is None:
                 return False
             if found.earlier:  # results written while it still ran: replaced
-                for table in (EvidenceRowSetRow, *_RESULTS):
+                for table in (EvidenceRowSetRow, *RESULT_TABLES):
                     connection.execute(
                         delete(table_of(table)).where(table_of(table).c.run_id == run_id)
                     )
