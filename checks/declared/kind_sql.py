@@ -2,8 +2,8 @@
 
 ``_Compiler`` builds one typed check's two queries over its scope (the table
 after ``filter:``), as ``checks.declared.compile`` describes them; names are
-resolved against the catalog (``resolve_table``, ``resolve_column``), a
-filter parsed as one condition (``parse_filter``), values written as literals
+resolved against the catalog and a filter parsed as one condition
+(``checks.declared.catalog_names``), values written as literals
 (``literal``). ``compile_check`` (``checks.declared.compile``) keeps what it
 builds per process.
 """
@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-import sqlglot
 from sqlglot import exp
 
 from checks.automation.check_kinds import (
@@ -30,12 +29,11 @@ from checks.automation.check_kinds import (
     RowCount,
     Schema,
 )
-from checks.automation.fields import did_you_mean
 from checks.automation.time_buckets import Over
 from checks.declared.buckets import BUCKET, BucketSql, Window, bucket_sql
+from checks.declared.catalog_names import parse_filter, resolve_column, resolve_table
 from checks.errors import CheckDefinitionError
 from checks.sources.base import Column, DataSet
-from checks.sql.catalog_check import condition_error, row_condition_problem
 from checks.sql.types import family
 
 ROWS = "rows"
@@ -62,56 +60,6 @@ class Compiled:
     scope: str
     table: str
     column_type: str | None = None
-
-
-def parse_filter(text: str, dialect: str, at: str) -> exp.Expr:
-    """Parse a ``filter:`` as one SQL condition in ``dialect``.
-
-    Raises:
-        CheckDefinitionError: it is not one condition, or not one on each row (an
-            aggregate, a window function, a query parameter: ``row_condition_problem``).
-
-    """
-    try:
-        condition = sqlglot.parse_one(text, read=dialect, into=exp.Condition)
-    except Exception as error:  # ParseError, TokenError: fail closed
-        raise CheckDefinitionError(condition_error(error), field=at) from None
-    not_per_row = row_condition_problem(condition, dialect)
-    if not_per_row is not None:
-        raise CheckDefinitionError(not_per_row, field=at)
-    return condition
-
-
-def resolve_table(name: str, catalog: Sequence[DataSet], at: str) -> DataSet:
-    """Return the data set ``name`` (exact, else the one differing only in case).
-
-    Raises:
-        CheckDefinitionError: no such data set, with the closest name.
-
-    """
-    exact = [d for d in catalog if d.name == name]
-    folded = [d for d in catalog if d.name.lower() == name.lower()]
-    found = exact or (folded if len(folded) == 1 else [])
-    if not found:
-        hint = did_you_mean(name, [d.name for d in catalog])
-        raise CheckDefinitionError(f"no table {name!r} in this source{hint}", field=at)
-    return found[0]
-
-
-def resolve_column(data_set: DataSet, name: str, at: str) -> Column:
-    """Return the column ``name`` of ``data_set`` (exact, else differing only in case).
-
-    Raises:
-        CheckDefinitionError: no such column, with the closest name.
-
-    """
-    exact = [c for c in data_set.columns if c.name == name]
-    folded = [c for c in data_set.columns if c.name.lower() == name.lower()]
-    found = exact or (folded if len(folded) == 1 else [])
-    if not found:
-        hint = did_you_mean(name, [c.name for c in data_set.columns])
-        raise CheckDefinitionError(f"no column {name!r} in {data_set.name}{hint}", field=at)
-    return found[0]
 
 
 def _count_when(condition: exp.Expr) -> exp.Expr:
