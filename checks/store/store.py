@@ -30,19 +30,12 @@ from typing import Any
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import (
-    IntegrityError,
-    SQLAlchemyError,
-)
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from checks.errors import StoreError
 from checks.opinion.row_diff import PreviousRows
-from checks.report import (
-    Finding,
-    RunReport,
-    Status,
-)
+from checks.report import Finding, RunReport, Status
 from checks.settings.config import redact
 from checks.store.engine import (
     at_head,
@@ -65,11 +58,7 @@ from checks.store.report_rows import (
     write_results,
 )
 from checks.store.row_sets import previous_rows
-from checks.store.run_tables import (
-    EvidenceRowSetRow,
-    RunRow,
-    table_of,
-)
+from checks.store.run_tables import EvidenceRowSetRow, RunRow, table_of
 from checks.store.series import COMPLETED, FINISHED, SeriesPoint, read_series
 
 __all__ = [  # what other modules import from here (their homes: engine, report_rows)
