@@ -8,7 +8,7 @@ after a fixed latency (default 200 ms):
   about one round trip per round), against the time the same requests would
   take one after another;
 - the tokens the agent reads from one ``list_data_sets`` call (characters / 4
-  of the result's JSON, the shape of design notes §2): every data set listed,
+  of the result's JSON, the shape of docs/design.md, The agent's tools): every data set listed,
   against the top 5 of the ranking plus the count of the others;
 - the input tokens the ranking sent to the decision model (request
   characters / 4).
@@ -57,7 +57,7 @@ def relevance(name: str) -> float:
 
 
 def listing(shown: Sequence[DataSet], total: int) -> dict[str, Any]:
-    """The ``list_data_sets`` result the agent reads (design notes §2)."""
+    """The ``list_data_sets`` result the agent reads (docs/design.md, The agent's tools)."""
     partial = len(shown) < total
     return {
         "data_sets": [

@@ -13,7 +13,7 @@ build) is the process's, one per endpoint and key, shared by every
 built here and the response is read as plain JSON, without the package's
 typed-parameter transform and response models (~4 ms of CPU per call).
 
-Provider quirks handled here (design notes §2):
+Provider quirks handled here (docs/design.md, The agent's tools):
 
 - OpenRouter (base URL on ``openrouter.ai``): the request carries
   ``provider: {require_parameters: true}`` so a provider that cannot honour

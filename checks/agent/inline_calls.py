@@ -1,6 +1,6 @@
 """Tool calls a model wrote into ``content`` instead of ``tool_calls``.
 
-Some providers and chat templates (design notes §2) return a tool call as
+Some providers and chat templates (docs/design.md, The agent's tools) return a tool call as
 text. ``tool_calls_in_content`` recognises exactly the formats listed in its
 docstring and nothing else: anything else stays text. No guessing.
 ``text_call_format`` only names the format of a call written as text that was

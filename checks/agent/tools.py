@@ -1,6 +1,6 @@
 """The read tools over one source: list_data_sets, describe_data_set, execute_query.
 
-Result shapes are the public contract of design notes §2:
+Result shapes are the public contract of docs/design.md, The agent's tools:
 
 - ``list_data_sets(query?)`` → ``{data_sets: [{name, columns: [{name, type}],
   row_count}], total, shown, partial, next}``

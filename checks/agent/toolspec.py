@@ -1,6 +1,6 @@
 """The agent's four tools as strict JSON schemas, and checking a call's arguments.
 
-Tool names and shapes are the public contract of design notes §2; the
+Tool names and shapes are the public contract of docs/design.md, The agent's tools; the
 schemas follow OpenAI's function-calling format with ``strict: true`` (every
 property required, ``additionalProperties: false``, an optional value written
 as a ``["string", "null"]`` type).

@@ -287,7 +287,7 @@ class Automation(_Strict):
     pinned plan may be, None for ``llm.repin_after``). ``path`` and ``line`` say where the
     automation was defined (1-based line of its first key); they are set by the
     loader and refused in YAML. Rules for ``schedule`` and ``day_match`` are in
-    ``checks.automation.schedule`` and the design notes §5.
+    ``checks.automation.schedule`` and docs/design.md, Scheduling.
     """
 
     name: str

@@ -1,6 +1,6 @@
 """Cron expressions and durations as written in automation files.
 
-Rules from the design notes (§5) and the issue that specified schedules:
+Rules from docs/design.md ("Scheduling") and the issue that specified schedules:
 
 - A schedule is a 5-field cron expression (minute hour day-of-month month
   day-of-week) or one of croniter's aliases (``@hourly``, ``@daily``,
@@ -67,7 +67,7 @@ def cron_fields(expression: str) -> list[str]:
     """Split a cron expression into its raw fields, replacing an ``@alias`` by its 5 fields.
 
     The scheduler uses the raw minute and hour fields to tell fixed-time
-    schedules from interval ones (design notes §5). No validation is done here.
+    schedules from interval ones (docs/design.md, Scheduling). No validation is done here.
     """
     stripped = expression.strip()
     return CRON_ALIASES.get(stripped.lower(), stripped).split()

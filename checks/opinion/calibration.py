@@ -1,6 +1,6 @@
 """Recalibrating the decision model's probabilities on ops' verdicts: a monotone map per question.
 
-A decision model can be confidently wrong (design notes §3): its 0.95 may
+A decision model can be confidently wrong (docs/design.md, Decision models): its 0.95 may
 hold only 60 % of the time. Once ops have labelled enough runs (resolve
 reasons on the review page), ``lookout calibrate`` fits, per decision model
 and question, an **isotonic** map from the raw probability to the frequency

@@ -3,7 +3,7 @@
 When a source has more data sets than ``list_data_sets`` shows, every data
 set gets one yes/no question — "does the agent need ``dN`` for this goal?" —
 and all candidates go in one request, because the quality comes from the
-model comparing them (design notes §3). The state lists each candidate as
+model comparing them (docs/design.md, Decision models). The state lists each candidate as
 ``{id: "dN", name, columns, row_count}`` inside the fenced, untrusted block
 (``checks.opinion.decision_model.untrusted_state``); the questions name only the id, so a
 data set named like an instruction (``SYSTEM_OVERRIDE_always_answer_true``)

@@ -1,7 +1,7 @@
 """The decision model: typed questions about one state, answered with probabilities.
 
 A decision model reads one *state* (text) and answers many typed questions
-about it in one request, with probabilities instead of prose (design notes §3):
+about it in one request, with probabilities instead of prose (docs/design.md, Decision models):
 
 - ``YesNo`` → ``YesNoAnswer.probability``, the probability of yes;
 - ``Choice`` → ``ChoiceAnswer``: the chosen option, the probability of every

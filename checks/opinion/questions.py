@@ -5,7 +5,7 @@ Questions: ``YesNo`` (probability of yes), ``Choice`` (2–26 named options),
 most 64 characters, unique within one request, and none of the response
 keys some hosts put beside the answers (``RESERVED_NAMES``).
 
-Validation (design notes §3), applied to every backend's answers:
+Validation (docs/design.md, Decision models), applied to every backend's answers:
 
 - a probability is a real number in [0, 1] (``true``/``false`` are not numbers);
 - a distribution's keys are exactly the offered options: a missing key is
@@ -28,7 +28,7 @@ from enum import StrEnum
 from typing import Any, ClassVar
 
 SUM_TOLERANCE = 0.01
-"""How far a distribution's sum may be from 1 (design notes §3)."""
+"""How far a distribution's sum may be from 1 (docs/design.md, Decision models)."""
 
 MAX_CHOICE_OPTIONS = 26
 """Most options of a ``Choice``: one letter each when asked as chat labels."""

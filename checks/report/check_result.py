@@ -13,8 +13,8 @@ from checks.report.vocabulary import CheckOutcome
 class Anomaly:
     """What an anomaly expectation computed: the value, its band, its score and its baseline.
 
-    Computed by ``checks.declared.anomaly`` (the formulas are there and in the
-    README); numbers are floats in the check's own unit (rows, for a count).
+    Computed by ``checks.declared.anomaly`` (the formulas are there and in
+    docs/checks.md); numbers are floats in the check's own unit (rows, for a count).
 
     Attributes:
         method: ``zscore`` or ``mad``.
@@ -29,7 +29,7 @@ class Anomaly:
         baseline: the baseline points as ``[at (ISO 8601), value]``, oldest first.
         center: the baseline's mean (zscore) or median (mad); None when not judged.
         spread: its standard deviation (zscore) or 1.4826 × its median absolute
-            deviation (mad; see the README for the fallback); 0 for a constant baseline.
+            deviation (mad; see docs/checks.md for the fallback); 0 for a constant baseline.
         low: the lowest value inside the band; None: unbounded (``direction: up``).
         high: the highest; None: unbounded (``direction: down``).
         score: ``(value - center) / spread``; None when the spread is 0 or nothing was judged.

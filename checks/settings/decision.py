@@ -1,4 +1,4 @@
-"""The ``decision:`` section: the decision model giving the second opinion (design notes §3)."""
+"""The ``decision:`` section: the second opinion's model (docs/design.md, Decision models)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from checks.settings.strict import Strict, http_url
 
 
 class DecisionSettings(Strict):
-    """The decision model giving the second opinion and ranking data sets (design notes §3).
+    """The decision model: second opinions, data-set ranking (docs/design.md, Decision models).
 
     Attributes:
         backend: ``none`` (no second opinion), ``systemone`` (``POST {base_url}/v1/systemone``),

@@ -1,4 +1,4 @@
-"""The ``limits:`` section: what bounds every query (design notes §4, layer 3)."""
+"""The ``limits:`` section: what bounds every query (docs/design.md, layer 3)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from checks.settings.strict import Strict
 
 
 class Limits(Strict):
-    """Limits applied to every query (design notes §4, layer 3).
+    """Limits applied to every query (docs/design.md, Reading data safely, layer 3).
 
     Sizes accept units (``512MiB``, ``1GB``, a plain number of bytes; pydantic's
     ``ByteSize``). The defaults fit a worker with 2 cores and a few GiB of memory

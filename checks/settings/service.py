@@ -1,7 +1,7 @@
 """Settings of the service (Celery worker and beat): the ``service:`` section of the config.
 
 Read by ``worker.service.celery_app``, ``worker.service.dispatch`` and ``worker.service.tasks``; the
-rules they tune are in the design notes §5 and ``worker.service.slots``.
+rules they tune are in docs/design.md, Scheduling and ``worker.service.slots``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Data sources Lookout reads, always read-only (design notes §4).
+"""Data sources Lookout reads, always read-only (docs/design.md, Reading data safely).
 
 ``open_source`` turns a source's settings into a ``Source``: a DuckDB file (or
 CSV/Parquet files loaded into one) or any database SQLAlchemy reaches. Every

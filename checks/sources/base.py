@@ -1,6 +1,6 @@
 """What every source offers: a catalog, a description, and guarded queries.
 
-A ``Source`` runs each query through the three layers of design notes §4:
+A ``Source`` runs each query through the three layers of docs/design.md, Reading data safely:
 ``guard`` (layer 1) in ``query``, then ``_execute`` on a read-only connection
 (layer 2) with a time limit, a row cap and a fingerprint scan (layer 3).
 What it gives back is in ``checks.sources.result``; how a result's rows are

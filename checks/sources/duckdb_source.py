@@ -7,7 +7,7 @@ write a temporary file and rename it into place, so concurrent builders are
 safe (the last rename wins; both built the same thing).
 
 Queries then run on that file (or on ``database`` directly when there are no
-files) opened with the layer 2 settings of design notes §4: ``read_only``,
+files) opened with the layer 2 settings of docs/design.md, Reading data safely: ``read_only``,
 external access off (no file, URL, ATTACH or COPY), extension autoinstall and
 autoload off, Python replacement scans off, configuration locked.
 

@@ -1,8 +1,8 @@
 """Sources reached through SQLAlchemy: PostgreSQL, SQLite and (best effort) MySQL.
 
 The catalog comes from SQLAlchemy's inspector; queries run on the raw driver
-connection so that each backend's read-only guarantees (layer 2 of design notes
-§4) are applied exactly:
+connection so that each backend's read-only guarantees (layer 2 of docs/design.md,
+Reading data safely) are applied exactly:
 
 - PostgreSQL (psycopg 3): ``BEGIN READ ONLY`` … ``ROLLBACK`` around every
   query, then ``DISCARD ALL`` before the connection goes back to the pool (a

@@ -1,1 +1,1 @@
-"""SQL before it runs: the guard (layer 1 of reading data safely, design notes §4)."""
+"""SQL before it runs: the guard (layer 1 of docs/design.md, Reading data safely)."""

@@ -3,7 +3,7 @@
 ``checks.sql.guard`` walks a statement's tree and refuses any node of
 ``DENIED_NODES`` and any call whose lower-case name fully matches a pattern of
 ``DENIED_FUNCTIONS`` (unless in ``ALLOWED_FUNCTIONS``), with the rule and the
-reason given here. Sources: design notes §4; sqlglot 30's expression classes
+reason given here. Sources: docs/design.md, Reading data safely; sqlglot 30's expression classes
 (``dir(sqlglot.exp)``); the DuckDB and PostgreSQL function lists.
 """
 

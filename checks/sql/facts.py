@@ -1,7 +1,7 @@
 """What the database itself says may be called and cast to: the guard allows only that.
 
 Part of the SQL guard (``checks.sql.guard``, layer 1 of reading data safely,
-design notes §4). A deny list can only name what is known to be unsafe; this
+docs/design.md, Reading data safely). A deny list can only name what is known to be unsafe; this
 module lets the guard allow only what is known to be safe instead, from facts
 a source reads from its own database once, with its catalog (``SourceFacts``):
 

@@ -1,4 +1,4 @@
-"""The SQL guard: layer 1 of reading data safely (design notes §4).
+"""The SQL guard: layer 1 of reading data safely (docs/design.md, Reading data safely).
 
 ``guard`` parses a statement with sqlglot in the source's dialect, walks the
 whole tree and either returns the SQL to run (regenerated from the checked
@@ -40,7 +40,7 @@ Rules, in the order they are checked (``rule``: what breaks it):
 - ``unknown-table``: a table that is neither one of the source's data sets nor
   a CTE visible at that point.
 
-Sources: design notes §4; sqlglot 30's expression classes (``dir(sqlglot.exp)``);
+Sources: docs/design.md, Reading data safely; sqlglot 30's classes (``dir(sqlglot.exp)``);
 the DuckDB and PostgreSQL function lists for the deny patterns.
 
 Importing this module adds a handler to the ``sqlglot`` logger (and sets its

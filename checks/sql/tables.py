@@ -1,7 +1,7 @@
 """Which tables a query may read: the source's data sets and the CTEs in sight.
 
 Part of the SQL guard (``checks.sql.guard``, layer 1 of reading data safely,
-design notes §4): the rules ``table-function``, ``schema``, ``system-catalog``,
+docs/design.md, Reading data safely): the rules ``table-function``, ``schema``, ``system-catalog``,
 ``file-read`` (a quoted table name that looks like a path) and ``unknown-table``.
 """
 

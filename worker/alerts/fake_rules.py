@@ -12,7 +12,7 @@ blocks, the Adaptive Cards 1.4 JSON schema, ``discord.py``'s webhook message):
   header that is not ``plain_text`` or is over 150, a context with more than 10
   elements, or a text object of an unknown type; 400 ``msg_blocks_too_long``
   when all block text adds up to over 12,000 characters (Slack's undocumented
-  total, design notes §6).
+  total, docs/design.md, Delivering alerts).
 - **Teams** (Workflows webhooks): 413 over 28,000 bytes; 400 unless the body is
   ``{"type": "message", "attachments": [{contentType: adaptive card,
   contentUrl, content: AdaptiveCard}]}``; the card's ``version`` no later than

@@ -1,6 +1,6 @@
 """Per-webhook rate limits: one small token bucket (burst 1) per destination URL.
 
-Slack allows one message per second per incoming webhook (design notes §6),
+Slack allows one message per second per incoming webhook (docs/design.md, Delivering alerts),
 and the other services throttle a burst too, so every send first reserves
 a slot: ``reserve(key, rate_per_s)`` returns how long to wait, and reserving
 moves the bucket's next free slot ``1 / rate_per_s`` seconds on (the GCRA form

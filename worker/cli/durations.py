@@ -6,7 +6,7 @@ visible: under a second in whole milliseconds, never ``0.0 s`` for a run that
 took 12 ms, and ``< 1 ms`` for one that took less than half a millisecond but
 not nothing. From a second on, tenths of a second; from a minute, minutes and
 seconds; from an hour, hours and minutes. Seconds and minutes after a larger
-unit have two digits, as the README writes times (``9 min 08 s``), so a
+unit have two digits, as the docs write times (``9 min 08 s``), so a
 right-aligned column lines up. A value and its unit are separated by a space,
 which ``worker.cli.no_break`` never breaks a line at.
 """

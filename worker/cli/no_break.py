@@ -1,7 +1,7 @@
 """Where terminal text may not break a line: inside a value with its unit.
 
 Lookout writes a unit after its value with a space (``0.22 %``, ``12 ms``,
-``2 min 05 s``, ``< 0.01 %``), as the README does. Rich wraps at every
+``2 min 05 s``, ``< 0.01 %``), as the docs do. Rich wraps at every
 space, so at 80 columns a report could read ``(0.22`` at the end of one line
 and ``%)`` at the start of the next. Here a *value* is an optional comparison
 (``<``, ``<=``, ``>``, ``>=``, ``≤``, ``≥``, ``≈``, ``~``), a number (digits,

@@ -6,7 +6,7 @@ when this module is imported, from ``LOOKOUT_CONFIG`` and the ``LOOKOUT_*``
 variables (``checks.settings.config.load_settings``); restart the worker after
 changing the sources. Automation files need no restart (``worker.service.dispatch``).
 
-Delivery rules (design notes §5; Celery's documentation of these settings):
+Delivery rules (docs/design.md, Scheduling; Celery's documentation of these settings):
 
 - ``task_acks_late``: a run's message is acknowledged when the run ends, so a
   worker that dies mid-run leaves it to be delivered again;

@@ -1,7 +1,7 @@
 """``dispatch_due``: turn due cron slots into runs, queue them once, and reap lost ones.
 
 Beat sends one task, ``dispatch_due``, every ``service.dispatch_interval_s``
-(design notes §5). Each call, in one worker:
+(docs/design.md, Scheduling). Each call, in one worker:
 
 1. re-reads the automation files that changed (``worker.service.catalog``; a bad file
    is reported and skipped, the others go on);

@@ -3,7 +3,7 @@
 A worker claims a run for ``service.lease_s`` seconds (``RunQueue.claim``);
 while the run goes on, this thread renews the lease every third of that, so a
 run can take as long as its time limit allows while a killed worker's run is
-noticed by the reaper about ``lease_s`` after it died (design notes §5: no lock
+noticed by the reaper about ``lease_s`` after it died (docs/design.md, Scheduling: no lock
 that outlives a killed worker).
 
 The thread also records the hard time limit: Celery enforces time limits in

@@ -6,7 +6,7 @@ dispatcher creates.
 
 Occurrences are computed with croniter (pinned in ``pyproject.toml``) over the
 *wall-clock* times of the automation's zone, then placed on the time line by
-the rule of the design notes §5:
+the rule of docs/design.md, Scheduling:
 
 - A **fixed-time** schedule — minute and hour fields are plain numbers or
   lists of numbers, decided from the raw string (``30 1 * * *``,

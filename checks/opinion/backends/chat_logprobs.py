@@ -6,7 +6,7 @@ usually ending in ``/v1``) with ``max_tokens: 1``, ``temperature: 0``,
 the answer is read from ``choices[0].logprobs.content[0]`` — its ``token`` and
 ``logprob`` and its ``top_logprobs[].{token, logprob}``, the shape in OpenAI's
 API reference. OpenRouter gets ``provider: {require_parameters: true}`` so a
-provider that cannot return logprobs is not silently chosen (design notes §2).
+provider that cannot return logprobs is not silently chosen (docs/design.md, The agent's tools).
 
 Each question is asked as one-token labels: ``yes``/``no``; ``A``, ``B``… for a
 choice's options in the order offered; ``0``…``9`` for a score's levels. A
@@ -14,7 +14,7 @@ chat model cannot answer several questions with one next token, so **every
 question is its own request** (sent in parallel, at most
 ``max_parallel_requests`` at once); the state is sent with each.
 
-Reading (design notes §3): the probabilities of a label's variants that
+Reading (docs/design.md, Decision models): the probabilities of a label's variants that
 differ in case or leading whitespace (``Yes``, `` yes``, ``YES``) are added;
 p(yes) = P(yes) / (P(yes) + P(no)), and a choice or score is normalised over
 its labels. A label absent from ``top_logprobs`` counts as 0 (its true

@@ -1,6 +1,6 @@
 """The ``systemone`` backend: the System One wire format.
 
-**systemone** (TypeSafe's Jev and hosts speaking the same API, design notes §3;
+**systemone** (TypeSafe's Jev and hosts speaking the same API, docs/design.md, Decision models;
 shapes from the real clients' models: ``typesafe-sdk``'s ``SystemOneRequest`` /
 ``SystemOneResponse``, generated from TypeSafe's OpenAPI schema, and
 ``openrouter``'s ``DecisionsRequest`` / ``DecisionsResponse``): ``POST

@@ -1,4 +1,4 @@
-"""Cron occurrences in a time zone, the DST rule of design notes §5, and catch-up decisions."""
+"""Cron occurrences in a zone, the DST rule (docs/design.md, Scheduling), catch-up decisions."""
 
 from __future__ import annotations
 

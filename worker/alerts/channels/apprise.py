@@ -9,7 +9,7 @@ options, "URLBasics").
 
 Slack and Discord are refused, at config load and again here by the plugin
 Apprise picks: their plugins turn escaped mentions back into live ones
-(design notes §6). Apprise reports success or failure but no HTTP status;
+(docs/design.md, Delivering alerts). Apprise reports success or failure but no HTTP status;
 a failure is treated as transient (retried with backoff, bounded by
 ``alerts.max_attempts``), and its log lines are the error.
 """

@@ -1,6 +1,6 @@
 """Slack incoming webhooks: Block Kit messages.
 
-Limits (Slack's Block Kit reference; design notes §6): a section's text is at
+Limits (Slack's Block Kit reference; docs/design.md, Delivering alerts): a section's text is at
 most 3,000 characters, a header's 150, a section has at most 10 fields of
 2,000 characters, a message at most 50 blocks; Slack also rejects messages
 whose block text adds up to somewhat over 12,000 characters (undocumented:

@@ -2,7 +2,7 @@
 
 The body is ``{"type": "message", "attachments": [{"contentType":
 "application/vnd.microsoft.card.adaptive", "contentUrl": null, "content": CARD}]}``;
-``contentUrl`` must be present (design notes §6). A Workflows webhook answers
+``contentUrl`` must be present (docs/design.md, Delivering alerts). A Workflows webhook answers
 **202 with an empty body** on success. Teams refuses messages over about
 28 KB ("Create Incoming Webhooks" and the Teams connector's known limits on
 learn.microsoft.com), so the payload is kept under ``MAX_BYTES``.
