@@ -25,7 +25,7 @@ from checks.declared.anomaly import HISTORY_READ, History, Point
 from checks.declared.check import run_checks
 from checks.declared.finding import decide_from_checks
 from checks.errors import SourceError, StoreError
-from checks.opinion.decision_model import make_decision_model
+from checks.opinion.backends import make_decision_model
 from checks.opinion.evidence_diff import evidence_key
 from checks.opinion.second_opinion import second_opinion
 from checks.pinned.consult import PlanCheck, consult, pinning_record, take_plan

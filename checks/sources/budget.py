@@ -11,13 +11,13 @@ import decimal
 import json
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeAlias
 
 from checks.errors import QueryFailed
 from checks.sources.cells import Oversized
 
-if TYPE_CHECKING:
-    from checks.sources.result import JSONValue
+JSONValue: TypeAlias = "bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None"
+"""A JSON-safe value: what ``to_jsonable`` gives and ``json`` encodes."""
 
 ENCODE = json.JSONEncoder(ensure_ascii=False).encode
 """``json.dumps(value, ensure_ascii=False)``, without building an encoder per call."""

@@ -1,7 +1,7 @@
 """Delivering a run's alerts: each (run, event, channel) at most once, every attempt recorded.
 
 ``deliver_for_run`` is the one entry point (``lookout run --notify`` calls it
-in-process; the Celery task ``worker.alerts.delivery_tasks.deliver_run`` calls it
+in-process; the Celery task ``worker.service.delivery_tasks.deliver_run`` calls it
 in a worker). For one stored run it:
 
 1. plans the run's events (``checks.store.incidents.plan_run``: decided once per run,

@@ -31,7 +31,7 @@ from checks.run import SourcePool, run_automation
 from checks.settings.config import Settings, redact
 from checks.store.incidents import plan_run
 from checks.store.store import Store, utcnow
-from worker.alerts.delivery_tasks import deliver_due_task, enqueue_delivery
+from worker.service.delivery_tasks import deliver_due_task, enqueue_delivery
 from worker.alerts.routing import routes
 from worker.service.catalog import AutomationCatalog
 from worker.service.celery_app import (

@@ -19,6 +19,7 @@ from checks.fakes.synthetic_catalog import (
     family,
     synthetic_catalog,
 )
+from checks.opinion.backends import make_decision_model
 from checks.opinion.dataset_ranking import (
     DataSetRanking,
     RankingMethod,
@@ -29,7 +30,6 @@ from checks.opinion.decision_model import (
     Backend,
     DecisionModel,
     NoDecisionModel,
-    make_decision_model,
 )
 from checks.opinion.decision_model import read_untrusted_state as unfence
 from checks.opinion.lexical_ranking import relevance as lexical_relevance
