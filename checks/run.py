@@ -21,10 +21,11 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from checks.agent.trace import MemoryTrace, TraceSink, TraceWriter
 from checks.automation.model import Automation
+from checks.clock import utcnow
 from checks.declared.anomaly import HISTORY_READ, History, Point
 from checks.declared.check import run_checks
 from checks.declared.finding import decide_from_checks
-from checks.errors import SourceError, StoreError
+from checks.errors import SourceError, StoreError, first_line
 from checks.opinion.backends import make_decision_model
 from checks.opinion.evidence_diff import evidence_key
 from checks.opinion.second_opinion import second_opinion
@@ -38,7 +39,7 @@ from checks.store.incidents import plan_run
 from checks.store.opinion_reads import OpinionInputs, opinion_inputs
 from checks.store.plans import current_plan
 from checks.store.review_reads import Verdict, verdicts_for_next_run
-from checks.store.store import Store, first_line, utcnow
+from checks.store.store import Store
 
 NEEDS_LLM = (
     "needs an LLM: set LOOKOUT_LLM_BASE_URL and LOOKOUT_LLM_MODEL (or llm: in the config) "

@@ -237,12 +237,6 @@ class Source(ABC):
         self.close()
 
 
-def first_line(error: BaseException) -> str:
-    """Return the first line of an error's message (drivers add context lines)."""
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
-
-
 def missing_file(path: Path) -> str:
     """Why ``path`` is not a file to open: ``does not exist`` or ``is a folder, not a file``."""
     return "is a folder, not a file" if path.is_dir() else "does not exist"

@@ -32,8 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from checks.errors import QueryFailed, QueryTimeout
-from checks.sources.base import first_line
+from checks.errors import QueryFailed, QueryTimeout, first_line
 from checks.sources.cells import _CellPlan, _weight
 from checks.sources.duckdb_connection import QueryLimits, memory_message
 from checks.sources.fingerprint import collect

@@ -31,9 +31,9 @@ from sqlalchemy import CursorResult, Engine, update
 from sqlalchemy.orm import Session
 from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_attempt
 
+from checks.clock import utcnow
 from checks.settings.config import Settings, redact
 from checks.store.alert_tables import AttemptRow, DeliveryRow
-from checks.store.store import utcnow
 from worker.alerts.channel import Outcome, Sender
 from worker.alerts.channels import sender_for
 from worker.alerts.delivery_log import DeliveryRecord, get_delivery, record_of

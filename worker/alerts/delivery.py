@@ -34,13 +34,14 @@ from sqlalchemy import Engine, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from checks.clock import utcnow
 from checks.declared.finding import anomaly_lines, not_evaluated_lines
 from checks.opinion.row_diff import change_lines
 from checks.report import RunReport
 from checks.settings.config import Settings
 from checks.store.alert_tables import DeliveryRow
 from checks.store.incidents import PlannedEvent, plan_run
-from checks.store.store import Store, utcnow
+from checks.store.store import Store
 from worker.alerts.attempts import Context, Sleep, open_context, send_claimed, update_delivery
 from worker.alerts.delivery_log import DeliveryRecord, get_delivery
 from worker.alerts.message import TEST_EVENT, Alert, cut, opinion_of, run_link

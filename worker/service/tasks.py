@@ -25,13 +25,13 @@ from pydantic import ValidationError
 
 from checks.agent.trace import TraceWriter
 from checks.automation.model import Automation
+from checks.clock import utcnow
 from checks.errors import LookoutError
 from checks.report import FRESH_TRIGGER, RunReport, Status
 from checks.run import SourcePool, run_automation
 from checks.settings.config import Settings, redact
 from checks.store.incidents import plan_run
-from checks.store.store import Store, utcnow
-from worker.service.delivery_tasks import deliver_due_task, enqueue_delivery
+from checks.store.store import Store
 from worker.alerts.routing import routes
 from worker.service.catalog import AutomationCatalog
 from worker.service.celery_app import (
@@ -42,6 +42,7 @@ from worker.service.celery_app import (
     settings,
     source_queue,
 )
+from worker.service.delivery_tasks import deliver_due_task, enqueue_delivery
 from worker.service.dispatch import Dispatcher
 from worker.service.lease import Heartbeat, hard_limit_reason, soft_limit_reason
 from worker.service.process_store import configure, process_store, task_threads

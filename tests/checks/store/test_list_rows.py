@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select, update
 
+from checks.clock import utcnow
 from checks.report import Finding, RunReport, Status
 from checks.store.alert_tables import IncidentRow
 from checks.store.incidents import plan_run
@@ -34,7 +35,7 @@ from checks.store.list_rows import (
 )
 from checks.store.review_tables import ListRow
 from checks.store.run_tables import RunRow, table_of
-from checks.store.store import Store, utcnow
+from checks.store.store import Store
 from worker.review import Filters, board
 from worker.service.queue_records import NewRun
 from worker.service.run_queue import RunQueue

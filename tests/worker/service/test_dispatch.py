@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from checks.clock import utcnow
 from checks.report import Finding, RunReport, Status
-from checks.store.store import Store, utcnow
+from checks.store.store import Store
 from tests.worker.service.service_support import (
     clean_store,
     config_data,
