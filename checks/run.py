@@ -32,13 +32,14 @@ from checks.opinion.second_opinion import second_opinion
 from checks.pinned.consult import PlanCheck, consult, pinning_record, take_plan
 from checks.pinned.plan import PinnedPlan
 from checks.report import CheckOutcome, FindingSource, RunReport, Status
+from checks.report.ops_resolution import OpsResolution
 from checks.settings.config import Settings, redact
 from checks.sources.base import Source
 from checks.sources.pool import SourcePool as SourcePool
 from checks.store.incidents import plan_run
 from checks.store.opinion_reads import OpinionInputs, opinion_inputs
 from checks.store.plans import current_plan
-from checks.store.review_reads import Verdict, verdicts_for_next_run
+from checks.store.review_reads import resolutions_for_next_run
 from checks.store.store import Store
 
 NEEDS_LLM = (
@@ -136,8 +137,8 @@ def _decide(
 
     With a store, the automation's pinned plan is consulted after the checks
     (``checks.pinned.consult``) and taken when its evidence is unchanged; else
-    the agent is told ops' verdicts on earlier runs
-    (``checks.store.review_reads.verdicts_for_next_run``) and the plan it did
+    the agent is told ops' resolutions of earlier runs
+    (``checks.store.review_reads.resolutions_for_next_run``) and the plan it did
     not take, and its accepted report becomes the new plan.
     """
     started = utcnow()
@@ -173,11 +174,11 @@ def _decide(
     for check in report.checks:
         if check.outcome is CheckOutcome.NOT_EVALUATED:
             say(f"{automation.name}: check '{check.name}' not evaluated: {check.reason}")
-    # ops' verdicts go to the pinned plan's consultation and to the agent: read only for them
+    # ops' resolutions go to the pinned plan's consultation and to the agent: read only for them
     told = plan is not None or llm_configured(settings)
-    verdicts = tuple(verdicts_for_next_run(store, automation.name)) if store and told else ()
+    resolutions = tuple(resolutions_for_next_run(store, automation.name)) if store and told else ()
     looked = _consult_plan(
-        automation, settings, report, source, plan, fresh, verdicts, deadline, say
+        automation, settings, report, source, plan, fresh, resolutions, deadline, say
     )
     if looked is not None and looked.used:
         take_plan(report, looked)
@@ -198,7 +199,7 @@ def _decide(
             automation.instructions or "",
             source.name,
             source.dialect,
-            verdicts=verdicts,
+            resolutions=resolutions,
             timezone=automation.timezone,
             previous=looked,
         )
@@ -237,7 +238,7 @@ def _consult_plan(
     source: Source,
     plan: PinnedPlan | None,
     fresh: bool,
-    verdicts: tuple[Verdict, ...],
+    resolutions: tuple[OpsResolution, ...],
     deadline: float,
     say: Progress,
 ) -> PlanCheck | None:
@@ -255,7 +256,7 @@ def _consult_plan(
         model=model,
         now=report.started_at or utcnow(),
         fresh=fresh,
-        verdicts=verdicts,
+        resolutions=resolutions,
         deadline=deadline,
     )
 
