@@ -36,7 +36,7 @@ from checks.report.ops_resolution import OpsResolution
 from checks.settings.config import Settings, redact
 from checks.sources.base import Source
 from checks.sources.pool import SourcePool as SourcePool
-from checks.store.incidents import plan_run
+from checks.store.incidents import decide_run_events
 from checks.store.opinion_reads import OpinionInputs, opinion_inputs
 from checks.store.plans import current_plan
 from checks.store.review_reads import resolutions_for_next_run
@@ -360,12 +360,12 @@ def run_and_store(
         with contextlib.suppress(Exception):  # best effort: the error below is what matters
             failed = store.get_run(run_id)
             if failed is not None:
-                plan_run(store.engine, failed, now=utcnow(), announce=announce)
+                decide_run_events(store.engine, failed, now=utcnow(), announce=announce)
         if isinstance(exc, SQLAlchemyError):  # the store failed mid-run, then came back
             raise StoreError(f"run {run_id} ended in error: {reason}") from None
         raise
     if stored:
-        plan_run(
+        decide_run_events(
             store.engine, report, now=utcnow(), enabled=settings.alerts.events, announce=announce
         )
     return report

@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from checks.agent.dataset_ranking import lexical_order, rank_data_sets
 from checks.errors import LookoutError
-from checks.opinion.dataset_ranking import lexical_order, rank_data_sets
 from checks.opinion.decision_model import DecisionModel
 from checks.report import Evidence, json_value
 from checks.settings.limits import Limits
@@ -68,7 +68,7 @@ class ToolBox:
         list_cap: most data sets shown by one ``list_data_sets``.
         deadline: ``time.monotonic()`` after which no query starts (None: no limit).
         ranker: the decision model that ranks a catalog larger than ``list_cap``
-            (``checks.opinion.dataset_ranking``); None or backend ``none``: lexical order.
+            (``checks.agent.dataset_ranking``); None or backend ``none``: lexical order.
             How each ranking was made is kept in ``rankings``.
         timezone: the automation's time zone, for the lint of ``execute_query``.
     """

@@ -153,7 +153,8 @@ def consult(
         check.reason = FRESH
         return check
     if resolutions:
-        check.reason = f"ops resolved run {resolutions[0].run_id} as {resolutions[0].reason} since the last run"
+        latest = resolutions[0]
+        check.reason = f"ops resolved run {latest.run_id} as {latest.reason} since the last run"
         return check
     if definition_hash(report.definition) != plan.definition_hash:
         check.reason = "the automation's definition changed since the plan was made"

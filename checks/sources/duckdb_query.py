@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from checks.errors import QueryFailed, QueryTimeout, first_line
-from checks.sources.cells import _CellPlan, _weight
+from checks.sources.cells import CellFetch, duckdb_weight
 from checks.sources.duckdb_connection import QueryLimits, memory_message
 from checks.sources.fingerprint import collect
 from checks.sources.result import QueryResult
@@ -78,7 +78,7 @@ class Ready:
 
     columns: list[str]
     statement: duckdb.Statement
-    plan: _CellPlan | None
+    plan: CellFetch | None
 
 
 class Prepared:
@@ -160,9 +160,9 @@ def _bind(
     """Bind ``statement`` (names and types, nothing runs) and plan its cells."""
     bound = cur.sql(statement)  # binds the parsed statement: no second parse
     columns = list(bound.columns)
-    plan = _CellPlan(
+    plan = CellFetch(
         [str(t) for t in bound.types],
-        [_weight(t) for t in bound.types],
+        [duckdb_weight(t) for t in bound.types],
         fetch_chars=max(limits.fetch_cell_chars, limits.max_cell_chars),
         head_chars=limits.max_cell_chars,
     )

@@ -22,7 +22,7 @@ measures each such cell in SQL first: a cell larger than
 value into Python objects can neither be interrupted nor bounded in memory);
 it arrives as an ``Oversized`` holding its head, size and DuckDB's hash.
 Everything else, rows and their order included, is exactly what the query
-returns (``_CellPlan`` in ``checks.sources.cells``).
+returns (``CellFetch`` in ``checks.sources.cells``).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from checks.errors import QueryFailed
-from checks.sources.cells import _CellPlan, pg_weight
+from checks.sources.cells import CellFetch, pg_weight
 from checks.sources.fingerprint import Finish
 from checks.sources.result import QueryResult
 from checks.sources.watchdog import after
@@ -72,7 +72,7 @@ def run_postgres(
                 probe.execute(f"SELECT * FROM (\n{sql}\n) AS lookout_q LIMIT 0")
                 oids = [d.type_code for d in probe.description or []]
                 columns = [d.name for d in probe.description or []]
-            plan = _CellPlan(
+            plan = CellFetch(
                 [_pg_type_name(conn, oid) for oid in oids],
                 [pg_weight(oid) for oid in oids],
                 fetch_chars=max(limits.fetch_cell_chars, limits.max_cell_chars),

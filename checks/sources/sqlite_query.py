@@ -6,7 +6,7 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
 
-from checks.sources.cells import SQLITE_WEIGHT, _CellPlan
+from checks.sources.cells import SQLITE_WEIGHT, CellFetch
 from checks.sources.fingerprint import Finish
 from checks.sources.result import QueryResult
 
@@ -45,7 +45,7 @@ def run_sqlite(
         cur = conn.cursor()
         cur.execute(f"SELECT * FROM (\n{sql}\n) LIMIT 0")
         columns = [d[0] for d in cur.description or []]
-        plan = _CellPlan(
+        plan = CellFetch(
             ["value"] * len(columns),
             [SQLITE_WEIGHT] * len(columns),
             fetch_chars=max(limits.fetch_cell_chars, limits.max_cell_chars),

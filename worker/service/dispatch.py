@@ -3,7 +3,7 @@
 Beat sends one task, ``dispatch_due``, every ``service.dispatch_interval_s``
 (design notes §5). Each call, in one worker:
 
-1. re-reads the automation files that changed (``worker.service.catalog``; a bad file
+1. re-reads the automation files that changed (``worker.service.known_automations``; a bad file
    is reported and skipped, the others go on);
 2. for each enabled, scheduled automation, finds the slots in
    ``(cursor, now]`` (``worker.service.slots``: croniter in the automation's zone,
@@ -40,10 +40,16 @@ from dataclasses import asdict, dataclass, field
 from checks.automation.model import Automation
 from checks.settings.config import Settings
 from checks.settings.service import ServiceSettings
-from worker.service.catalog import AutomationCatalog
+from worker.service.known_automations import KnownAutomations
 from worker.service.queue_records import ActiveRun, Cursor, NewRun, QueuedRun
 from worker.service.run_queue import RunQueue
-from worker.service.slots import CronSchedule, SlotDecision, next_occurrences, occurrences, plan_due
+from worker.service.slots import (
+    CronSchedule,
+    SlotDecision,
+    apply_catchup,
+    next_occurrences,
+    occurrences,
+)
 
 log = logging.getLogger("lookout.dispatch")
 
@@ -167,7 +173,7 @@ class Dispatcher:
         settings: Settings,
         queue: RunQueue,
         send: Sender,
-        catalog: AutomationCatalog | None = None,
+        catalog: KnownAutomations | None = None,
         *,
         send_batch: BatchSender | None = None,
     ) -> None:
@@ -175,7 +181,7 @@ class Dispatcher:
         self.queue = queue
         self.send = send
         self.send_batch = send_batch
-        self.catalog = catalog or AutomationCatalog(
+        self.catalog = catalog or KnownAutomations(
             settings.automations_dir, settings.sources.keys()
         )
         self._next: dict[str, tuple[Cursor, dt.datetime | None]] = {}
@@ -260,7 +266,7 @@ class Dispatcher:
                 service.catchup_cap,
             )
             slots = slots[1:]
-        decisions = plan_due(automation, slots, now, misfire_grace_s=service.misfire_grace_s)
+        decisions = apply_catchup(automation, slots, now, misfire_grace_s=service.misfire_grace_s)
         reason = visibility_problem(automation, service)
         if reason is None:
             return decisions

@@ -30,10 +30,9 @@ from checks.errors import LookoutError
 from checks.report import FRESH_TRIGGER, RunReport, Status
 from checks.run import SourcePool, run_automation
 from checks.settings.config import Settings, redact
-from checks.store.incidents import plan_run
+from checks.store.incidents import decide_run_events
 from checks.store.store import Store
 from worker.alerts.routing import routes
-from worker.service.catalog import AutomationCatalog
 from worker.service.celery_app import (
     DEFAULT_QUEUE,
     DISPATCH_TASK,
@@ -44,6 +43,7 @@ from worker.service.celery_app import (
 )
 from worker.service.delivery_tasks import deliver_due_task, enqueue_delivery
 from worker.service.dispatch import Dispatcher
+from worker.service.known_automations import KnownAutomations
 from worker.service.lease import Heartbeat, hard_limit_reason, soft_limit_reason
 from worker.service.process_store import configure, process_store, task_threads
 from worker.service.queue_records import QueuedRun, RunInfo
@@ -79,7 +79,7 @@ def process() -> _Process:
         return _state[pid]
 
 
-_preloaded: dict[str, AutomationCatalog] = {}
+_preloaded: dict[str, KnownAutomations] = {}
 
 
 @worker_init.connect  # type: ignore[untyped-decorator]
@@ -98,7 +98,7 @@ def _prepare(sender: Any = None, **_: object) -> None:
         Store(settings.store_url).close()
     except LookoutError as exc:  # the store is down: each task tries again when it opens it
         log.error("%s", exc)
-    catalog = AutomationCatalog(settings.automations_dir, settings.sources.keys())
+    catalog = KnownAutomations(settings.automations_dir, settings.sources.keys())
     catalog.refresh()
     _preloaded["catalog"] = catalog
 
@@ -177,9 +177,11 @@ def announce(run_id: int, store: Store | None = None, report: RunReport | None =
         if report is None:
             report = store.get_run(run_id)
         if report is not None and report.status in (Status.COMPLETED, Status.ERROR):
-            plan = plan_run(store.engine, report, now=utcnow(), enabled=settings.alerts.events)
+            run_events = decide_run_events(
+                store.engine, report, now=utcnow(), enabled=settings.alerts.events
+            )
             notify = [n for n in report.definition.get("notify") or [] if isinstance(n, str)]
-            needed = bool(routes(plan.events, notify, settings))
+            needed = bool(routes(run_events.events, notify, settings))
         else:
             needed = False  # the delivery task sends nothing for it either
     except Exception:

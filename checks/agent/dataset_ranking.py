@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from checks.agent.lexical_ranking import relevance
 from checks.opinion.decision_model import (
     Answers,
     Backend,
@@ -42,7 +43,6 @@ from checks.opinion.decision_model import (
     estimate_tokens,
     untrusted_state,
 )
-from checks.opinion.lexical_ranking import relevance
 from checks.sources import DataSet
 
 LexicalOrder = Callable[[Sequence[DataSet]], list[DataSet]]
