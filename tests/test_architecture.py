@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -163,7 +164,7 @@ def test_each_room_imports_only_rooms_below_it_in_the_package_order() -> None:
     order = drawn_order()
     rank = {room: len(order) - i for i, room in enumerate(order)}  # higher rooms rank higher
     graph = import_graph(type_checking=True)
-    upward = set()
+    upward: set[tuple[str, str, str]] = set()
     for importer in graph.modules:
         for imported in graph.find_modules_directly_imported_by(importer):
             a, b = room_of(importer), room_of(imported)
@@ -211,3 +212,41 @@ def strongly_connected(graph: grimp.ImportGraph) -> list[list[str]]:
 
 def test_no_module_imports_itself_through_others() -> None:
     assert strongly_connected(import_graph(type_checking=False)) == []
+
+
+# Private names still imported from another module in files the kinds branch of the
+# same restructuring rewrites (checks/declared/typed*.py, kind_sql.py). Empty this once
+# it is merged (the test below then says which, if any, are left); never add to it.
+PRIVATE_ON_THE_KINDS_BRANCH = {
+    ("checks.declared.compile", "checks.declared.kind_sql._Compiler"),
+    ("checks.declared.typed", "checks.declared.typed_judge._count"),
+    ("checks.declared.typed", "checks.declared.typed_judge._fill"),
+    ("checks.declared.typed", "checks.declared.typed_judge._int"),
+    ("checks.declared.typed", "checks.declared.typed_judge._Judge"),
+    ("checks.declared.typed", "checks.declared.typed_judge._Judged"),
+}
+
+
+def private_imports() -> set[tuple[str, str]]:
+    """(importer, module.name) for every ``_name`` of one module imported by another."""
+    found: set[tuple[str, str]] = set()
+    for top in ("checks", "worker"):
+        for path in (ROOT / top).rglob("*.py"):
+            if "versions" in path.parts:
+                continue
+            module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(
+                ".__init__"
+            )
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    for alias in node.names:
+                        name = alias.name
+                        if name.startswith("_") and not name.startswith("__"):
+                            found.add((module, f"{node.module}.{name}"))
+    return found
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    found = private_imports()
+    assert sorted(found - PRIVATE_ON_THE_KINDS_BRANCH) == []
+    assert found >= PRIVATE_ON_THE_KINDS_BRANCH  # the allow-list holds only what still happens
