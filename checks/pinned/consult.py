@@ -145,7 +145,7 @@ def consult(
         deadline: ``time.monotonic()`` after which no query starts.
 
     Returns:
-        the verdict; a query that fails, is refused or times out is a change
+        the check; a query that fails, is refused or times out is a change
         (its error in ``changes``), never an exception.
     """
     check = PlanCheck(plan)

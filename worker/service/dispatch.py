@@ -152,14 +152,15 @@ def visibility_problem(automation: Automation, service: ServiceSettings) -> str 
 
 
 class Dispatcher:
-    """One process's dispatcher: its catalog of files and a cache of each next slot.
+    """One process's dispatcher: the automations it knows and a cache of each next slot.
 
     Args:
         settings: ``automations_dir``, the sources and the ``service`` section.
         queue: the store's run queue.
         send: sends one run's Celery message; an exception leaves the run
             unsent, and the reaper sends it after ``service.unsent_grace_s``.
-        catalog: the automation files (default: ``settings.automations_dir``).
+        catalog: the automations it knows, re-read as their files change (default:
+            those of ``settings.automations_dir``).
         send_batch: when given, used instead of ``send`` for each batch of
             messages; a batch that cannot be opened (the broker is down) or
             fails as it closes (when a pipelined batch's messages leave) leaves
@@ -219,7 +220,7 @@ class Dispatcher:
             result.file_errors = self._file_errors = problems
         cursors = self.queue.cursors()
         moves: dict[str, Cursor] = {}
-        plans: dict[str, tuple[Automation, list[SlotDecision]]] = {}
+        decided: dict[str, tuple[Automation, list[SlotDecision]]] = {}
         for automation in loaded.automations:
             schedule = CronSchedule.of(automation)
             if schedule is None:
@@ -234,13 +235,14 @@ class Dispatcher:
                 continue
             moves[automation.name] = Cursor(schedule.key, now)
             if automation.enabled:
-                plans[automation.name] = (automation, self._plan(automation, schedule, cursor, now))
+                slots = self._decide_slots(automation, schedule, cursor, now)
+                decided[automation.name] = (automation, slots)
         active = self.queue.active_runs(
-            [n for n, (a, ds) in plans.items() if a.overlap != "allow" and any(d.run for d in ds)]
+            [n for n, (a, ds) in decided.items() if a.overlap != "allow" and any(d.run for d in ds)]
         )
         runs = [
             NewRun(a.name, d.scheduled_for, a.source, a.definition(), reason=d.reason)
-            for name, (a, decisions) in plans.items()
+            for name, (a, decisions) in decided.items()
             for d in apply_overlap(a, decisions, active.get(name, []))
         ]
         result.skipped = sum(1 for r in runs if r.reason)
@@ -251,7 +253,7 @@ class Dispatcher:
             log.info("dispatch at %s: %s", now.isoformat(), result.to_dict())
         return result
 
-    def _plan(
+    def _decide_slots(
         self, automation: Automation, schedule: CronSchedule, cursor: Cursor, now: dt.datetime
     ) -> list[SlotDecision]:
         """Decide the slots in ``(cursor, now]``: catch-up, then the visibility-timeout rule."""

@@ -62,7 +62,7 @@ class KnownAutomations:
         self.known_sources = known_sources
         self._parsed: dict[Path, _Parsed] = {}
         self._listing_problems: list[AutomationError] = []
-        self.reloads = 0  # files parsed since the catalog was made (tests and the benchmark)
+        self.reloads = 0  # files parsed since it was made (tests and the benchmark)
 
     def refresh(self) -> LoadResult:
         """Re-read the changed files and return every good automation and every problem.

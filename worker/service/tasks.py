@@ -86,7 +86,7 @@ _preloaded: dict[str, KnownAutomations] = {}
 def _prepare(sender: Any = None, **_: object) -> None:
     """In the worker's main process, before the pool forks: migrate, and parse the files once.
 
-    Every pool process then starts from the parsed catalog (copied by the fork)
+    Every pool process then starts from the parsed automations (copied by the fork)
     and re-reads only files that change, instead of parsing them all again. Its
     stores are sized for the tasks one process runs at once (``sender`` is
     Celery's ``WorkController``).
@@ -98,9 +98,9 @@ def _prepare(sender: Any = None, **_: object) -> None:
         Store(settings.store_url).close()
     except LookoutError as exc:  # the store is down: each task tries again when it opens it
         log.error("%s", exc)
-    catalog = KnownAutomations(settings.automations_dir, settings.sources.keys())
-    catalog.refresh()
-    _preloaded["catalog"] = catalog
+    known = KnownAutomations(settings.automations_dir, settings.sources.keys())
+    known.refresh()
+    _preloaded["automations"] = known
 
 
 def send_run(run: QueuedRun, *, producer: Any = None) -> None:
@@ -142,9 +142,9 @@ def dispatch_due() -> dict[str, object]:
     state = process()
     with state.dispatch_lock:  # one dispatch at a time per process (threads pool)
         if state.dispatcher is None:
-            catalog = _preloaded.get("catalog")
+            known = _preloaded.get("automations")
             state.dispatcher = Dispatcher(
-                state.settings, state.queue, send_run, catalog, send_batch=run_sender
+                state.settings, state.queue, send_run, known, send_batch=run_sender
             )
         result = state.dispatcher.dispatch_due(utcnow())
     for run_id in result.gave_up:  # ended in error by the reaper: announced like any other
