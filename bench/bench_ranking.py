@@ -35,10 +35,11 @@ from multiprocessing.queues import Queue
 from pathlib import Path
 from typing import Any
 
+from checks.agent.dataset_ranking import DataSetRanking, lexical_order, rank_data_sets
 from checks.fakes.decision_server import FakeDecision
 from checks.fakes.synthetic_catalog import CatalogScorer, family, synthetic_catalog
-from checks.opinion.dataset_ranking import DataSetRanking, lexical_order, rank_data_sets
-from checks.opinion.decision_model import Backend, make_decision_model
+from checks.opinion.backends import make_decision_model
+from checks.opinion.decision_model import Backend
 from checks.settings.decision import DecisionSettings
 from checks.sources import DataSet
 

@@ -140,7 +140,7 @@ def main() -> None:
             base_url = f"http://127.0.0.1:{port}/v1"
             data["llm"] = {"base_url": base_url, "model": "fake", "api_key": "bench"}
         os.environ["LOOKOUT_CONFIG"] = str(write_config(tmp / "lookout.yaml", data))
-        from checks.store.store import utcnow
+        from checks.clock import utcnow
         from worker.service import tasks
         from worker.service.run_queue import RunQueue
 

@@ -67,9 +67,10 @@ import redis
 import yaml
 from sqlalchemy import func, select
 
+from checks.clock import utcnow
 from checks.settings.config import Settings, default_config_data
 from checks.store.run_tables import RunRow
-from checks.store.store import Store, utcnow
+from checks.store.store import Store
 from worker.service.queue_records import Cursor, QueuedRun
 from worker.service.run_queue import RunQueue
 from worker.service.slots import CronSchedule

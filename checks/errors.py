@@ -170,3 +170,14 @@ class LLMError(LookoutError):
 
 class RunError(LookoutError):
     """A run could not finish; the stored run carries this message."""
+
+
+def first_line(error: BaseException | None) -> str:
+    """The first line of an error's message, from the driver's error when it has one.
+
+    Database drivers add context lines; SQLAlchemy wraps the driver's own error
+    (``orig``), whose text is what the person needs.
+    """
+    cause = getattr(error, "orig", None) or error
+    text = str(cause).strip()
+    return text.splitlines()[0] if text else type(cause).__name__

@@ -21,24 +21,26 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from checks.agent.trace import MemoryTrace, TraceSink, TraceWriter
 from checks.automation.model import Automation
+from checks.clock import utcnow
 from checks.declared.anomaly import HISTORY_READ, History, Point
 from checks.declared.check import run_checks
 from checks.declared.finding import decide_from_checks
-from checks.errors import SourceError, StoreError
-from checks.opinion.decision_model import make_decision_model
+from checks.errors import SourceError, StoreError, first_line
+from checks.opinion.backends import make_decision_model
 from checks.opinion.evidence_diff import evidence_key
 from checks.opinion.second_opinion import second_opinion
 from checks.pinned.consult import PlanCheck, consult, pinning_record, take_plan
 from checks.pinned.plan import PinnedPlan
 from checks.report import CheckOutcome, FindingSource, RunReport, Status
+from checks.report.ops_resolution import OpsResolution
 from checks.settings.config import Settings, redact
 from checks.sources.base import Source
 from checks.sources.pool import SourcePool as SourcePool
-from checks.store.incidents import plan_run
+from checks.store.incidents import decide_run_events
 from checks.store.opinion_reads import OpinionInputs, opinion_inputs
 from checks.store.plans import current_plan
-from checks.store.review_reads import Verdict, verdicts_for_next_run
-from checks.store.store import Store, first_line, utcnow
+from checks.store.review_reads import resolutions_for_next_run
+from checks.store.store import Store
 
 NEEDS_LLM = (
     "needs an LLM: set LOOKOUT_LLM_BASE_URL and LOOKOUT_LLM_MODEL (or llm: in the config) "
@@ -135,8 +137,8 @@ def _decide(
 
     With a store, the automation's pinned plan is consulted after the checks
     (``checks.pinned.consult``) and taken when its evidence is unchanged; else
-    the agent is told ops' verdicts on earlier runs
-    (``checks.store.review_reads.verdicts_for_next_run``) and the plan it did
+    the agent is told ops' resolutions of earlier runs
+    (``checks.store.review_reads.resolutions_for_next_run``) and the plan it did
     not take, and its accepted report becomes the new plan.
     """
     started = utcnow()
@@ -172,11 +174,11 @@ def _decide(
     for check in report.checks:
         if check.outcome is CheckOutcome.NOT_EVALUATED:
             say(f"{automation.name}: check '{check.name}' not evaluated: {check.reason}")
-    # ops' verdicts go to the pinned plan's consultation and to the agent: read only for them
+    # ops' resolutions go to the pinned plan's consultation and to the agent: read only for them
     told = plan is not None or llm_configured(settings)
-    verdicts = tuple(verdicts_for_next_run(store, automation.name)) if store and told else ()
+    resolutions = tuple(resolutions_for_next_run(store, automation.name)) if store and told else ()
     looked = _consult_plan(
-        automation, settings, report, source, plan, fresh, verdicts, deadline, say
+        automation, settings, report, source, plan, fresh, resolutions, deadline, say
     )
     if looked is not None and looked.used:
         take_plan(report, looked)
@@ -197,7 +199,7 @@ def _decide(
             automation.instructions or "",
             source.name,
             source.dialect,
-            verdicts=verdicts,
+            resolutions=resolutions,
             timezone=automation.timezone,
             previous=looked,
         )
@@ -236,7 +238,7 @@ def _consult_plan(
     source: Source,
     plan: PinnedPlan | None,
     fresh: bool,
-    verdicts: tuple[Verdict, ...],
+    resolutions: tuple[OpsResolution, ...],
     deadline: float,
     say: Progress,
 ) -> PlanCheck | None:
@@ -254,7 +256,7 @@ def _consult_plan(
         model=model,
         now=report.started_at or utcnow(),
         fresh=fresh,
-        verdicts=verdicts,
+        resolutions=resolutions,
         deadline=deadline,
     )
 
@@ -358,12 +360,12 @@ def run_and_store(
         with contextlib.suppress(Exception):  # best effort: the error below is what matters
             failed = store.get_run(run_id)
             if failed is not None:
-                plan_run(store.engine, failed, now=utcnow(), announce=announce)
+                decide_run_events(store.engine, failed, now=utcnow(), announce=announce)
         if isinstance(exc, SQLAlchemyError):  # the store failed mid-run, then came back
             raise StoreError(f"run {run_id} ended in error: {reason}") from None
         raise
     if stored:
-        plan_run(
+        decide_run_events(
             store.engine, report, now=utcnow(), enabled=settings.alerts.events, announce=announce
         )
     return report

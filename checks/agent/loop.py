@@ -59,7 +59,8 @@ from checks.agent.tools import ToolBox
 from checks.agent.toolspec import SUBMIT_REPORT, TOOL_SCHEMAS
 from checks.agent.trace import TraceSink
 from checks.errors import LLMError
-from checks.opinion.decision_model import DecisionModel, make_decision_model
+from checks.opinion.backends import make_decision_model
+from checks.opinion.decision_model import DecisionModel
 from checks.report import CheckResult, Evidence
 from checks.settings.config import Settings
 from checks.sources import Source

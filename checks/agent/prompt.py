@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from checks.report import CheckResult, Evidence, json_value
-from checks.store.review_reads import Verdict
+from checks.report.ops_resolution import OpsResolution
 
 if TYPE_CHECKING:
     from checks.pinned.consult import PlanCheck
@@ -37,7 +37,7 @@ class AgentTask:
         goal: what must hold, in plain language.
         instructions: how to judge it, exceptions included (may be empty).
         source: the source's name; dialect: its SQL dialect (e.g. ``duckdb``).
-        verdicts: ops' verdicts on earlier runs (``false_positive`` or ``expected``)
+        resolutions: ops' resolutions of earlier runs (``false_positive`` or ``expected``)
             since the last run, newest first; shown fenced, as untrusted text.
         timezone: the automation's time zone (IANA); queries run in UTC, and
             the agent's queries are warned when they read the clock in another.
@@ -51,7 +51,7 @@ class AgentTask:
     instructions: str
     source: str
     dialect: str
-    verdicts: tuple[Verdict, ...] = ()
+    resolutions: tuple[OpsResolution, ...] = ()
     timezone: str = "UTC"
     previous: PlanCheck | None = None
 
@@ -109,7 +109,7 @@ def first_message(
         "## Instructions",
         task.instructions.strip() or "(none)",
         "",
-        *verdict_section(task.verdicts),
+        *resolutions_section(task.resolutions),
         *previous_section(task.previous),
         "## Declared checks (authoritative; already run)",
     ]
@@ -145,13 +145,13 @@ def first_message(
     return "\n".join(parts)
 
 
-def verdict_section(verdicts: Sequence[Verdict]) -> list[str]:
-    """The first message's lines on ops' verdicts on earlier runs (none: no lines).
+def resolutions_section(resolutions: Sequence[OpsResolution]) -> list[str]:
+    """The first message's lines on ops' resolutions of earlier runs (none: no lines).
 
     The reason and comment are fenced as untrusted data: a comment is a
     person's words, and it can be anything, an instruction included.
     """
-    if not verdicts:
+    if not resolutions:
         return []
     rows = [
         {
@@ -162,7 +162,7 @@ def verdict_section(verdicts: Sequence[Verdict]) -> list[str]:
             "comment": v.comment,
             "resolved_at": v.labelled_at,
         }
-        for v in verdicts
+        for v in resolutions
     ]
     return [
         "## Ops' verdicts on earlier runs",

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checks.agent.chat_client import ToolCall
-from checks.agent.tools import Outcome, ToolBox
+from checks.agent.tools import ToolBox, ToolCallWork
 from checks.agent.toolspec import SUBMIT_REPORT, ToolArgumentError, check_arguments
 from checks.agent.trace import TraceSink
 
@@ -84,7 +84,7 @@ class Dispatcher:
                 calls are answered with an error instead of running.
         """
         turn = Turn()
-        futures: dict[str, Future[Outcome]] = {}
+        futures: dict[str, Future[ToolCallWork]] = {}
         plan: list[tuple[ToolCall, str, dict[str, Any] | None]] = []
         for call in calls:
             self.calls += 1

@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from checks.agent.dataset_ranking import lexical_order, rank_data_sets
 from checks.errors import LookoutError
-from checks.opinion.dataset_ranking import lexical_order, rank_data_sets
 from checks.opinion.decision_model import DecisionModel
 from checks.report import Evidence, json_value
 from checks.settings.limits import Limits
@@ -43,7 +43,7 @@ def _cut_cell(value: Any, max_chars: int) -> Any:
 
 
 @dataclass
-class Outcome:
+class ToolCallWork:
     """The work of one read tool call, done in a worker thread.
 
     Exactly one of ``result`` (final) and ``query`` (a successful query still
@@ -68,7 +68,7 @@ class ToolBox:
         list_cap: most data sets shown by one ``list_data_sets``.
         deadline: ``time.monotonic()`` after which no query starts (None: no limit).
         ranker: the decision model that ranks a catalog larger than ``list_cap``
-            (``checks.opinion.dataset_ranking``); None or backend ``none``: lexical order.
+            (``checks.agent.dataset_ranking``); None or backend ``none``: lexical order.
             How each ranking was made is kept in ``rankings``.
         timezone: the automation's time zone, for the lint of ``execute_query``.
     """
@@ -104,20 +104,20 @@ class ToolBox:
                 self._catalog = list(self.source.catalog())
             return self._catalog
 
-    def run(self, name: str, args: dict[str, Any]) -> Outcome:
+    def run(self, name: str, args: dict[str, Any]) -> ToolCallWork:
         """Do one read tool call with checked arguments (see ``check_arguments``)."""
         try:
             if name == "list_data_sets":
-                return Outcome(result=self.list_data_sets(args.get("query")))
+                return ToolCallWork(result=self.list_data_sets(args.get("query")))
             if name == "describe_data_set":
-                return Outcome(result=self.describe_data_set(args["name"]))
+                return ToolCallWork(result=self.describe_data_set(args["name"]))
             if name == "execute_query":
                 return self.execute_query(args["sql"])
         except LookoutError as exc:
-            return Outcome(result={"error": str(exc)})
-        return Outcome(result={"error": f"'{name}' is not a read tool"})
+            return ToolCallWork(result={"error": str(exc)})
+        return ToolCallWork(result={"error": f"'{name}' is not a read tool"})
 
-    def settle(self, outcome: Outcome) -> dict[str, Any]:
+    def settle(self, outcome: ToolCallWork) -> dict[str, Any]:
         """Return the result the model sees; a successful query gets its id and evidence here."""
         if outcome.query is None:
             return outcome.result or {}
@@ -226,7 +226,7 @@ class ToolBox:
             ],
         }
 
-    def execute_query(self, sql: str) -> Outcome:
+    def execute_query(self, sql: str) -> ToolCallWork:
         """Run ``sql`` through ``source.query`` within the run's time left.
 
         A rejected, failing or timed-out query gives ``{error}`` (the reason);
@@ -236,7 +236,9 @@ class ToolBox:
         if self.deadline is not None:
             remaining = self.deadline - time.monotonic()
             if remaining <= 0:
-                return Outcome(result={"error": "not run: the automation's time limit ran out"})
+                return ToolCallWork(
+                    result={"error": "not run: the automation's time limit ran out"}
+                )
             timeout_s = min(timeout_s, remaining)
         result = self.source.query(sql, max_rows=self.limits.max_rows, timeout_s=timeout_s)
-        return Outcome(query=result)
+        return ToolCallWork(query=result)

@@ -53,10 +53,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 
+from checks.clock import utcnow
 from checks.report import Status
 from checks.settings.config import redact
 from checks.store.run_tables import RunRow, TraceEventRow
-from checks.store.store import Store, retry_writes, utcnow
+from checks.store.store import Store, retry_writes
 
 
 def _fence(source: Select[Any], *, fenced: bool) -> Select[Any]:

@@ -1,4 +1,4 @@
-"""Whether a measured value meets its ``Expectation``, and the ``Outcome`` that says so.
+"""Whether a measured value meets its ``Expectation``, and the ``Judgement`` that says so.
 
 How a value is judged (``judge_number``, ``judge_percent``,
 ``judge_duration``, ``judge_boolean``, ``judge_rows``):
@@ -52,7 +52,7 @@ Value = bool | int | float | None
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Judgement:
     """How one measured value came out against its expectation.
 
     Attributes:
@@ -72,9 +72,9 @@ class Outcome:
     not_evaluated: str | None = None
 
 
-def failure(message: str) -> Outcome:
-    """An ``Outcome`` that could not be judged, with its reason."""
-    return Outcome(value=None, passed=None, error=message)
+def failure(message: str) -> Judgement:
+    """A ``Judgement`` that could not be judged, with its reason."""
+    return Judgement(value=None, passed=None, error=message)
 
 
 _SHAPE_RULE = "a scalar expectation needs exactly one row with one column"
@@ -86,7 +86,7 @@ def evaluate(
     columns: Sequence[str],
     rows: Sequence[Sequence[Any]],
     row_count: int,
-) -> Outcome:
+) -> Judgement:
     """Judge a query's result (a raw ``sql`` check) against an expectation.
 
     ``empty``/``not empty`` look at ``row_count``; a percent needs one row of
@@ -100,8 +100,8 @@ def evaluate(
         row_count: how many rows the query returned in all.
 
     Returns:
-        An ``Outcome``. Shape problems (no row, several rows or columns), NULL
-        and values of the wrong kind give an ``Outcome`` with ``error`` set and
+        A ``Judgement``. Shape problems (no row, several rows or columns), NULL
+        and values of the wrong kind give an ``Judgement`` with ``error`` set and
         ``passed=None``; this function does not raise for them.
 
     """
@@ -128,16 +128,16 @@ def evaluate(
     return judge_number(expectation, row[0])
 
 
-def judge_rows(expectation: Expectation, row_count: int) -> Outcome:
+def judge_rows(expectation: Expectation, row_count: int) -> Judgement:
     """Judge ``empty``/``not empty`` on the number of rows a query returned."""
     if expectation.op == "empty":
-        return Outcome(value=row_count, passed=row_count == 0)
+        return Judgement(value=row_count, passed=row_count == 0)
     if expectation.op == "not_empty":
-        return Outcome(value=row_count, passed=row_count > 0)
+        return Judgement(value=row_count, passed=row_count > 0)
     raise ValueError(f"'{expectation.text}' does not look at rows")
 
 
-def judge_count(expectation: Expectation, count: int, total: int | None) -> Outcome:
+def judge_count(expectation: Expectation, count: int, total: int | None) -> Judgement:
     """Judge a count: with a number, a percent of ``total``, or ``empty`` (0) / ``not empty``.
 
     Args:
@@ -147,7 +147,7 @@ def judge_count(expectation: Expectation, count: int, total: int | None) -> Outc
             needed for a percent.
 
     Returns:
-        For a percent over ``total == 0``, an ``Outcome`` with ``not_evaluated``
+        For a percent over ``total == 0``, an ``Judgement`` with ``not_evaluated``
         set: the percent is undefined.
 
     """
@@ -167,29 +167,29 @@ AWAITING_HISTORY = "judged against its history"
 yet set against its baseline (``checks.declared.anomaly`` replaces it)."""
 
 
-def measure_for_history(value: Any) -> Outcome:
+def measure_for_history(value: Any) -> Judgement:
     """A number for an ``anomaly`` expectation: not judged here (never a pass by itself).
 
-    Returns an ``Outcome`` with ``not_evaluated`` = ``AWAITING_HISTORY`` and the
+    Returns an ``Judgement`` with ``not_evaluated`` = ``AWAITING_HISTORY`` and the
     value, or an error for NULL and values that are not finite numbers.
     """
     problem = _not_a_number(value)
     if problem:
         return failure(problem)
-    return Outcome(value=_json_number(value), passed=None, not_evaluated=AWAITING_HISTORY)
+    return Judgement(value=_json_number(value), passed=None, not_evaluated=AWAITING_HISTORY)
 
 
-def judge_number(expectation: Expectation, value: Any) -> Outcome:
+def judge_number(expectation: Expectation, value: Any) -> Judgement:
     """Judge one value against a number expectation (see the module docstring)."""
     if expectation.unit != "number":
         raise ValueError(f"'{expectation.text}' does not compare a plain number")
     problem = _not_a_number(value)
     if problem:
         return failure(problem)
-    return Outcome(value=_json_number(value), passed=_holds(expectation, _exact(value)))
+    return Judgement(value=_json_number(value), passed=_holds(expectation, _exact(value)))
 
 
-def judge_percent(expectation: Expectation, count: Any, total: Any) -> Outcome:
+def judge_percent(expectation: Expectation, count: Any, total: Any) -> Judgement:
     """Judge ``count`` as a percent of ``total``, computed exactly from the two counts."""
     for what, number in (("count", count), ("total", total)):
         if number is None:
@@ -200,16 +200,16 @@ def judge_percent(expectation: Expectation, count: Any, total: Any) -> Outcome:
     if whole_count < 0 or whole_total < 0:
         return failure(f"counts are never negative ({whole_count} of {whole_total})")
     if whole_total == 0:
-        return Outcome(
+        return Judgement(
             value=None,
             passed=None,
             not_evaluated="a percent over 0 rows is undefined (the total is 0)",
         )
     percent = Fraction(whole_count, whole_total) * 100
-    return Outcome(value=float(percent), passed=_holds(expectation, percent))
+    return Judgement(value=float(percent), passed=_holds(expectation, percent))
 
 
-def judge_duration(expectation: Expectation, value: Any) -> Outcome:
+def judge_duration(expectation: Expectation, value: Any) -> Judgement:
     """Judge an interval (``datetime.timedelta``) against a duration expectation."""
     if not isinstance(value, dt.timedelta):
         if value is None:
@@ -217,16 +217,16 @@ def judge_duration(expectation: Expectation, value: Any) -> Outcome:
         return failure(f"returned {describe(value)}, not an interval; a duration needs one")
     micros = (value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds
     seconds = Fraction(micros, 1_000_000)
-    return Outcome(value=float(seconds), passed=_holds(expectation, seconds))
+    return Judgement(value=float(seconds), passed=_holds(expectation, seconds))
 
 
-def judge_boolean(expectation: Expectation, value: Any) -> Outcome:
+def judge_boolean(expectation: Expectation, value: Any) -> Judgement:
     """Judge a boolean against ``is true`` / ``is false``."""
     if value is None:
         return failure("returned NULL")
     if not isinstance(value, bool):
         return failure(f"returned {describe(value)}, not a boolean")
-    return Outcome(value=value, passed=value is (expectation.op == "is_true"))
+    return Judgement(value=value, passed=value is (expectation.op == "is_true"))
 
 
 def _is_whole(value: Any) -> bool:

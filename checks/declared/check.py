@@ -32,6 +32,7 @@ from sqlglot import exp
 
 from checks.automation.judgement import evaluate
 from checks.automation.model import Automation, Check
+from checks.clock import utcnow
 from checks.declared import anomaly
 from checks.declared.anomaly import VALUE, History
 from checks.declared.typed import run_typed_check
@@ -44,10 +45,6 @@ from checks.sql.lint import lint
 from checks.sql.tables import fold, tables_read
 
 Clock = Callable[[], dt.datetime]
-
-
-def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
 
 
 class EmptyTables:
@@ -176,7 +173,7 @@ def run_check(
     if expect.anomaly is not None:
         baseline = history(check.name, VALUE) if history else []
         anomaly.apply(
-            result, expect.anomaly, slot or _utcnow(), baseline, source="runs", zone=timezone
+            result, expect.anomaly, slot or utcnow(), baseline, source="runs", zone=timezone
         )
     if empty:
         result.reason = f"{_empty_reason(empty)} (allowed: allow_empty)"
@@ -208,7 +205,7 @@ def run_checks(
     limits: Limits,
     *,
     deadline: float,
-    clock: Clock = _utcnow,
+    clock: Clock = utcnow,
     history: History | None = None,
     slot: dt.datetime | None = None,
 ) -> tuple[list[CheckResult], list[Evidence]]:

@@ -26,7 +26,7 @@ from checks.automation.check_kinds import (
     Schema,
 )
 from checks.automation.judgement import (
-    Outcome,
+    Judgement,
     failure,
     judge_count,
     judge_duration,
@@ -44,7 +44,7 @@ Clock = Callable[[], dt.datetime]
 class _Judged:
     """What judging found: the outcome, a reason, and how many rows the sample would hold."""
 
-    def __init__(self, outcome: Outcome, reason: str | None = None, sample_rows: int = 0) -> None:
+    def __init__(self, outcome: Judgement, reason: str | None = None, sample_rows: int = 0) -> None:
         self.outcome = outcome
         self.reason = reason
         self.sample_rows = sample_rows
@@ -76,16 +76,16 @@ class _Judge:
                 self.metrics.update(latest=None, age_s=None)
             if isinstance(self.spec, Missing):
                 self.metrics["missing_percent"] = None
-            return _Judged(Outcome(value=None, passed=None, not_evaluated=note))
+            return _Judged(Judgement(value=None, passed=None, not_evaluated=note))
         judged = self.by_kind(row)
         nothing = self.nothing_compared()
         if nothing is not None:
-            return _Judged(Outcome(value=None, passed=None, not_evaluated=nothing))
+            return _Judged(Judgement(value=None, passed=None, not_evaluated=nothing))
         if empty:
             note = f"0 rows in scope: {self.compiled.scope} (allowed: allow_empty)"
             judged.reason = "; ".join(part for part in (judged.reason, note) if part)
             if judged.outcome.not_evaluated is not None:  # a percent over nothing
-                judged.outcome = Outcome(value=None, passed=True)
+                judged.outcome = Judgement(value=None, passed=True)
         return judged
 
     def nothing_compared(self) -> str | None:
@@ -152,12 +152,12 @@ class _Judge:
         self.metrics["compared"] = spec.compared
         self.metrics.update(latest=None, age_s=None)
         if self.in_scope == 0:
-            return _Judged(Outcome(value=None, passed=True))
+            return _Judged(Judgement(value=None, passed=True))
         if latest is None:
             note = (
                 f"{spec.column} is NULL in all {self.in_scope} rows in scope: {self.compiled.scope}"
             )
-            return _Judged(Outcome(value=None, passed=None, not_evaluated=note))
+            return _Judged(Judgement(value=None, passed=None, not_evaluated=note))
         zone = ZoneInfo(spec.timezone or "UTC")
         if isinstance(latest, dt.datetime):
             instant = latest if latest.tzinfo else latest.replace(tzinfo=zone)

@@ -15,8 +15,9 @@ timed out, over budget, HTTP error, no logprobs, unreliable, disabled) —
 never a guess and never agreement. ``ask`` does not raise for anything the
 backend does; it raises ``ValueError`` only for a malformed question list.
 
-Backends (``make_decision_model``): ``systemone`` and ``openai-decisions`` in
-``checks.opinion.backends.systemone`` and ``…openai_decisions``, ``chat-logprobs`` in
+Backends (``make_decision_model`` in ``checks.opinion.backends``): ``systemone``
+and ``openai-decisions`` in ``checks.opinion.backends.systemone`` and
+``…openai_decisions``, ``chat-logprobs`` in
 ``checks.opinion.backends.chat_logprobs`` (both
 on the HTTP machinery of ``checks.opinion.transport``), and ``none`` here. A
 request carries at most ``input_budget_tokens`` (estimated as characters / 4,
@@ -37,9 +38,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
-from checks.errors import ConfigError
 from checks.opinion.questions import (
     Answer,
     Choice,
@@ -53,10 +53,6 @@ from checks.opinion.questions import (
     YesNoAnswer,
     check_questions,
 )
-from checks.settings.decision import DecisionSettings
-
-if TYPE_CHECKING:
-    import httpx  # the HTTP backends import it; "none" never does
 
 __all__ = [
     "Answer",
@@ -74,7 +70,6 @@ __all__ = [
     "YesNo",
     "YesNoAnswer",
     "estimate_tokens",
-    "make_decision_model",
     "read_untrusted_state",
     "untrusted_state",
 ]
@@ -247,44 +242,3 @@ class NoDecisionModel(DecisionModel):
         check_questions(questions)
         reason = NoAnswer(NoAnswerReason.DISABLED, "no decision model is configured")
         return Answers(by_name={q.name: reason for q in questions}, cost_usd=0.0)
-
-
-def make_decision_model(
-    settings: DecisionSettings, *, client: httpx.Client | None = None
-) -> DecisionModel:
-    """Return the decision model ``settings`` name (``NoDecisionModel`` for ``none``).
-
-    ``DecisionSettings`` already refused, at load, a backend without a
-    ``base_url`` or a ``model``.
-
-    Raises:
-        ConfigError: ``base_url`` or ``model`` is unset for a backend other
-            than ``none`` (settings built without validation).
-    """
-    backend = Backend(settings.backend)
-    if backend is Backend.NONE:
-        return NoDecisionModel()
-    if not settings.base_url:
-        raise ConfigError(f"backend {backend} needs a base_url", field="decision.base_url")
-    if not settings.model:
-        raise ConfigError(f"backend {backend} needs a model", field="decision.model")
-    from checks.opinion.backends.chat_logprobs import ChatLogprobsModel
-    from checks.opinion.backends.openai_decisions import OpenAIDecisionsModel
-    from checks.opinion.backends.systemone import SystemOneModel
-    from checks.opinion.transport import HTTPDecisionModel
-
-    kinds: dict[Backend, type[HTTPDecisionModel]] = {
-        Backend.SYSTEMONE: SystemOneModel,
-        Backend.OPENAI_DECISIONS: OpenAIDecisionsModel,
-        Backend.CHAT_LOGPROBS: ChatLogprobsModel,
-    }
-    return kinds[backend](
-        settings.base_url,
-        api_key=settings.api_key,
-        model=settings.model,
-        timeout_s=settings.timeout_s,
-        input_budget_tokens=settings.input_budget_tokens,
-        max_parallel_requests=settings.max_parallel_requests,
-        prices_usd_per_mtok=settings.prices_usd_per_mtok,
-        client=client,
-    )

@@ -7,7 +7,7 @@ reason the agent is asked again):
 
 1. the run was not asked to be fresh (``lookout run --fresh``), and ops have
    not resolved a run as ``false_positive`` or ``expected`` since the last run
-   (``checks.store.review_reads.verdicts_for_next_run``: the plan may be what
+   (``checks.store.review_reads.resolutions_for_next_run``: the plan may be what
    they judged wrong);
 2. the automation's deciding fields hash as they did (``checks.pinned.plan.definition_hash``);
 3. with an LLM configured, the model asked would be the plan's model;
@@ -37,9 +37,9 @@ from checks.pinned.plan import PinnedPlan, PinnedQuery, definition_hash
 from checks.report import CheckOutcome, Evidence, Finding, FindingSource, RunReport, Status
 
 if TYPE_CHECKING:
+    from checks.report.ops_resolution import OpsResolution
     from checks.settings.limits import Limits
     from checks.sources import Source
-    from checks.store.review_reads import Verdict
 
 FRESH = "a fresh run was asked for (--fresh)"
 
@@ -126,7 +126,7 @@ def consult(
     model: str | None,
     now: dt.datetime,
     fresh: bool = False,
-    verdicts: Sequence[Verdict] = (),
+    resolutions: Sequence[OpsResolution] = (),
     deadline: float | None = None,
 ) -> PlanCheck:
     """Decide whether ``report`` (its declared checks already run) takes ``plan``.
@@ -141,21 +141,20 @@ def consult(
         model: the LLM model this run would ask, or None when no LLM is set.
         now: the time the run started (aware).
         fresh: the run was asked to ignore the plan.
-        verdicts: ops' verdicts since the last run, newest first.
+        resolutions: ops' resolutions since the last run, newest first.
         deadline: ``time.monotonic()`` after which no query starts.
 
     Returns:
-        the verdict; a query that fails, is refused or times out is a change
+        the check; a query that fails, is refused or times out is a change
         (its error in ``changes``), never an exception.
     """
     check = PlanCheck(plan)
     if fresh:
         check.reason = FRESH
         return check
-    if verdicts:
-        check.reason = (
-            f"ops resolved run {verdicts[0].run_id} as {verdicts[0].reason} since the last run"
-        )
+    if resolutions:
+        latest = resolutions[0]
+        check.reason = f"ops resolved run {latest.run_id} as {latest.reason} since the last run"
         return check
     if definition_hash(report.definition) != plan.definition_hash:
         check.reason = "the automation's definition changed since the plan was made"

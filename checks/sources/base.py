@@ -16,7 +16,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from checks.errors import SourceError
-from checks.sources.budget import ENCODE, _cut
+from checks.sources.budget import ENCODE, cut_text
 from checks.sources.budget import MIN_NAME_CHARS as MIN_NAME_CHARS
 from checks.sources.budget import check_width as check_width
 from checks.sources.budget import names_chars as names_chars
@@ -149,7 +149,11 @@ class Source(ABC):
             [c.name for c in data_set.columns], max_cell_chars=cell, max_result_chars=budget
         )
         columns: list[dict[str, JSONValue]] = [
-            {"name": name, "type": _cut(c.type, cell), "null_count": int(totals[0]) - int(filled)}
+            {
+                "name": name,
+                "type": cut_text(c.type, cell),
+                "null_count": int(totals[0]) - int(filled),
+            }
             for name, c, filled in zip(names, data_set.columns, totals[1:], strict=True)
         ]
         # jsonable counts the sample's own column names; here the columns
@@ -235,12 +239,6 @@ class Source(ABC):
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def first_line(error: BaseException) -> str:
-    """Return the first line of an error's message (drivers add context lines)."""
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
 
 
 def missing_file(path: Path) -> str:

@@ -11,13 +11,13 @@ import decimal
 import json
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeAlias
 
 from checks.errors import QueryFailed
 from checks.sources.cells import Oversized
 
-if TYPE_CHECKING:
-    from checks.sources.result import JSONValue
+JSONValue: TypeAlias = "bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None"
+"""A JSON-safe value: what ``to_jsonable`` gives and ``json`` encodes."""
 
 ENCODE = json.JSONEncoder(ensure_ascii=False).encode
 """``json.dumps(value, ensure_ascii=False)``, without building an encoder per call."""
@@ -26,7 +26,8 @@ MIN_NAME_CHARS = 8
 """Shortest a shown column name is cut to when many long names share the result budget."""
 
 
-def _cut(text: str, limit: int) -> str:
+def cut_text(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, the last one ``…`` when cut."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -46,18 +47,18 @@ def shown_names(names: Sequence[str], *, max_cell_chars: int, max_result_chars: 
     The result may still exceed the budget when there are very many columns
     (see ``check_width``).
     """
-    cut = [_cut(name, max_cell_chars) for name in names]
+    cut = [cut_text(name, max_cell_chars) for name in names]
     half = max_result_chars // 2
     if names_chars(cut) <= half:
         return cut
     low, high = MIN_NAME_CHARS, max(MIN_NAME_CHARS, max_cell_chars)
     while low < high:  # the longest cap whose names fit in half the budget
         middle = (low + high + 1) // 2
-        if names_chars([_cut(name, middle) for name in cut]) <= half:
+        if names_chars([cut_text(name, middle) for name in cut]) <= half:
             low = middle
         else:
             high = middle - 1
-    return [_cut(name, low) for name in cut]
+    return [cut_text(name, low) for name in cut]
 
 
 def check_width(names: Sequence[str], *, max_result_chars: int) -> None:
@@ -114,13 +115,13 @@ def to_jsonable(value: Any, max_cell_chars: int) -> JSONValue:
     """Convert one cell to a JSON-safe value no longer than ``max_cell_chars`` characters."""
     kind = type(value)
     if kind is str:
-        return value if len(value) <= max_cell_chars else _cut(value, max_cell_chars)
+        return value if len(value) <= max_cell_chars else cut_text(value, max_cell_chars)
     if value is None or kind is int or kind is bool:
         return value  # type: ignore[no-any-return]
     plain = _plain(value)
     if isinstance(plain, str):
-        return _cut(plain, max_cell_chars)
+        return cut_text(plain, max_cell_chars)
     if isinstance(plain, (list, dict)):
         text = ENCODE(plain)
-        return plain if len(text) <= max_cell_chars else _cut(text, max_cell_chars)
+        return plain if len(text) <= max_cell_chars else cut_text(text, max_cell_chars)
     return plain

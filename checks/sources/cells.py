@@ -5,8 +5,8 @@ runs wrapped in a projection that measures each such cell in SQL first: a cell
 larger than ``Limits.fetch_cell_chars`` never reaches Python whole (turning one
 huge value into Python objects can neither be interrupted nor bounded in
 memory); it arrives as an ``Oversized`` holding its head, size and the
-database's hash (``_CellPlan``). DuckDB knows the result's types before it runs
-(``_weight``); PostgreSQL gives their OIDs (``pg_weight``); SQLite has none, so
+database's hash (``CellFetch``). DuckDB knows the result's types before it runs
+(``duckdb_weight``); PostgreSQL gives their OIDs (``pg_weight``); SQLite has none, so
 every cell is measured (``SQLITE_WEIGHT``).
 """
 
@@ -63,7 +63,7 @@ class _Weight:
 
     size: str  # SQL over {x}: the cell's size in characters (about)
     head: str | None  # SQL over {x} and {n}: its start, or None to keep nothing
-    type: str = ""  # shown in Oversized; filled in by _CellPlan
+    type: str = ""  # shown in Oversized; filled in by CellFetch
 
 
 # PostgreSQL type OIDs (pg_type.oid, fixed since 8.x) of small, fixed-size values.
@@ -89,7 +89,7 @@ def pg_weight(oid: int) -> _Weight | None:
     return _Weight("octet_length({x}::text)", None)
 
 
-def _weight(type_: Any) -> _Weight | None:
+def duckdb_weight(type_: Any) -> _Weight | None:
     """Return how to measure cells of ``type_`` (a ``DuckDBPyType``), or None if fixed-size."""
     kind = type_.id
     if kind in _FIXED_TYPES:
@@ -109,7 +109,7 @@ def _weight(type_: Any) -> _Weight | None:
     return _Weight("strlen(CAST({x} AS VARCHAR))", None)
 
 
-class _CellPlan:
+class CellFetch:
     """Wraps a checked query so that no cell above ``fetch_chars`` reaches Python whole.
 
     The wrapper only projects: ``SELECT … FROM (SELECT …, <size> FROM (<sql>)
@@ -150,6 +150,7 @@ class _CellPlan:
         self.width = sum(1 if w is None else 3 + (w.head is not None) for w in self.weights)
 
     def wrap(self, sql: str) -> str:
+        """Return ``sql`` wrapped so that each cell above ``fetch_chars`` comes back measured."""
         names = ", ".join(f'"c{i}"' for i in range(len(self.weights)))
         inner: list[str] = []
         outer: list[str] = []

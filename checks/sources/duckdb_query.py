@@ -10,8 +10,8 @@ cursor at the time limit; the rows are streamed and hashed by ``collect``.
 A scheduled automation sends the same statements on every run, so a query
 process keeps what parsing and binding found per query text (``Prepared``):
 the statement it runs (the query's own or its wrap, parsed) and the result's
-names and cell plan. Asked again, the query only executes. That is exact for
-the connection's life: its names and types depend on the text and the
+names and how its cells are fetched. Asked again, the query only executes.
+That is exact for the connection's life: its names and types depend on the text and the
 catalog, and a read-only connection holds the file's lock, so no process can
 change the catalog under it (DuckDB refuses a writer), nor can a SELECT.
 
@@ -32,9 +32,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from checks.errors import QueryFailed, QueryTimeout
-from checks.sources.base import first_line
-from checks.sources.cells import _CellPlan, _weight
+from checks.errors import QueryFailed, QueryTimeout, first_line
+from checks.sources.cells import CellFetch, duckdb_weight
 from checks.sources.duckdb_connection import QueryLimits, memory_message
 from checks.sources.fingerprint import collect
 from checks.sources.result import QueryResult
@@ -71,15 +70,15 @@ class Ready:
     Attributes:
         columns: the result's full column names, in order.
         statement: the parsed statement to execute: the query's own, or its
-            cell-measuring wrap when ``plan`` is set.
-        plan: reads the wrapped rows back in the query's own shape; None when
+            cell-measuring wrap when ``cell_fetch`` is set.
+        cell_fetch: reads the wrapped rows back in the query's own shape; None when
             the rows are fetched as they are.
 
     """
 
     columns: list[str]
     statement: duckdb.Statement
-    plan: _CellPlan | None
+    cell_fetch: CellFetch | None
 
 
 class Prepared:
@@ -158,17 +157,17 @@ def _bind(
     limits: QueryLimits,
     measure_cells: bool,
 ) -> Ready:
-    """Bind ``statement`` (names and types, nothing runs) and plan its cells."""
+    """Bind ``statement`` (names and types, nothing runs) and say how its cells are fetched."""
     bound = cur.sql(statement)  # binds the parsed statement: no second parse
     columns = list(bound.columns)
-    plan = _CellPlan(
+    cell_fetch = CellFetch(
         [str(t) for t in bound.types],
-        [_weight(t) for t in bound.types],
+        [duckdb_weight(t) for t in bound.types],
         fetch_chars=max(limits.fetch_cell_chars, limits.max_cell_chars),
         head_chars=limits.max_cell_chars,
     )
-    if plan.needed and measure_cells:
-        return Ready(columns, one_select(cur, plan.wrap(sql)), plan)
+    if cell_fetch.needed and measure_cells:
+        return Ready(columns, one_select(cur, cell_fetch.wrap(sql)), cell_fetch)
     return Ready(columns, statement, None)
 
 
@@ -210,15 +209,18 @@ def run_query(
             if ready is None:
                 ready = _bind(cur, statement, sql, limits, measure_cells)
                 cur.execute(ready.statement)
-                if ready.plan is not None and len(cur.description or []) != ready.plan.width:
+                if (
+                    ready.cell_fetch is not None
+                    and len(cur.description or []) != ready.cell_fetch.width
+                ):
                     raise QueryFailed("the query could not be wrapped to limit its cells")
                 if prepared is not None:
                     prepared.keep(key, ready)
             else:
                 cur.execute(ready.statement)
             fetch: Callable[[int], Sequence[Sequence[Any]]] = cur.fetchmany
-            if ready.plan is not None:
-                fetch = ready.plan.reader(cur.fetchmany)
+            if ready.cell_fetch is not None:
+                fetch = ready.cell_fetch.reader(cur.fetchmany)
             result = collect(
                 fetch,
                 sql=sql,

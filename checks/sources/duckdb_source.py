@@ -22,7 +22,7 @@ measures each such cell in SQL first: a cell larger than
 value into Python objects can neither be interrupted nor bounded in memory);
 it arrives as an ``Oversized`` holding its head, size and DuckDB's hash.
 Everything else, rows and their order included, is exactly what the query
-returns (``_CellPlan`` in ``checks.sources.cells``).
+returns (``CellFetch`` in ``checks.sources.cells``).
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from checks.errors import QueryError, SourceError
+from checks.errors import QueryError, SourceError, first_line
 from checks.settings.limits import Limits
 from checks.settings.sources import DuckDBSource, TableFile
-from checks.sources.base import Source, first_line, missing_file
+from checks.sources.base import Source, missing_file
 from checks.sources.query_process import START_TIMEOUT_S, QueryProcesses
 from checks.sources.result import Column, DataSet, QueryResult
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from checks.errors import QueryFailed
-from checks.sources.cells import _CellPlan, pg_weight
+from checks.sources.cells import CellFetch, pg_weight
 from checks.sources.fingerprint import Finish
 from checks.sources.result import QueryResult
 from checks.sources.watchdog import after
@@ -72,7 +72,7 @@ def run_postgres(
                 probe.execute(f"SELECT * FROM (\n{sql}\n) AS lookout_q LIMIT 0")
                 oids = [d.type_code for d in probe.description or []]
                 columns = [d.name for d in probe.description or []]
-            plan = _CellPlan(
+            cell_fetch = CellFetch(
                 [_pg_type_name(conn, oid) for oid in oids],
                 [pg_weight(oid) for oid in oids],
                 fetch_chars=max(limits.fetch_cell_chars, limits.max_cell_chars),
@@ -82,10 +82,10 @@ def run_postgres(
             )
             with conn.cursor(name=f"lookout_{uuid.uuid4().hex}") as cur:
                 # DECLARE … CURSOR FOR <sql>, extended protocol
-                cur.execute(plan.wrap(sql) if plan.needed else sql)
-                if plan.needed and len(cur.description or []) != plan.width:
+                cur.execute(cell_fetch.wrap(sql) if cell_fetch.needed else sql)
+                if cell_fetch.needed and len(cur.description or []) != cell_fetch.width:
                     raise QueryFailed("the query could not be wrapped to limit its cells")
-                fetch = plan.reader(cur.fetchmany) if plan.needed else cur.fetchmany
+                fetch = cell_fetch.reader(cur.fetchmany) if cell_fetch.needed else cur.fetchmany
                 return finish(fetch, columns)
     finally:
         conn.rollback()

@@ -41,8 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from checks.errors import QueryFailed, QueryTimeout, SourceError
-from checks.sources.base import first_line
+from checks.errors import QueryFailed, QueryTimeout, SourceError, first_line
 from checks.sources.duckdb_connection import QueryLimits, memory_message, open_connection
 from checks.sources.duckdb_query import Prepared, run_query
 from checks.sources.result import QueryResult

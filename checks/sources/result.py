@@ -8,38 +8,13 @@ within the result budget (``checks.sources.budget``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Protocol
 
 from checks.sources.budget import ENCODE, names_chars, to_jsonable
+from checks.sources.budget import JSONValue as JSONValue
 from checks.sources.row_set import RowSet
-
-JSONValue: TypeAlias = "bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None"
-
-
-@dataclass(frozen=True)
-class Column:
-    """One column of a data set.
-
-    Attributes:
-        name: the column's name as the database stores it.
-        type: the database's own type name (``BIGINT``, ``NUMERIC(10, 2)``,
-            ``TIMESTAMP WITH TIME ZONE``).
-        nullable: whether the schema lets it hold NULL (no NOT NULL
-            constraint); None when the source cannot tell.
-    """
-
-    name: str
-    type: str
-    nullable: bool | None = None
-
-
-@dataclass(frozen=True)
-class DataSet:
-    """A table or view a source exposes; ``row_count`` is exact at catalog time."""
-
-    name: str
-    columns: tuple[Column, ...]
-    row_count: int
+from checks.sql.catalog import Column as Column
+from checks.sql.catalog import DataSet as DataSet
 
 
 @dataclass

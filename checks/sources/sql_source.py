@@ -43,10 +43,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, make_url
 
-from checks.errors import QueryFailed, QueryTimeout, SourceError
+from checks.errors import QueryFailed, QueryTimeout, SourceError, first_line
 from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource
-from checks.sources.base import Source, first_line, missing_file
+from checks.sources.base import Source, missing_file
 from checks.sources.fingerprint import Fetch, Finish, collect
 from checks.sources.postgres_query import postgres_facts, reset_postgres, run_postgres
 from checks.sources.result import Column, DataSet, QueryResult

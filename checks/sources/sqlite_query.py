@@ -6,7 +6,7 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
 
-from checks.sources.cells import SQLITE_WEIGHT, _CellPlan
+from checks.sources.cells import SQLITE_WEIGHT, CellFetch
 from checks.sources.fingerprint import Finish
 from checks.sources.result import QueryResult
 
@@ -45,7 +45,7 @@ def run_sqlite(
         cur = conn.cursor()
         cur.execute(f"SELECT * FROM (\n{sql}\n) LIMIT 0")
         columns = [d[0] for d in cur.description or []]
-        plan = _CellPlan(
+        cell_fetch = CellFetch(
             ["value"] * len(columns),
             [SQLITE_WEIGHT] * len(columns),
             fetch_chars=max(limits.fetch_cell_chars, limits.max_cell_chars),
@@ -53,8 +53,8 @@ def run_sqlite(
             digest=None,
             cte=True,
         )
-        cur.execute(plan.wrap(sql) if plan.needed else sql)
-        fetch = plan.reader(cur.fetchmany) if plan.needed else cur.fetchmany
+        cur.execute(cell_fetch.wrap(sql) if cell_fetch.needed else sql)
+        fetch = cell_fetch.reader(cur.fetchmany) if cell_fetch.needed else cur.fetchmany
         return finish(fetch, columns)
     finally:
         conn.set_progress_handler(None, 0)

@@ -29,7 +29,7 @@ from sqlglot.schema import MappingSchema
 
 from checks.automation.fields import did_you_mean
 from checks.errors import QueryRejected
-from checks.sources.result import DataSet
+from checks.sql.catalog import DataSet
 from checks.sql.guard import guard
 from checks.sql.tables import fold, tables_read
 

@@ -47,7 +47,7 @@ from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
-from checks.sources.result import Column, DataSet
+from checks.sql.catalog import Column, DataSet
 from checks.sql.null_tests import null_handled, owner_table, says_not_null
 from checks.sql.tables import fold
 

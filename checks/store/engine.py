@@ -9,7 +9,6 @@ store is only briefly unavailable (``transient``).
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import re
 import time
@@ -35,7 +34,7 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 
-from checks.errors import StoreError, StoreURLError
+from checks.errors import StoreError, StoreURLError, first_line
 from checks.settings.config import redact
 
 log = logging.getLogger("lookout.store")
@@ -82,18 +81,6 @@ def retry_writes(call: Callable[P, R]) -> Callable[P, R]:
         reraise=True,
     )
     return retrying(call)
-
-
-def first_line(error: BaseException | None) -> str:
-    """The first line of an error's message, from the driver's error when it has one."""
-    cause = getattr(error, "orig", None) or error
-    text = str(cause).strip()
-    return text.splitlines()[0] if text else type(cause).__name__
-
-
-def utcnow() -> dt.datetime:
-    """Return the current time, zone-aware in UTC."""
-    return dt.datetime.now(dt.UTC)
 
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000

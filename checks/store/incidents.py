@@ -24,10 +24,10 @@ and ``changed_since_last_run`` come from the run's second opinion and are
 announced on every announcing run that has them. A run planned without
 ``announce`` moves the incidents and announces nothing (its note says so).
 
-``plan_run`` decides a run's events in one transaction that first inserts the
+``decide_run_events`` decides a run's events in one transaction that first inserts the
 run's ``alert_runs`` row (primary key: the run) and then moves its incidents,
-so a redelivered task, a retry or a second worker finds the plan made and
-reuses it: incidents move and events are decided exactly once, when the run
+so a redelivered task, a retry or a second worker finds the events decided and
+reuses them: incidents move and events are decided exactly once, when the run
 is stored (``checks.run.run_and_store``, the service's run task). A run older
 than one already planned for the same automation announces nothing and moves
 nothing (its note says so).
@@ -52,11 +52,11 @@ from checks.store.alert_tables import AlertRunRow, IncidentRow
 
 DEFAULT_REPEAT_INTERVAL_S = 86_400.0
 _FLAG_EVENTS = (EventKind.DOUBLE_CHECK_DISAGREES, EventKind.CHANGED_SINCE_LAST_RUN)
-_PLAN_TRIES = 5
+_DECIDE_TRIES = 5
 
 
 @dataclass(frozen=True)
-class PlannedEvent:
+class AlertEvent:
     """One event a run announces.
 
     Attributes:
@@ -79,17 +79,17 @@ class PlannedEvent:
         return {**asdict(self), "kind": str(self.kind)}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> PlannedEvent:
+    def from_json(cls, data: dict[str, Any]) -> AlertEvent:
         """Rebuild an event stored by ``to_json``."""
         return cls(**{**data, "kind": EventKind(data["kind"])})
 
 
 @dataclass(frozen=True)
-class Plan:
+class RunEvents:
     """A run's events; ``new`` is True when this call decided them (else they were reused)."""
 
     run_id: int
-    events: list[PlannedEvent] = field(default_factory=list)
+    events: list[AlertEvent] = field(default_factory=list)
     note: str | None = None
     new: bool = True
 
@@ -110,14 +110,14 @@ def repeat_interval_s(report: RunReport) -> float:
 NOT_ANNOUNCED = "not announced: the run was made without alerts (lookout run without --notify)"
 
 
-def plan_run(
+def decide_run_events(
     engine: Engine,
     report: RunReport,
     *,
     now: dt.datetime,
     enabled: tuple[EventKind, ...] | list[EventKind] = ALL_EVENTS,
     announce: bool = True,
-) -> Plan:
+) -> RunEvents:
     """Move the incidents for ``report``'s run and return its events, unless already done.
 
     Args:
@@ -126,15 +126,15 @@ def plan_run(
         now: the current time (aware); reminders are due by it. Injectable for tests.
         enabled: the events sent at all (``alerts.events``); incidents move regardless.
         announce: whether this run announces (see the module docstring); without it
-            the incidents move and the plan holds no event.
+            the incidents move and it holds no event.
 
     Raises:
         ValueError: the report has no ``run_id``.
         StoreError: concurrent writers kept conflicting (after 5 tries).
     """
     if report.run_id is None:
-        raise ValueError("plan_run needs a stored run (run_id is None)")
-    for _ in range(_PLAN_TRIES):
+        raise ValueError("decide_run_events needs a stored run (run_id is None)")
+    for _ in range(_DECIDE_TRIES):
         try:
             with Session(engine, expire_on_commit=False) as session, session.begin():
                 row = AlertRunRow(
@@ -146,27 +146,27 @@ def plan_run(
                 )
                 session.add(row)
                 session.flush()  # the run's claim: a second planner stops here
-                events, note = _decide(session, report, now, announce)
+                events, note = _move_incidents(session, report, now, announce)
                 events = [e for e in events if e.kind in enabled]
                 row.events = [e.to_json() for e in events]
                 row.note = note
-                return Plan(report.run_id, events, note, new=True)
+                return RunEvents(report.run_id, events, note, new=True)
         except IntegrityError:
-            existing = load_plan(engine, report.run_id)
+            existing = load_run_events(engine, report.run_id)
             if existing is not None:
                 return existing
             # another run of the automation opened the same incident first: decide again
     raise StoreError(f"could not plan the alerts of run {report.run_id}: conflicting writers")
 
 
-def load_plan(engine: Engine, run_id: int) -> Plan | None:
-    """Return the stored plan of a run, or None when it has not been planned."""
+def load_run_events(engine: Engine, run_id: int) -> RunEvents | None:
+    """Return the stored events of a run, or None when they have not been decided."""
     with Session(engine) as session:
         row = session.get(AlertRunRow, run_id)
         if row is None:
             return None
-        events = [PlannedEvent.from_json(e) for e in row.events]
-        return Plan(run_id, events, row.note, new=False)
+        events = [AlertEvent.from_json(e) for e in row.events]
+        return RunEvents(run_id, events, row.note, new=False)
 
 
 def open_incidents(engine: Engine, automation: str | None = None) -> list[IncidentRow]:
@@ -179,10 +179,10 @@ def open_incidents(engine: Engine, automation: str | None = None) -> list[Incide
 
 
 class _Opened:
-    """An automation's open incidents by kind: read once per plan, kept as the plan moves them.
+    """An automation's open incidents by kind: read once per run, kept as its events move them.
 
     Each move keeps the review list's rows too (``checks.store.list_rows``), in
-    the plan's transaction, after locking the automation's report row once.
+    the transaction deciding the events, after locking the automation's report row once.
     """
 
     def __init__(self, session: Session, automation: str) -> None:
@@ -243,12 +243,10 @@ def _close(incident: IncidentRow, report: RunReport, now: dt.datetime) -> None:
     incident.closed_run_id = report.run_id
 
 
-def _event(
-    kind: EventKind, incident: IncidentRow | None, *, reminder: bool = False
-) -> PlannedEvent:
+def _event(kind: EventKind, incident: IncidentRow | None, *, reminder: bool = False) -> AlertEvent:
     if incident is None:
-        return PlannedEvent(kind)
-    return PlannedEvent(
+        return AlertEvent(kind)
+    return AlertEvent(
         kind, reminder, incident.id, thread_key(incident), incident.opened_at.isoformat()
     )
 
@@ -260,7 +258,7 @@ def _open_or_continue(
     event: EventKind,
     now: dt.datetime,
     announce: bool,
-) -> PlannedEvent | None:
+) -> AlertEvent | None:
     """Open the incident or continue it; announce it first, or remind once the interval passed."""
     incident = opened.get(kind)
     if incident is None:  # a new incident: this run announces it first, when it announces
@@ -288,15 +286,15 @@ def _newer_run_planned(session: Session, report: RunReport) -> bool:
     return newest is not None and newest > report.scheduled_for
 
 
-def _decide(
+def _move_incidents(
     session: Session, report: RunReport, now: dt.datetime, announce: bool
-) -> tuple[list[PlannedEvent], str | None]:
+) -> tuple[list[AlertEvent], str | None]:
     """Move the automation's incidents for this run and return its events and a note."""
     if _newer_run_planned(session, report):
         return [], "a newer run of this automation was planned first: nothing moved or sent"
     if report.status not in (Status.ERROR, Status.COMPLETED):
         return [], f"run status {report.status}: nothing to announce"
-    events: list[PlannedEvent] = []
+    events: list[AlertEvent] = []
     opened = _Opened(session, report.automation)  # one read; the moves below keep it current
     if report.status == Status.ERROR:
         found = _open_or_continue(opened, report, "error", EventKind.RUN_ERROR, now, announce)

@@ -24,6 +24,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session, selectinload
 
+from checks.clock import utcnow
 from checks.report import (
     Anomaly,
     Buckets,
@@ -36,7 +37,6 @@ from checks.report import (
     Status,
     json_value,
 )
-from checks.store.engine import utcnow
 from checks.store.list_columns import definition_columns, urgency_column, usage_columns
 from checks.store.row_sets import write_row_sets
 from checks.store.run_tables import (

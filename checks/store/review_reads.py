@@ -1,6 +1,6 @@
-"""What the run path reads from ops' reviews: verdicts for the agent, recalibrations to apply.
+"""What the run path reads from ops' reviews: resolutions for the agent, recalibrations to apply.
 
-- ``verdicts_for_next_run``: the runs of an automation that ops resolved as
+- ``resolutions_for_next_run``: the runs of an automation that ops resolved as
   ``false_positive`` or ``expected`` since its last finished run — what the
   agent is told on the next run (``checks.agent.prompt``).
 - ``current_recalibrations`` / ``save_recalibration``: the newest isotonic map
@@ -11,44 +11,24 @@ Reads open their own session; ``save_recalibration`` commits its row.
 
 from __future__ import annotations
 
-import datetime as dt
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from checks.opinion.calibration import METHOD, Recalibration
+from checks.report.ops_resolution import OpsResolution
 from checks.store.review_tables import CalibrationRow, ReviewOutcomeRow
 from checks.store.run_tables import RunRow
 from checks.store.store import Store
 
 CONTEXT_REASONS = ("false_positive", "expected")
 """Resolve reasons the next run's agent is told about."""
-MAX_VERDICTS = 3
+MAX_RESOLUTIONS = 3
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """Ops' verdict on an earlier run: its reason, comment (untrusted text) and when.
-
-    Attributes:
-        run_id: the run resolved.
-        reason: ``false_positive`` or ``expected``.
-        comment: what the person wrote, or None; untrusted text.
-        finding: the resolved run's finding.
-        labelled_at: when it was resolved (aware, UTC).
-    """
-
-    run_id: int
-    reason: str
-    comment: str | None
-    finding: str | None
-    labelled_at: dt.datetime
-
-
-def verdicts_for_next_run(store: Store, automation: str) -> list[Verdict]:
-    """Return the verdicts the next run of ``automation`` is given, newest first (at most 3).
+def resolutions_for_next_run(store: Store, automation: str) -> list[OpsResolution]:
+    """Return the resolutions the next run of ``automation`` is given, newest first (at most 3).
 
     Those labelled ``false_positive`` or ``expected`` after the automation's
     last finished run: the next run to start gets them, the runs after it do not.
@@ -66,11 +46,11 @@ def verdicts_for_next_run(store: Store, automation: str) -> list[Verdict]:
             or_(since.is_(None), ReviewOutcomeRow.labelled_at > since),
         )
         .order_by(ReviewOutcomeRow.labelled_at.desc(), ReviewOutcomeRow.run_id.desc())
-        .limit(MAX_VERDICTS)
+        .limit(MAX_RESOLUTIONS)
     )
     with store.session() as session:  # one statement: the last finished run is its subquery
         return [
-            Verdict(r.run_id, r.reason, r.comment, r.finding, r.labelled_at)
+            OpsResolution(r.run_id, r.reason, r.comment, r.finding, r.labelled_at)
             for r in session.scalars(query)
         ]
 

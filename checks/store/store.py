@@ -33,19 +33,12 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
+from checks.clock import utcnow
 from checks.errors import StoreError
 from checks.opinion.row_diff import PreviousRows
 from checks.report import Finding, RunReport, Status
 from checks.settings.config import redact
-from checks.store.engine import (
-    at_head,
-    first_line,
-    head_revision,
-    make_engine,
-    migrate,
-    retry_writes,
-    utcnow,
-)
+from checks.store.engine import at_head, head_revision, make_engine, migrate, retry_writes
 from checks.store.list_rows import ENDED, runs_ended
 from checks.store.plan_tables import write_plan
 from checks.store.report_rows import (
@@ -65,11 +58,9 @@ __all__ = [  # what other modules import from here (their homes: engine, report_
     "Store",
     "at_head",
     "check_result",
-    "first_line",
     "head_revision",
     "last_completed",
     "retry_writes",
-    "utcnow",
 ]
 
 

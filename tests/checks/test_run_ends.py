@@ -12,12 +12,13 @@ import psycopg
 import pytest
 
 from checks.automation.model import Automation
+from checks.clock import utcnow
 from checks.report import Status
 from checks.run import SourcePool, run_and_store
 from checks.settings.config import Settings
 from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource
-from checks.store.store import Store, utcnow
+from checks.store.store import Store
 from worker.service.run_queue import RunQueue
 
 

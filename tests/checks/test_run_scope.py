@@ -26,7 +26,7 @@ from checks.settings.decision import DecisionSettings
 from checks.settings.llm import LLMSettings
 from checks.settings.review import ReviewSettings
 from checks.settings.sources import DuckDBSource, SQLAlchemySource
-from checks.store.incidents import PlannedEvent
+from checks.store.incidents import AlertEvent
 from checks.store.store import Store
 from worker.alerts.delivery import build_alert
 from worker.web import create_app
@@ -126,7 +126,7 @@ def test_not_evaluated_makes_the_run_need_attention_and_says_why(
     ]
     assert seen[0]["reason"] == "0 rows in scope: orders where name = 'Diana'"
 
-    alert = build_alert(stored, PlannedEvent(EventKind.NEEDS_ATTENTION), settings)
+    alert = build_alert(stored, AlertEvent(EventKind.NEEDS_ATTENTION), settings)
     assert alert.not_evaluated == (
         "no negative amount: 0 rows in scope: orders where name = 'Diana'",
         "no refund row: table empty_t has 0 rows",

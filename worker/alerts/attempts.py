@@ -31,10 +31,10 @@ from sqlalchemy import CursorResult, Engine, update
 from sqlalchemy.orm import Session
 from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_attempt
 
+from checks.clock import utcnow
 from checks.settings.config import Settings, redact
 from checks.store.alert_tables import AttemptRow, DeliveryRow
-from checks.store.store import utcnow
-from worker.alerts.channel import Outcome, Sender
+from worker.alerts.channel import Sender, SendResult
 from worker.alerts.channels import sender_for
 from worker.alerts.delivery_log import DeliveryRecord, get_delivery, record_of
 from worker.alerts.message import Alert
@@ -120,7 +120,7 @@ def send_claimed(ctx: Context, row_id: int) -> DeliveryRecord:
     return record
 
 
-def _explain(ctx: Context, outcome: Outcome) -> str | None:
+def _explain(ctx: Context, outcome: SendResult) -> str | None:
     error = outcome.error or outcome.kind
     if outcome.kind == "rate_limited":
         wait = outcome.retry_after_s
@@ -140,19 +140,19 @@ def backoff_s(attempt: int, base_s: float, max_s: float) -> float:
     return wait + random.uniform(0, wait / 4)
 
 
-def _with_retries(ctx: Context, row_id: int, sender: Sender, alert: Alert) -> Outcome:
+def _with_retries(ctx: Context, row_id: int, sender: Sender, alert: Alert) -> SendResult:
     """Send the full message: 429 and transient failures retried, other 4xx not."""
     policy = ctx.settings.alerts
     payload = sender.payload(alert)
 
-    def retryable(outcome: Outcome) -> bool:
+    def retryable(outcome: SendResult) -> bool:
         if outcome.kind == "rate_limited":
             return (outcome.retry_after_s or 0.0) <= policy.retry_after_cap_s
         return outcome.kind == "transient"
 
-    def last(state: RetryCallState) -> Outcome:
+    def last(state: RetryCallState) -> SendResult:
         assert state.outcome is not None
-        outcome: Outcome = state.outcome.result()
+        outcome: SendResult = state.outcome.result()
         return outcome
 
     def wait(state: RetryCallState) -> float:
@@ -168,13 +168,13 @@ def _with_retries(ctx: Context, row_id: int, sender: Sender, alert: Alert) -> Ou
         sleep=ctx.sleep,
         retry_error_callback=last,
     )
-    result: Outcome = retrying(_attempt, ctx, row_id, sender, alert, payload, "message")
+    result: SendResult = retrying(_attempt, ctx, row_id, sender, alert, payload, "message")
     return result
 
 
 def _attempt(
     ctx: Context, row_id: int, sender: Sender, alert: Alert, payload: dict[str, Any], kind: str
-) -> Outcome:
+) -> SendResult:
     """Wait for the URL's rate-limit slot, make one attempt, and record it."""
     config = sender.config
     try:

@@ -3,7 +3,7 @@
 ``Sender`` is the base of the project's own httpx senders (``worker.alerts.channels``:
 Slack, Teams, Google Chat, Discord, generic webhook) and of the Apprise one.
 A sender makes one HTTP attempt per ``send`` call and says what happened in an
-``Outcome``; retries, backoff, rate limits, fallback and the record of every
+``SendResult``; retries, backoff, rate limits, fallback and the record of every
 attempt are ``worker.alerts.delivery``'s job.
 
 How an answer is classified (``classify``):
@@ -38,7 +38,7 @@ Kind = Literal["sent", "rate_limited", "transient", "permanent"]
 
 
 @dataclass(frozen=True)
-class Outcome:
+class SendResult:
     """The result of one attempt.
 
     Attributes:
@@ -138,7 +138,7 @@ class Sender(ABC):
         """Return why a 2xx response is not a success, or None when it is."""
         return None
 
-    def send(self, alert: Alert, payload: dict[str, Any]) -> Outcome:
+    def send(self, alert: Alert, payload: dict[str, Any]) -> SendResult:
         """POST ``payload`` once and classify the answer (see the module docstring)."""
         body = json_body(payload)
         started = time.monotonic()
@@ -150,24 +150,24 @@ class Sender(ABC):
                 timeout=self.config.timeout_s,
             )
         except httpx.TimeoutException as exc:
-            return Outcome("transient", error=f"timed out: {type(exc).__name__}")
+            return SendResult("transient", error=f"timed out: {type(exc).__name__}")
         except httpx.HTTPError as exc:
-            return Outcome("transient", error=f"{type(exc).__name__}: {exc}")
+            return SendResult("transient", error=f"{type(exc).__name__}: {exc}")
         took = int((time.monotonic() - started) * 1000)
         return self.classify(response, took)
 
-    def classify(self, response: httpx.Response, duration_ms: int | None = None) -> Outcome:
-        """Turn a response into an ``Outcome`` (see the module docstring)."""
+    def classify(self, response: httpx.Response, duration_ms: int | None = None) -> SendResult:
+        """Turn a response into an ``SendResult`` (see the module docstring)."""
         code = response.status_code
         if 200 <= code < 300:
             problem = self.accept(response)
             if problem is None:
-                return Outcome("sent", code, duration_ms=duration_ms)
-            return Outcome("permanent", code, problem, duration_ms=duration_ms)
+                return SendResult("sent", code, duration_ms=duration_ms)
+            return SendResult("permanent", code, problem, duration_ms=duration_ms)
         error = f"HTTP {code}: {_snippet(response)}"
         if code == 429:
             wait = retry_after_s(response)
-            return Outcome("rate_limited", code, error, wait, duration_ms)
+            return SendResult("rate_limited", code, error, wait, duration_ms)
         if code == 408 or code >= 500:
-            return Outcome("transient", code, error, duration_ms=duration_ms)
-        return Outcome("permanent", code, error, duration_ms=duration_ms)
+            return SendResult("transient", code, error, duration_ms=duration_ms)
+        return SendResult("permanent", code, error, duration_ms=duration_ms)

@@ -1,10 +1,10 @@
 """Delivering a run's alerts: each (run, event, channel) at most once, every attempt recorded.
 
 ``deliver_for_run`` is the one entry point (``lookout run --notify`` calls it
-in-process; the Celery task ``worker.alerts.delivery_tasks.deliver_run`` calls it
+in-process; the Celery task ``worker.service.delivery_tasks.deliver_run`` calls it
 in a worker). For one stored run it:
 
-1. plans the run's events (``checks.store.incidents.plan_run``: decided once per run,
+1. plans the run's events (``checks.store.incidents.decide_run_events``: decided once per run,
    normally already when the run was stored);
 2. routes them to channels (``worker.alerts.routing``: one message per channel);
 3. **claims** each (run, event, channel) by inserting its ``alert_deliveries``
@@ -34,13 +34,14 @@ from sqlalchemy import Engine, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from checks.clock import utcnow
 from checks.declared.finding import anomaly_lines, not_evaluated_lines
 from checks.opinion.row_diff import change_lines
 from checks.report import RunReport
 from checks.settings.config import Settings
 from checks.store.alert_tables import DeliveryRow
-from checks.store.incidents import PlannedEvent, plan_run
-from checks.store.store import Store, utcnow
+from checks.store.incidents import AlertEvent, decide_run_events
+from checks.store.store import Store
 from worker.alerts.attempts import Context, Sleep, open_context, send_claimed, update_delivery
 from worker.alerts.delivery_log import DeliveryRecord, get_delivery
 from worker.alerts.message import TEST_EVENT, Alert, cut, opinion_of, run_link
@@ -56,7 +57,7 @@ def idempotency_key(run_id: int | None, event: str, channel: str) -> str:
     return f"lookout-{run_id}-{event}-{channel}"
 
 
-def build_alert(report: RunReport, event: PlannedEvent, settings: Settings) -> Alert:
+def build_alert(report: RunReport, event: AlertEvent, settings: Settings) -> Alert:
     """Return the alert for one planned event of a stored run (summary cut to its budget)."""
     urgency, flags = opinion_of(report)
     summary, truncated = cut(report.summary, settings.alerts.summary_chars)
@@ -117,10 +118,10 @@ def deliver_for_run(
     """
     engine = _engine(store_or_engine)
     now = now or utcnow()
-    plan = plan_run(engine, report, now=now, enabled=settings.alerts.events)
+    run_events = decide_run_events(engine, report, now=now, enabled=settings.alerts.events)
     notify = [n for n in report.definition.get("notify") or [] if isinstance(n, str)]
     done: list[DeliveryRecord] = []
-    chosen = routes(plan.events, notify, settings)
+    chosen = routes(run_events.events, notify, settings)
     if not chosen:  # nothing to send (e.g. no channel configured): no HTTP client, no buckets
         return done
     with open_context(engine, settings, client, sleep) as ctx:

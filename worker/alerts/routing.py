@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from checks.settings.alerts import EventKind
 from checks.settings.config import Settings
-from checks.store.incidents import PlannedEvent
+from checks.store.incidents import AlertEvent
 
 PRIORITY = (
     EventKind.RUN_ERROR,
@@ -37,7 +37,7 @@ PRIORITY = (
 class Route:
     """One message to send: an event of the run to one channel."""
 
-    event: PlannedEvent
+    event: AlertEvent
     channel: str
 
 
@@ -54,7 +54,7 @@ def recipients(event: EventKind, notify: list[str], settings: Settings) -> list[
     return chosen
 
 
-def routes(events: list[PlannedEvent], notify: list[str], settings: Settings) -> list[Route]:
+def routes(events: list[AlertEvent], notify: list[str], settings: Settings) -> list[Route]:
     """Return one route per channel: its highest-priority event of the run."""
     ordered = sorted(events, key=lambda e: PRIORITY.index(e.kind))
     taken: dict[str, Route] = {}

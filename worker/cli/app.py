@@ -7,12 +7,10 @@ when several apply the highest wins.
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 import time
 import traceback
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -29,7 +27,8 @@ from worker.cli import render, startup
 from worker.cli import serve as cli_serve
 from worker.cli import service as cli_service
 from worker.cli import stored as cli_stored
-from worker.cli.render import SafeConsole
+from worker.cli.output import err, out, print_report
+from worker.cli.selection import select_automations
 from worker.cli.validation import sql_problems, unknown_channels
 
 if TYPE_CHECKING:
@@ -40,7 +39,6 @@ if TYPE_CHECKING:
     from checks.settings.config import Settings
     from checks.sources.pool import SourcePool
     from checks.store.store import Store
-    from worker.review.history import CheckHistory
 
 # Each command imports what it needs inside its body, so ``lookout --help`` never
 # loads the settings, the store, the agent's LLM client, Celery or the web stack
@@ -58,8 +56,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = SafeConsole(highlight=False)
-err = SafeConsole(stderr=True, highlight=False)
 
 
 @dataclass
@@ -175,32 +171,6 @@ def validate(
 def _count(n: int, noun: str) -> str:
     """``1 error``, ``2 errors``."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def select_automations(
-    loaded: LoadResult, names: list[str], run_all: bool, *, folder: str, validate: str
-) -> list[Automation]:
-    """The automations named (in that order), or every enabled one with ``run_all``.
-
-    ``folder`` is where they were loaded from and ``validate`` the command that
-    lists that folder's file problems (``Context.validate_command``): both are
-    in the error.
-
-    Raises:
-        ConfigError: a name is not a valid automation of ``loaded``.
-    """
-    if run_all:
-        return [a for a in loaded.automations if a.enabled]
-    chosen = []
-    for name in names:
-        try:
-            chosen.append(loaded.by_name(name))
-        except KeyError:
-            raise ConfigError(
-                f"no valid automation named '{name}' in {folder}"
-                f" (run '{validate}' to see file errors)"
-            ) from None
-    return chosen
 
 
 def exit_status(reports: list[RunReport], config_errors: int) -> int:
@@ -322,24 +292,6 @@ def _run_chosen(
                     err.print(redact(line, settings.secrets()))
             status.start()
     return reports
-
-
-def print_report(
-    report: RunReport,
-    as_json: bool,
-    settings: Settings,
-    *,
-    full: bool = False,
-    histories: Sequence[CheckHistory] = (),
-) -> None:
-    """Print one report: as one JSON line (redacted), or as text (``render.print_report``)."""
-    from checks.settings.config import redact
-
-    if as_json:
-        out.print(redact(json.dumps(report.to_dict()), settings.secrets()), soft_wrap=True)
-    else:
-        decider = None if full else render.usual_decider(settings)
-        render.print_report(out, report, full=full, usual_decider=decider, histories=histories)
 
 
 # reports, show, pin (the store); worker, beat, schedule, run-now (Celery); notify (alerts);

@@ -133,7 +133,8 @@ def calibrate_command(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON document.")] = False,
 ) -> None:
     """Score the decision model on ops' verdicts and fit the recalibration the next runs use."""
-    from checks.store.store import Store, utcnow
+    from checks.clock import utcnow
+    from checks.store.store import Store
     from worker.review.calibrate import calibrate, report_json
 
     settings = _settings(ctx)

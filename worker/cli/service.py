@@ -214,7 +214,8 @@ def run_now(
     automation = _pick(ctx, settings, _load(ctx, settings, [name]), [name])[0]
     from kombu.exceptions import OperationalError
 
-    from checks.store.store import Store, utcnow
+    from checks.clock import utcnow
+    from checks.store.store import Store
     from worker.service.broker import unreachable
     from worker.service.celery_app import source_queue
     from worker.service.dispatch import visibility_problem

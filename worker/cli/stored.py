@@ -51,7 +51,7 @@ def reports(
     from checks.settings.config import redact
     from checks.store.store import Store
     from worker.alerts.delivery_log import deliveries_by_run, summarize
-    from worker.cli.app import out  # here: the app module imports this one
+    from worker.cli.output import out
 
     if finding and finding not in {f.value for f in Finding}:
         raise ConfigError(f"--finding must be clear or needs_attention, not '{finding}'")
@@ -93,7 +93,7 @@ def show(
     from checks.agent.trace import read_trace, to_jsonl
     from checks.settings.config import redact
     from checks.store.store import Store
-    from worker.cli.app import err, print_report  # here: the app module imports this one
+    from worker.cli.output import err, print_report
 
     settings = ctx.obj.settings()
     store = Store(settings.store_url)
@@ -135,7 +135,7 @@ def pin(
     from checks.pinned.as_checks import plan_as_yaml
     from checks.store.plans import current_plan
     from checks.store.store import Store
-    from worker.cli.app import select_automations  # here: the app module imports this one
+    from worker.cli.selection import select_automations
 
     settings = ctx.obj.settings()
     loaded = load_automations(settings.automations_dir, known_sources=settings.sources.keys())

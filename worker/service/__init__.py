@@ -1,1 +1,1 @@
-"""The service: Celery app and tasks, ``dispatch_due``, catalog, slots, leases, run queue."""
+"""The service: Celery app and tasks, ``dispatch_due``, known automations, slots, leases, runs."""

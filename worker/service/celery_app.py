@@ -57,7 +57,7 @@ def make_app(settings: Settings) -> Celery:
         "lookout",
         broker=settings.redis_url,
         backend=settings.redis_url,
-        include=["worker.service.tasks", "worker.alerts.delivery_tasks"],
+        include=["worker.service.tasks", "worker.service.delivery_tasks"],
     )
     celery.conf.update(
         task_acks_late=True,

@@ -15,9 +15,9 @@ from typing import Any, Literal
 from sqlalchemy import Select, Update, and_, bindparam, exists, func, or_, select, text, update
 from sqlalchemy.orm import Session
 
+from checks.clock import utcnow
 from checks.report import Status
 from checks.store.run_tables import RunRow, UTCDateTime, table_of
-from checks.store.store import utcnow
 from worker.service.queue_records import RunInfo
 
 Claim = int | Literal["busy"] | None

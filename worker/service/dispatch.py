@@ -3,7 +3,7 @@
 Beat sends one task, ``dispatch_due``, every ``service.dispatch_interval_s``
 (docs/design.md, Scheduling). Each call, in one worker:
 
-1. re-reads the automation files that changed (``worker.service.catalog``; a bad file
+1. re-reads the automation files that changed (``worker.service.known_automations``; a bad file
    is reported and skipped, the others go on);
 2. for each enabled, scheduled automation, finds the slots in
    ``(cursor, now]`` (``worker.service.slots``: croniter in the automation's zone,
@@ -40,10 +40,16 @@ from dataclasses import asdict, dataclass, field
 from checks.automation.model import Automation
 from checks.settings.config import Settings
 from checks.settings.service import ServiceSettings
-from worker.service.catalog import AutomationCatalog
+from worker.service.known_automations import KnownAutomations
 from worker.service.queue_records import ActiveRun, Cursor, NewRun, QueuedRun
 from worker.service.run_queue import RunQueue
-from worker.service.slots import CronSchedule, SlotDecision, next_occurrences, occurrences, plan_due
+from worker.service.slots import (
+    CronSchedule,
+    SlotDecision,
+    apply_catchup,
+    next_occurrences,
+    occurrences,
+)
 
 log = logging.getLogger("lookout.dispatch")
 
@@ -146,14 +152,15 @@ def visibility_problem(automation: Automation, service: ServiceSettings) -> str 
 
 
 class Dispatcher:
-    """One process's dispatcher: its catalog of files and a cache of each next slot.
+    """One process's dispatcher: the automations it knows and a cache of each next slot.
 
     Args:
         settings: ``automations_dir``, the sources and the ``service`` section.
         queue: the store's run queue.
         send: sends one run's Celery message; an exception leaves the run
             unsent, and the reaper sends it after ``service.unsent_grace_s``.
-        catalog: the automation files (default: ``settings.automations_dir``).
+        catalog: the automations it knows, re-read as their files change (default:
+            those of ``settings.automations_dir``).
         send_batch: when given, used instead of ``send`` for each batch of
             messages; a batch that cannot be opened (the broker is down) or
             fails as it closes (when a pipelined batch's messages leave) leaves
@@ -167,7 +174,7 @@ class Dispatcher:
         settings: Settings,
         queue: RunQueue,
         send: Sender,
-        catalog: AutomationCatalog | None = None,
+        catalog: KnownAutomations | None = None,
         *,
         send_batch: BatchSender | None = None,
     ) -> None:
@@ -175,7 +182,7 @@ class Dispatcher:
         self.queue = queue
         self.send = send
         self.send_batch = send_batch
-        self.catalog = catalog or AutomationCatalog(
+        self.catalog = catalog or KnownAutomations(
             settings.automations_dir, settings.sources.keys()
         )
         self._next: dict[str, tuple[Cursor, dt.datetime | None]] = {}
@@ -213,7 +220,7 @@ class Dispatcher:
             result.file_errors = self._file_errors = problems
         cursors = self.queue.cursors()
         moves: dict[str, Cursor] = {}
-        plans: dict[str, tuple[Automation, list[SlotDecision]]] = {}
+        decided: dict[str, tuple[Automation, list[SlotDecision]]] = {}
         for automation in loaded.automations:
             schedule = CronSchedule.of(automation)
             if schedule is None:
@@ -228,13 +235,14 @@ class Dispatcher:
                 continue
             moves[automation.name] = Cursor(schedule.key, now)
             if automation.enabled:
-                plans[automation.name] = (automation, self._plan(automation, schedule, cursor, now))
+                slots = self._decide_slots(automation, schedule, cursor, now)
+                decided[automation.name] = (automation, slots)
         active = self.queue.active_runs(
-            [n for n, (a, ds) in plans.items() if a.overlap != "allow" and any(d.run for d in ds)]
+            [n for n, (a, ds) in decided.items() if a.overlap != "allow" and any(d.run for d in ds)]
         )
         runs = [
             NewRun(a.name, d.scheduled_for, a.source, a.definition(), reason=d.reason)
-            for name, (a, decisions) in plans.items()
+            for name, (a, decisions) in decided.items()
             for d in apply_overlap(a, decisions, active.get(name, []))
         ]
         result.skipped = sum(1 for r in runs if r.reason)
@@ -245,7 +253,7 @@ class Dispatcher:
             log.info("dispatch at %s: %s", now.isoformat(), result.to_dict())
         return result
 
-    def _plan(
+    def _decide_slots(
         self, automation: Automation, schedule: CronSchedule, cursor: Cursor, now: dt.datetime
     ) -> list[SlotDecision]:
         """Decide the slots in ``(cursor, now]``: catch-up, then the visibility-timeout rule."""
@@ -260,7 +268,7 @@ class Dispatcher:
                 service.catchup_cap,
             )
             slots = slots[1:]
-        decisions = plan_due(automation, slots, now, misfire_grace_s=service.misfire_grace_s)
+        decisions = apply_catchup(automation, slots, now, misfire_grace_s=service.misfire_grace_s)
         reason = visibility_problem(automation, service)
         if reason is None:
             return decisions

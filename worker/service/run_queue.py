@@ -26,10 +26,11 @@ from typing import Any
 
 from sqlalchemy import update
 
+from checks.clock import utcnow
 from checks.report import FRESH_TRIGGER, Status
 from checks.store.list_rows import runs_ended
 from checks.store.run_tables import RunRow
-from checks.store.store import Store, retry_writes, utcnow
+from checks.store.store import Store, retry_writes
 from worker.service import reaper, slot_records
 from worker.service.claims import ACTIVE, Admission, Claim, claim_run, run_info
 from worker.service.queue_records import (

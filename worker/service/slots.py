@@ -247,7 +247,7 @@ def _stamp(instant: dt.datetime) -> str:
     return instant.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def plan_due(
+def apply_catchup(
     automation: Automation,
     slots: list[dt.datetime],
     now: dt.datetime,

@@ -25,15 +25,14 @@ from pydantic import ValidationError
 
 from checks.agent.trace import TraceWriter
 from checks.automation.model import Automation
+from checks.clock import utcnow
 from checks.errors import LookoutError
 from checks.report import FRESH_TRIGGER, RunReport, Status
 from checks.run import SourcePool, run_automation
 from checks.settings.config import Settings, redact
-from checks.store.incidents import plan_run
-from checks.store.store import Store, utcnow
-from worker.alerts.delivery_tasks import deliver_due_task, enqueue_delivery
+from checks.store.incidents import decide_run_events
+from checks.store.store import Store
 from worker.alerts.routing import routes
-from worker.service.catalog import AutomationCatalog
 from worker.service.celery_app import (
     DEFAULT_QUEUE,
     DISPATCH_TASK,
@@ -42,7 +41,9 @@ from worker.service.celery_app import (
     settings,
     source_queue,
 )
+from worker.service.delivery_tasks import deliver_due_task, enqueue_delivery
 from worker.service.dispatch import Dispatcher
+from worker.service.known_automations import KnownAutomations
 from worker.service.lease import Heartbeat, hard_limit_reason, soft_limit_reason
 from worker.service.process_store import configure, process_store, task_threads
 from worker.service.queue_records import QueuedRun, RunInfo
@@ -78,14 +79,14 @@ def process() -> _Process:
         return _state[pid]
 
 
-_preloaded: dict[str, AutomationCatalog] = {}
+_preloaded: dict[str, KnownAutomations] = {}
 
 
 @worker_init.connect  # type: ignore[untyped-decorator]
 def _prepare(sender: Any = None, **_: object) -> None:
     """In the worker's main process, before the pool forks: migrate, and parse the files once.
 
-    Every pool process then starts from the parsed catalog (copied by the fork)
+    Every pool process then starts from the parsed automations (copied by the fork)
     and re-reads only files that change, instead of parsing them all again. Its
     stores are sized for the tasks one process runs at once (``sender`` is
     Celery's ``WorkController``).
@@ -97,9 +98,9 @@ def _prepare(sender: Any = None, **_: object) -> None:
         Store(settings.store_url).close()
     except LookoutError as exc:  # the store is down: each task tries again when it opens it
         log.error("%s", exc)
-    catalog = AutomationCatalog(settings.automations_dir, settings.sources.keys())
-    catalog.refresh()
-    _preloaded["catalog"] = catalog
+    known = KnownAutomations(settings.automations_dir, settings.sources.keys())
+    known.refresh()
+    _preloaded["automations"] = known
 
 
 def send_run(run: QueuedRun, *, producer: Any = None) -> None:
@@ -141,9 +142,9 @@ def dispatch_due() -> dict[str, object]:
     state = process()
     with state.dispatch_lock:  # one dispatch at a time per process (threads pool)
         if state.dispatcher is None:
-            catalog = _preloaded.get("catalog")
+            known = _preloaded.get("automations")
             state.dispatcher = Dispatcher(
-                state.settings, state.queue, send_run, catalog, send_batch=run_sender
+                state.settings, state.queue, send_run, known, send_batch=run_sender
             )
         result = state.dispatcher.dispatch_due(utcnow())
     for run_id in result.gave_up:  # ended in error by the reaper: announced like any other
@@ -176,9 +177,11 @@ def announce(run_id: int, store: Store | None = None, report: RunReport | None =
         if report is None:
             report = store.get_run(run_id)
         if report is not None and report.status in (Status.COMPLETED, Status.ERROR):
-            plan = plan_run(store.engine, report, now=utcnow(), enabled=settings.alerts.events)
+            run_events = decide_run_events(
+                store.engine, report, now=utcnow(), enabled=settings.alerts.events
+            )
             notify = [n for n in report.definition.get("notify") or [] if isinstance(n, str)]
-            needed = bool(routes(plan.events, notify, settings))
+            needed = bool(routes(run_events.events, notify, settings))
         else:
             needed = False  # the delivery task sends nothing for it either
     except Exception:

@@ -43,9 +43,10 @@ from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
+from checks.clock import utcnow
 from checks.errors import StoreError
 from checks.settings.config import Settings
-from checks.store.store import Store, utcnow
+from checks.store.store import Store
 from worker.review import InvalidAction, NotFound, ReviewError
 from worker.review.actions import Send
 from worker.review.vocabulary import unknown_reason

@@ -10,8 +10,9 @@ from typing import Annotated
 from fastapi import Path, Request
 from starlette.templating import Jinja2Templates
 
+from checks.clock import utcnow
 from checks.settings.config import Settings
-from checks.store.store import Store, utcnow
+from checks.store.store import Store
 from worker.review.actions import Send
 from worker.service.queue_records import QueuedRun
 from worker.web.auth import Access

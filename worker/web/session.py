@@ -36,8 +36,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp
 
+from checks.clock import utcnow
 from checks.store.review_tables import WebSessionRow
-from checks.store.store import Store, utcnow
+from checks.store.store import Store
 
 COOKIE = "lookout_session"
 HSTS = "max-age=31536000"

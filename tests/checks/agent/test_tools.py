@@ -9,9 +9,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from checks.agent.lexical_ranking import relevance, tokens
 from checks.agent.tools import ToolBox
 from checks.agent.toolspec import ToolArgumentError, check_arguments
-from checks.opinion.lexical_ranking import relevance, tokens
 from checks.settings.config import Settings
 from checks.settings.limits import Limits
 from checks.settings.sources import DuckDBSource

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from checks.automation.expectation import Expectation, duration_text, parse_expectation
-from checks.automation.judgement import Outcome, evaluate, judge_percent
+from checks.automation.judgement import Judgement, evaluate, judge_percent
 from checks.automation.value_words import describe, interval_text
 
 SHAPE = "a scalar expectation needs exactly one row with one column"
@@ -155,7 +155,7 @@ JUDGED = [
 def test_evaluate_scalar(case: Judged) -> None:
     outcome = evaluate(parse_expectation(case.expect), ["v"], [(case.value,)], 1)
     expected = int(case.value) if isinstance(case.value, int) else float(case.value)
-    assert outcome == Outcome(value=expected, passed=case.passed, error=None)
+    assert outcome == Judgement(value=expected, passed=case.passed, error=None)
     assert type(outcome.value) is type(expected)  # one JSON type: int for ints, else float
 
 
@@ -234,7 +234,7 @@ COUNTED = [
 def test_evaluate_row_count(case: Counted) -> None:
     rows = [("x", i) for i in range(case.row_count)]
     outcome = evaluate(parse_expectation(case.expect), ["a", "b"], rows, case.row_count)
-    assert outcome == Outcome(value=case.row_count, passed=case.passed, error=None)
+    assert outcome == Judgement(value=case.row_count, passed=case.passed, error=None)
 
 
 @dataclass(frozen=True)
@@ -309,7 +309,7 @@ def test_percent_is_exact_from_the_counts(
 
 def test_percent_over_no_rows_is_not_evaluated() -> None:
     outcome = judge_percent(parse_expectation("< 1%"), 0, 0)
-    assert outcome == Outcome(
+    assert outcome == Judgement(
         value=None,
         passed=None,
         not_evaluated="a percent over 0 rows is undefined (the total is 0)",
@@ -327,7 +327,7 @@ def test_percent_over_no_rows_is_not_evaluated() -> None:
     ],
 )
 def test_percent_needs_two_counts(count: Any, total: Any, error: str) -> None:
-    assert judge_percent(parse_expectation("< 1%"), count, total) == Outcome(None, None, error)
+    assert judge_percent(parse_expectation("< 1%"), count, total) == Judgement(None, None, error)
 
 
 def test_percent_of_a_raw_query_reads_its_two_columns() -> None:

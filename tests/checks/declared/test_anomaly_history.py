@@ -25,7 +25,7 @@ from checks.settings.alerts import EventKind
 from checks.settings.config import Settings
 from checks.settings.decision import DecisionSettings
 from checks.settings.sources import DuckDBSource
-from checks.store.incidents import PlannedEvent
+from checks.store.incidents import AlertEvent
 from checks.store.store import Store
 from tests.conftest import scratch_pg_database
 from worker.alerts.delivery import build_alert
@@ -128,7 +128,7 @@ def test_a_spike_and_a_drop_need_attention_with_their_score(tmp_path: Path, stor
     assert spike.run_id is not None
     stored = store.get_run(spike.run_id)
     assert stored is not None
-    alert = build_alert(stored, PlannedEvent(EventKind.NEEDS_ATTENTION), days.settings)
+    alert = build_alert(stored, AlertEvent(EventKind.NEEDS_ATTENTION), days.settings)
     line = f"value 140, expected {low:.2f}–{high:.2f}, baseline 7 runs, score {score:.2f}"
     assert alert.anomalies == (f"volume: {line}", f"raw volume: {line}")
     assert ("Anomaly", f"volume: {line}") in alert.facts()

@@ -21,6 +21,7 @@ import pytest
 from checks.errors import ConfigError
 from checks.fakes.decision_server import FakeDecision, Step, request_question_names
 from checks.opinion import transport
+from checks.opinion.backends import make_decision_model
 from checks.opinion.backends.chat_logprobs import ChatLogprobsModel
 from checks.opinion.decision_model import (
     Answers,
@@ -36,7 +37,6 @@ from checks.opinion.decision_model import (
     ScoreAnswer,
     YesNo,
     YesNoAnswer,
-    make_decision_model,
     read_untrusted_state,
     untrusted_state,
 )

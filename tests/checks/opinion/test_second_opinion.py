@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from checks.fakes.decision_server import FakeDecision, Step, request_state
+from checks.opinion.backends import make_decision_model
 from checks.opinion.decision_model import (
     Backend,
     DecisionModel,
     NoDecisionModel,
-    make_decision_model,
     read_untrusted_state,
 )
 from checks.opinion.evidence_diff import diff_evidence

@@ -9,12 +9,13 @@ from typing import Any
 import duckdb
 
 from checks.automation.model import Automation
+from checks.clock import utcnow
 from checks.declared.check import run_checks
 from checks.report import Evidence, RunReport, Status
 from checks.settings.limits import Limits
 from checks.sources.base import collect, row_digest
 from checks.sources.duckdb_source import DuckDBQuerySource
-from checks.store.store import Store, utcnow
+from checks.store.store import Store
 from worker.cli import render
 from worker.cli.render import SafeConsole
 

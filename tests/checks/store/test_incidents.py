@@ -13,7 +13,7 @@ from checks.automation.loader import load_automations
 from checks.report import Finding, RunReport, Status
 from checks.run import SourcePool, run_and_store
 from checks.settings.config import Settings
-from checks.store.incidents import NOT_ANNOUNCED, load_plan, open_incidents, plan_run
+from checks.store.incidents import NOT_ANNOUNCED, decide_run_events, load_run_events, open_incidents
 from checks.store.store import Store
 
 T0 = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
@@ -43,7 +43,9 @@ def stored(
 
 
 def plan(store: Store, report: RunReport, hours: float, *, announce: bool) -> list[str]:
-    events = plan_run(store.engine, report, now=T0 + hours * HOUR, announce=announce).events
+    events = decide_run_events(
+        store.engine, report, now=T0 + hours * HOUR, announce=announce
+    ).events
     return [str(e.kind) + ("+" if e.reminder else "") for e in events]
 
 
@@ -58,7 +60,7 @@ def test_runs_that_announce_nothing_still_open_continue_and_resolve_the_incident
         first.run_id,
         None,
     )
-    stored_plan = load_plan(store.engine, first.run_id or 0)
+    stored_plan = load_run_events(store.engine, first.run_id or 0)
     assert stored_plan is not None and stored_plan.note == NOT_ANNOUNCED
     second = stored(store, 1, NA)
     assert plan(store, second, 1, announce=False) == []
@@ -115,7 +117,7 @@ def test_lookout_run_without_notify_moves_incidents_through_run_and_store(
         assert first.finding == second.finding == "needs_attention"
         [incident] = open_incidents(store.engine, "wind")
         assert incident.opened_run_id == first.run_id
-        plans = [load_plan(store.engine, r.run_id or 0) for r in (first, second)]
+        plans = [load_run_events(store.engine, r.run_id or 0) for r in (first, second)]
         assert [(p.events, p.note) for p in plans if p] == [([], NOT_ANNOUNCED)] * 2
     finally:
         store.close()

@@ -20,9 +20,10 @@ from typing import Any
 import pytest
 from sqlalchemy import select, update
 
+from checks.clock import utcnow
 from checks.report import Finding, RunReport, Status
 from checks.store.alert_tables import IncidentRow
-from checks.store.incidents import plan_run
+from checks.store.incidents import decide_run_events
 from checks.store.list_rows import (
     COLUMNS,
     REPORT,
@@ -34,7 +35,7 @@ from checks.store.list_rows import (
 )
 from checks.store.review_tables import ListRow
 from checks.store.run_tables import RunRow, table_of
-from checks.store.store import Store, utcnow
+from checks.store.store import Store
 from worker.review import Filters, board
 from worker.service.queue_records import NewRun
 from worker.service.run_queue import RunQueue
@@ -137,7 +138,7 @@ def stored(
         second_opinion={"urgency": "act_soon", "flags": ["changed_since_last_run"]},
     )
     store.save_report(report)
-    plan_run(store.engine, report, now=T0 + hours * HOUR, announce=False)
+    decide_run_events(store.engine, report, now=T0 + hours * HOUR, announce=False)
     return report
 
 
@@ -207,9 +208,11 @@ def test_an_incident_lists_its_newest_run_of_its_kind_since_the_run_that_opened_
     store.save_report(newer)  # a newer slot's problem, stored first and not planned yet
     older = RunReport("a", T0 + 2 * HOUR, Status.COMPLETED, finding=NA, definition=DEFINITION)
     store.save_report(older)
-    plan_run(store.engine, older, now=T0, announce=False)  # opens the incident at its id
+    decide_run_events(store.engine, older, now=T0, announce=False)  # opens the incident at its id
     agree(store)
-    plan_run(store.engine, newer, now=T0, announce=False)  # older than one planned: no move
+    decide_run_events(
+        store.engine, newer, now=T0, announce=False
+    )  # older than one planned: no move
     agree(store)
     [(_, run_id, incident_id)] = listed(store)
     assert incident_id is not None and run_id == older.run_id  # the newer one came before it
@@ -283,12 +286,12 @@ def test_a_run_ending_while_its_incident_opens_is_listed_either_way(empty_pg_url
             ended = {"status": "completed", "finding": "needs_attention", "finished_at": T0}
             other.execute(update(runs).where(runs.c.id == started[0]).values(ended))
             runs_ended(other, [started[0]])
-            planning = _blocked(pool, lambda: plan_run(store.engine, opening, now=T0))
+            planning = _blocked(pool, lambda: decide_run_events(store.engine, opening, now=T0))
             transaction.commit()
         assert planning.result().new
         agree(store)
         assert {r for a, r, i in listed(store) if i is not None} == {started[0]}
-        # an incident opens (as plan_run opens one) and has not committed yet: a run ending
+        # an incident opens (as decide_run_events opens one) and has not committed yet: a run ending
         # meanwhile waits, then lists itself as the incident's newest run
         first = _needs_attention("b", 0)
         store.save_report(first)

@@ -298,7 +298,7 @@ def test_notify_test_command_sends_a_sample_without_showing_the_url(tmp_path: Pa
 
 
 def test_the_celery_task_body_delivers_a_stored_run_in_process(tmp_path: Path) -> None:
-    from worker.alerts.delivery_tasks import deliver_run_now
+    from worker.service.delivery_tasks import deliver_run_now
 
     with FakeChat("webhook") as fake:
         settings = settings_for({"c": fake.channel()})

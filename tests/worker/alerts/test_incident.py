@@ -17,7 +17,7 @@ from checks.report import Finding, RunReport, Status
 from checks.settings.alerts import EventKind, QuietHours
 from checks.settings.config import Settings
 from checks.store.alert_tables import DeliveryRow
-from checks.store.incidents import load_plan, open_incidents, plan_run
+from checks.store.incidents import decide_run_events, load_run_events, open_incidents
 from checks.store.store import Store
 from worker.alerts.delivery import deliver_due, deliver_for_run
 from worker.alerts.delivery_log import list_deliveries
@@ -218,7 +218,7 @@ def test_flags_are_their_own_events_but_one_message_per_channel_and_run(store: S
     assert fake.requests[0].json["flags"] == ["changed_since_last_run"]
     assert sent_events(store, clear) == ("resolved",)
     assert sent_events(store, quiet) == ("double_check_disagrees",)
-    plan = load_plan(store.engine, first.run_id or 0)
+    plan = load_run_events(store.engine, first.run_id or 0)
     assert plan is not None
     assert [e.kind for e in plan.events] == ["needs_attention", "changed_since_last_run"]
 
@@ -261,7 +261,7 @@ def test_a_run_older_than_one_already_announced_sends_nothing(store: Store) -> N
         deliver_for_run(store, settings, newer, now=T0 + HOUR)
         assert deliver_for_run(store, settings, late, now=T0 + 2 * HOUR) == []
         assert len(fake.requests) == 1
-    plan = load_plan(store.engine, late.run_id or 0)
+    plan = load_run_events(store.engine, late.run_id or 0)
     assert plan is not None and plan.events == [] and "newer run" in (plan.note or "")
 
 
@@ -272,7 +272,7 @@ def test_concurrent_planners_decide_a_run_once(store: Store) -> None:
 
     def planner() -> None:
         barrier.wait()
-        plans.append(plan_run(store.engine, report, now=T0))
+        plans.append(decide_run_events(store.engine, report, now=T0))
 
     threads = [threading.Thread(target=planner) for _ in range(4)]
     for thread in threads:

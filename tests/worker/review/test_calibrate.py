@@ -14,7 +14,7 @@ import pytest
 
 from checks.opinion.calibration import Recalibration
 from checks.report import Finding, FindingSource, RunReport, Status
-from checks.store.review_reads import current_recalibrations, verdicts_for_next_run
+from checks.store.review_reads import current_recalibrations, resolutions_for_next_run
 from checks.store.store import Store
 from tests.paths import ROOT
 from worker.cli.calibrate import nothing_to_score
@@ -216,7 +216,7 @@ def test_verdicts_reach_only_the_next_run(store: Store) -> None:
         ResolveReason.FIXED,
         automation="other",
     )
-    verdicts = verdicts_for_next_run(store, "orders")
+    verdicts = resolutions_for_next_run(store, "orders")
     assert [(v.run_id, v.reason, v.comment) for v in verdicts] == [
         (fp, "false_positive", "test orders from QA; ignore <b>them</b>")
     ]
@@ -232,8 +232,8 @@ def test_verdicts_reach_only_the_next_run(store: Store) -> None:
             finished_at=later,
         )
     )
-    assert verdicts_for_next_run(store, "orders") == []
-    assert verdicts_for_next_run(store, "other") == []  # fixed is not given as context
+    assert resolutions_for_next_run(store, "orders") == []
+    assert resolutions_for_next_run(store, "other") == []  # fixed is not given as context
 
 
 def test_the_cli_reports_and_fits(store: Store, tmp_path: Path, labelled_db: Path) -> None:

@@ -20,9 +20,10 @@ from typing import Any
 import pytest
 import redis
 
+from checks.clock import utcnow
 from checks.report import Status
 from checks.settings.config import Settings
-from checks.store.store import Store, utcnow
+from checks.store.store import Store
 from tests.paths import ROOT
 from tests.worker.service.service_support import (
     config_data,

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from checks.clock import utcnow
 from checks.report import Finding, RunReport, Status
-from checks.store.store import Store, utcnow
+from checks.store.store import Store
 from tests.worker.service.service_support import (
     clean_store,
     config_data,
@@ -389,11 +390,11 @@ def test_lookout_schedule_prints_the_slots_dispatch_creates(
 
 
 def test_the_dispatchers_catalog_reports_a_dangling_link(tmp_path: Path) -> None:
-    from worker.service.catalog import AutomationCatalog
+    from worker.service.known_automations import KnownAutomations
 
     write_automation(tmp_path, "good")
     (tmp_path / "gone.yaml").symlink_to(tmp_path / "nowhere.yaml")
-    loaded = AutomationCatalog(tmp_path, {"flights"}).refresh()
+    loaded = KnownAutomations(tmp_path, {"flights"}).refresh()
     assert [a.name for a in loaded.automations] == ["good"]
     assert [e.path for e in loaded.errors] == [str(tmp_path / "gone.yaml")]
 
@@ -406,14 +407,14 @@ def test_a_large_refresh_freezes_what_it_built_before_the_collector_runs_again(
     # object the refresh built (0.13 s of a 10,000-file first tick) before they were frozen.
     import gc
 
-    from worker.service import catalog
+    from worker.service import known_automations
 
     for index in range(files):
         write_automation(tmp_path, f"a{index}")
-    monkeypatch.setattr(catalog, "FREEZE_AFTER_FILES", 3)
+    monkeypatch.setattr(known_automations, "FREEZE_AFTER_FILES", 3)
     calls: list[bool] = []
     monkeypatch.setattr(gc, "freeze", lambda: calls.append(gc.isenabled()))
-    loaded = catalog.AutomationCatalog(tmp_path, {"flights"}).refresh()
+    loaded = known_automations.KnownAutomations(tmp_path, {"flights"}).refresh()
     assert len(loaded.automations) == files
     assert calls == frozen
     assert gc.isenabled()

@@ -32,11 +32,12 @@ from zoneinfo import ZoneInfo
 import pytest
 import redis
 
+from checks.clock import utcnow
 from checks.report import RunReport, Status
 from checks.settings.config import Settings
 from checks.sources import Source
 from checks.store.incidents import open_incidents
-from checks.store.store import Store, utcnow
+from checks.store.store import Store
 from tests.worker.service.service_support import (
     LOOKOUT,
     Processes,

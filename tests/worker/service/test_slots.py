@@ -11,7 +11,7 @@ import pytest
 from croniter import croniter
 
 from checks.automation.model import Automation
-from worker.service.slots import CronSchedule, next_occurrences, occurrences, plan_due
+from worker.service.slots import CronSchedule, apply_catchup, next_occurrences, occurrences
 
 UTC = dt.UTC
 
@@ -187,7 +187,7 @@ def decisions(policy: str, slots: list[dt.datetime], **fields: Any) -> list[tupl
     auto = automation(schedule="0 * * * *", catchup=policy, **fields)
     return [
         (d.scheduled_for.strftime("%H:%M"), d.run)
-        for d in plan_due(auto, slots, NOW, misfire_grace_s=120)
+        for d in apply_catchup(auto, slots, NOW, misfire_grace_s=120)
     ]
 
 
@@ -228,7 +228,7 @@ def test_latest_runs_the_newest_missed_slot_only_within_the_window() -> None:
 
 def test_skipped_slots_say_why() -> None:
     auto = automation(schedule="0 * * * *", catchup="latest", catchup_window="30m")
-    reasons = [d.reason for d in plan_due(auto, HOURLY, NOW, misfire_grace_s=120)]
+    reasons = [d.reason for d in apply_catchup(auto, HOURLY, NOW, misfire_grace_s=120)]
     assert reasons[0] == (
         "missed: found 3.0 h late; catchup: latest runs only the newest missed slot "
         "(2026-06-01 11:00 UTC)"
@@ -237,6 +237,6 @@ def test_skipped_slots_say_why() -> None:
         "missed: found 60 min late, more than the catchup_window of 30 min (catchup: latest)"
     )
     none = automation(schedule="0 * * * *", catchup="none")
-    assert plan_due(none, HOURLY[-1:], NOW, misfire_grace_s=120)[0].reason == (
+    assert apply_catchup(none, HOURLY[-1:], NOW, misfire_grace_s=120)[0].reason == (
         "missed: found 60 min late (catchup: none)"
     )

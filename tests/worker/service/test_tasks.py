@@ -10,10 +10,11 @@ import pytest
 from sqlalchemy import event
 
 from checks.automation.model import Automation
+from checks.clock import utcnow
 from checks.report import Status
 from checks.run import SourcePool
 from checks.settings.config import Settings
-from checks.store.store import Store, utcnow
+from checks.store.store import Store
 from worker.service import tasks
 from worker.service.queue_records import RunInfo
 from worker.service.run_queue import RunQueue

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from worker.alerts.channel import Outcome, Sender
+from worker.alerts.channel import Sender, SendResult
 from worker.alerts.channels.google_chat import with_query
 from worker.alerts.message import TRUNCATED, Alert, defang, fit
 
@@ -89,7 +89,7 @@ class AppriseSender(Sender):
         """Return the one-line text."""
         return {"title": "", "body": defang(alert.fallback_text())}
 
-    def send(self, alert: Alert, payload: dict[str, Any]) -> Outcome:
+    def send(self, alert: Alert, payload: dict[str, Any]) -> SendResult:
         """Notify once through Apprise; failures are transient (no HTTP status is known)."""
         with _quiet_imports():
             import apprise
@@ -98,7 +98,7 @@ class AppriseSender(Sender):
         try:
             check_url(url)
         except AppriseRefused as exc:
-            return Outcome("permanent", error=str(exc))
+            return SendResult("permanent", error=str(exc))
         notifier = apprise.Apprise()
         notifier.add(url)
         captured = _Lines()
@@ -116,9 +116,9 @@ class AppriseSender(Sender):
             logger.removeHandler(captured)
         took = int((time.monotonic() - started) * 1000)
         if ok:
-            return Outcome("sent", duration_ms=took)
+            return SendResult("sent", duration_ms=took)
         error = captured.lines[-1] if captured.lines else "apprise reported a failure"
-        return Outcome("transient", error=f"apprise: {error[:300]}", duration_ms=took)
+        return SendResult("transient", error=f"apprise: {error[:300]}", duration_ms=took)
 
 
 class _Lines(logging.Handler):

@@ -1,6 +1,6 @@
 """The automations the dispatcher knows, re-read file by file when a file changes.
 
-``AutomationCatalog.refresh`` looks at the folder on every dispatch and parses
+``KnownAutomations.refresh`` looks at the folder on every dispatch and parses
 only the files whose size, modification time or inode changed since the last
 look (``checks.automation.loader.load_file`` on that one file). A bad file is
 reported — once per change, on the ``lookout.dispatch`` logger — and its
@@ -48,7 +48,7 @@ def _files(root: Path) -> tuple[list[Path], list[AutomationError]]:
     return automation_files(root)
 
 
-class AutomationCatalog:
+class KnownAutomations:
     """Parsed automation files, kept between dispatches in one process.
 
     Args:
@@ -62,7 +62,7 @@ class AutomationCatalog:
         self.known_sources = known_sources
         self._parsed: dict[Path, _Parsed] = {}
         self._listing_problems: list[AutomationError] = []
-        self.reloads = 0  # files parsed since the catalog was made (tests and the benchmark)
+        self.reloads = 0  # files parsed since it was made (tests and the benchmark)
 
     def refresh(self) -> LoadResult:
         """Re-read the changed files and return every good automation and every problem.

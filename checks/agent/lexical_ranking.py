@@ -1,7 +1,7 @@
 """Ranking data sets for ``list_data_sets``: lexical relevance to the goal and the query.
 
 A simple, documented token-overlap score: the fallback when no decision model
-ranks them (``checks.opinion.dataset_ranking``). Only matching tokens count: nothing in a
+ranks them (``checks.agent.dataset_ranking``). Only matching tokens count: nothing in a
 name — however it is worded — earns a boost of its own.
 """
 

@@ -7,7 +7,7 @@ from sqlalchemy import func, select
 from checks.store.alert_tables import DeliveryRow, IncidentRow
 from checks.store.store import Store
 from tests.worker.alerts.test_delivery import settings_for, stored
-from worker.alerts.delivery_tasks import deliver_run_now
+from worker.service.delivery_tasks import deliver_run_now
 from worker.service.process_store import process_store
 
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from checks.agent.lexical_ranking import relevance
 from checks.opinion.decision_model import (
     Answers,
     Backend,
@@ -42,7 +43,6 @@ from checks.opinion.decision_model import (
     estimate_tokens,
     untrusted_state,
 )
-from checks.opinion.lexical_ranking import relevance
 from checks.sources import DataSet
 
 LexicalOrder = Callable[[Sequence[DataSet]], list[DataSet]]
@@ -236,14 +236,14 @@ def _sorted(
 
 
 @dataclass
-class _Outcome:
+class _Rounds:
     order: list[int]
     probs: dict[int, float | None] = field(default_factory=dict)
     first: dict[int, float | None] = field(default_factory=dict)
     asked: dict[int, int] = field(default_factory=dict)
 
 
-def _run_rounds(ranker: _Ranker, chunks: list[list[int]], lexical: Future[list[int]]) -> _Outcome:
+def _run_rounds(ranker: _Ranker, chunks: list[list[int]], lexical: Future[list[int]]) -> _Rounds:
     """Ask round after round until one request holds the finalists.
 
     ``lexical`` (the fallback order, for ties) is awaited only once the first
@@ -252,7 +252,7 @@ def _run_rounds(ranker: _Ranker, chunks: list[list[int]], lexical: Future[list[i
     Raises:
         _Failed: a request gave no usable answer, or a round did not narrow the pool.
     """
-    out = _Outcome(order=[])
+    out = _Rounds(order=[])
     tail: list[int] = []
     pool = [i for c in chunks for i in c]
     position: dict[int, int] = {}
@@ -326,7 +326,7 @@ def rank_data_sets(
     record = RankingRecord(RankingMethod.ALL_SHOWN, str(model.backend), len(data_sets))
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lexical") as background:
         lexical = background.submit(lambda: [index[d.name] for d in fallback(data_sets)])
-        outcome: _Outcome | None = None
+        outcome: _Rounds | None = None
         if len(data_sets) > cap:
             record.method = RankingMethod.LEXICAL_FALLBACK
             ranker = _Ranker(data_sets, goal, query, model, top_per_chunk, record)
@@ -340,7 +340,7 @@ def rank_data_sets(
                     record.unanswered = sum(p is None for p in outcome.probs.values())
                 except _Failed as exc:
                     record.fallback_reason = str(exc)
-        outcome = outcome or _Outcome(order=lexical.result())
+        outcome = outcome or _Rounds(order=lexical.result())
     record.elapsed_ms = int((time.monotonic() - start) * 1000)
     ranked = [
         RankedDataSet(

@@ -12,6 +12,13 @@ from typing import Any
 
 import pytest
 
+from checks.agent.dataset_ranking import (
+    DataSetRanking,
+    RankingMethod,
+    lexical_order,
+    rank_data_sets,
+)
+from checks.agent.lexical_ranking import relevance as lexical_relevance
 from checks.fakes.decision_server import FakeDecision, Step, request_question_names, request_state
 from checks.fakes.synthetic_catalog import (
     INSTRUCTION_LIKE_NAME,
@@ -19,20 +26,13 @@ from checks.fakes.synthetic_catalog import (
     family,
     synthetic_catalog,
 )
-from checks.opinion.dataset_ranking import (
-    DataSetRanking,
-    RankingMethod,
-    lexical_order,
-    rank_data_sets,
-)
+from checks.opinion.backends import make_decision_model
 from checks.opinion.decision_model import (
     Backend,
     DecisionModel,
     NoDecisionModel,
-    make_decision_model,
 )
 from checks.opinion.decision_model import read_untrusted_state as unfence
-from checks.opinion.lexical_ranking import relevance as lexical_relevance
 from checks.settings.decision import DecisionSettings
 from checks.sources import DataSet
 
