@@ -13,7 +13,7 @@ by ``checks.automation.expectation``.
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 from pydantic import (
@@ -30,8 +30,7 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
-from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
-from pydantic_core.core_schema import ErrorType
+from pydantic_core import InitErrorDetails
 
 from checks.automation.expectation import Expectation
 from checks.automation.fields import (
@@ -47,6 +46,7 @@ from checks.automation.fields import (
     time_zone,
     to_expectation,
 )
+from checks.automation.nested_errors import located
 from checks.automation.schedule import MAX_DURATION_DAYS, MAX_DURATION_S, validate_cron
 from checks.automation.time_buckets import Over
 from checks.automation.yaml_messages import shown
@@ -117,11 +117,11 @@ class Check(_Strict):
             try:
                 specs[key] = KINDS[key].model_validate(value[key])
             except ValidationError as exc:
-                kind_errors += [_located(err, (key,)) for err in exc.errors()]
+                kind_errors += [located(err, (key,)) for err in exc.errors()]
         try:
             check = handler({k: v for k, v in value.items() if k not in written})
         except ValidationError as exc:
-            found = [_located(err, ()) for err in exc.errors()]
+            found = [located(err, ()) for err in exc.errors()]
             first = [err for err in found if err["loc"][:1] and err["loc"][0] in _BEFORE_KIND]
             rest = [err for err in found if err not in first]
             errors = first + kind_errors + rest
@@ -161,7 +161,7 @@ class Check(_Strict):
                 raise fail_here(conflict, ("expect",))
         expect = self.expectation
         if expect.unit not in spec.UNITS:
-            raise fail_here(_unit_mismatch(spec, expect.text, expect.unit), ("expect",))
+            raise fail_here(spec.unit_mismatch(expect.text, expect.unit), ("expect",))
         self._check_over(spec)
 
     def never_evaluated(self) -> tuple[str, str] | None:
@@ -270,45 +270,6 @@ class Check(_Strict):
         """``expect``, given or filled in from the kind's default."""
         assert self.expect is not None  # set by the validator for every valid check
         return self.expect
-
-
-_ERROR_TYPES = frozenset(get_args(ErrorType))
-
-
-def _located(err: ErrorDetails, under: tuple[str, ...]) -> InitErrorDetails:
-    """One error of a validation, at ``under`` + its place, to raise again with the others."""
-    ctx = err.get("ctx")
-    kind: Any = err["type"]
-    if kind not in _ERROR_TYPES:  # a validator's own error (``fail_here``)
-        template = "{message}" if ctx and "message" in ctx else err["msg"]
-        kind = PydanticCustomError(kind, template, ctx)
-    found: InitErrorDetails = {"type": kind, "loc": (*under, *err["loc"]), "input": err["input"]}
-    if ctx is not None:
-        found["ctx"] = ctx
-    return found
-
-
-def _unit_mismatch(spec: Kind, text: str, unit: str) -> str:
-    wanted = {
-        "number": "a number ('== 0')",
-        "percent": "a percent ('<= 1%')",
-        "rows": "'empty' / 'not empty'",
-        "duration": "a duration ('< 3h')",
-        "anomaly": "'anomaly'",
-    }
-    names = [
-        wanted[u] for u in ("number", "percent", "duration", "rows", "anomaly") if u in spec.UNITS
-    ]
-    allowed = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
-    what = {
-        "number": "a number",
-        "percent": "a percent",
-        "duration": "a duration",
-        "boolean": "a boolean",
-        "rows": "rows",
-        "anomaly": "against its history",
-    }[unit]
-    return f"{spec.KIND} is compared with {allowed}; '{text}' compares {what}"
 
 
 class Automation(_Strict):

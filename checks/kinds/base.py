@@ -213,6 +213,31 @@ class Kind(BaseModel):
         """Why a written ``expect`` cannot stand beside this kind's keys, or None."""
         return None
 
+    def unit_mismatch(self, text: str, unit: str) -> str:
+        """Why ``expect`` (``text``, comparing ``unit``) cannot be compared with this kind."""
+        wanted = {
+            "number": "a number ('== 0')",
+            "percent": "a percent ('<= 1%')",
+            "rows": "'empty' / 'not empty'",
+            "duration": "a duration ('< 3h')",
+            "anomaly": "'anomaly'",
+        }
+        names = [
+            wanted[u]
+            for u in ("number", "percent", "duration", "rows", "anomaly")
+            if u in self.UNITS
+        ]
+        allowed = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+        what = {
+            "number": "a number",
+            "percent": "a percent",
+            "duration": "a duration",
+            "boolean": "a boolean",
+            "rows": "rows",
+            "anomaly": "against its history",
+        }[unit]
+        return f"{self.KIND} is compared with {allowed}; '{text}' compares {what}"
+
     @property
     def compared(self) -> str:
         """The metric the expectation compares."""

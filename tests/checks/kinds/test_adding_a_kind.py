@@ -8,6 +8,7 @@ as the same automation.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +32,7 @@ from checks.report import CheckOutcome, CheckResult
 from checks.settings.limits import Limits
 from checks.sources import DuckDBQuerySource
 from tests.checks.declared.shop import CLOCK
+from tests.paths import ROOT
 
 
 class NotBlank(OneColumn):
@@ -192,3 +194,21 @@ def test_a_kind_that_leaves_a_part_out_is_found() -> None:
             return []
 
     assert missing_parts(Wordless) == ["words"]
+
+
+def test_every_registered_kind_has_its_row_in_the_readme_or_docs() -> None:
+    guide = ROOT / "docs" / "adding-a-check-kind.md"  # its example row is not a kind's row
+    pages = [ROOT / "README.md", *(p for p in sorted((ROOT / "docs").glob("*.md")) if p != guide)]
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages)
+    assert [key for key in KINDS if f"\n| `{key}` |" not in text] == []
+
+
+def test_the_guide_shows_the_missing_kind_and_its_registration_as_they_are() -> None:
+    guide = (ROOT / "docs" / "adding-a-check-kind.md").read_text(encoding="utf-8")
+    code = "\n".join(
+        (ROOT / "checks" / "kinds" / name).read_text(encoding="utf-8")
+        for name in ("missing.py", "registry.py")
+    )
+    blocks = re.findall(r"```python\n(.*?)```", guide, re.S)
+    assert len(blocks) == 6
+    assert [block for block in blocks if block not in code] == []
