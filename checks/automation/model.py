@@ -12,7 +12,7 @@ by ``checks.automation.expectation``.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
@@ -241,18 +241,22 @@ class Check(_Strict):
         dumped = {key: value for key, value in kept.items() if key != "over"}
         spec = self._spec
         if spec is not None:
-            dumped[spec.KIND if info.by_alias or spec.KIND != "schema" else "schema_"] = (
-                spec.model_dump(
-                    mode=info.mode,
-                    by_alias=info.by_alias,
-                    exclude_none=info.exclude_none,
-                    exclude_defaults=info.exclude_defaults,
-                    round_trip=info.round_trip,
-                )
+            dumped[spec.KIND] = spec.model_dump(
+                mode=info.mode,
+                by_alias=info.by_alias,
+                exclude_none=info.exclude_none,
+                exclude_defaults=info.exclude_defaults,
+                round_trip=info.round_trip,
             )
         if "over" in kept:
             dumped["over"] = kept["over"]
         return dumped
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """The fields, and the kind at its key (``missing=Missing(…)``)."""
+        yield from super().__repr_args__()
+        if self._spec is not None:
+            yield self._spec.KIND, self._spec
 
     @property
     def spec(self) -> Kind | None:
