@@ -12,7 +12,7 @@ by ``checks.automation.expectation``.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
@@ -21,25 +21,17 @@ from pydantic import (
     ConfigDict,
     Field,
     ModelWrapValidatorHandler,
+    PrivateAttr,
+    SerializationInfo,
     SerializerFunctionWrapHandler,
+    ValidationError,
     ValidationInfo,
     field_validator,
     model_serializer,
     model_validator,
 )
+from pydantic_core import InitErrorDetails
 
-from checks.automation.check_kinds import (
-    KINDS,
-    AcceptedValues,
-    Duplicates,
-    Freshness,
-    Kind,
-    Missing,
-    Range,
-    Relationships,
-    RowCount,
-    Schema,
-)
 from checks.automation.expectation import Expectation
 from checks.automation.fields import (
     DurationS,
@@ -54,15 +46,15 @@ from checks.automation.fields import (
     time_zone,
     to_expectation,
 )
+from checks.automation.nested_errors import located
 from checks.automation.schedule import MAX_DURATION_DAYS, MAX_DURATION_S, validate_cron
-from checks.automation.time_buckets import OVER_KINDS, Over
+from checks.automation.time_buckets import Over
 from checks.automation.yaml_messages import shown
+from checks.kinds.base import Kind
+from checks.kinds.registry import KINDS, over_kinds
 
 LOADER_FIELDS = ("path", "line")  # set by the loader, never from YAML
-_KIND_ATTRIBUTES = tuple(
-    (key, "schema_" if key == "schema" else key) for key in ("sql", *KINDS)
-)  # (YAML key, attribute): a check holds exactly one
-_ATTRIBUTE = dict(_KIND_ATTRIBUTES)
+_BEFORE_KIND = ("name", "sql", "expect", "allow_empty")  # the keys written before the kind
 
 
 class _Strict(BaseModel):
@@ -74,7 +66,8 @@ class Check(_Strict):
 
     ``name`` is letters, digits, spaces and ``_.-`` (at most 100 characters) and
     unique within its automation. A check holds exactly one of ``sql`` and the
-    kinds of ``checks.automation.check_kinds`` (``row_count``, ``missing``, …).
+    kinds of ``checks.kinds.registry`` (``row_count``, ``missing``, …), each
+    validated by its kind's model at its own YAML key (``checks.0.missing.column``).
     ``expect`` is written as a string in YAML and parsed when the file is
     loaded (see ``checks.automation.expectation``); a raw query needs one, a
     typed kind has a default (``Kind.default_expect``), filled in here.
@@ -88,15 +81,8 @@ class Check(_Strict):
     sql: str | None = None
     expect: ExpectField | None = None
     allow_empty: bool = False
-    row_count: RowCount | None = None
-    missing: Missing | None = None
-    duplicates: Duplicates | None = None
-    accepted_values: AcceptedValues | None = None
-    relationships: Relationships | None = None
-    freshness: Freshness | None = None
-    range: Range | None = None
-    schema_: Schema | None = Field(default=None, alias="schema")
     over: Over | None = None
+    _spec: Kind | None = PrivateAttr(default=None)
 
     @field_validator("name")
     @classmethod
@@ -108,14 +94,45 @@ class Check(_Strict):
     def _sql(cls, value: str | None) -> str | None:
         return None if value is None else not_blank(value)
 
-    @model_validator(mode="after")
-    def _one_kind(self) -> Check:
-        written = self.model_fields_set  # a kind not written is None: its attribute is not read
-        given = [
-            key
-            for key, name in _KIND_ATTRIBUTES
-            if name in written and getattr(self, name) is not None
-        ]
+    @model_validator(mode="wrap")
+    @classmethod
+    def _with_its_kind(cls, value: Any, handler: ModelWrapValidatorHandler[Check]) -> Check:
+        """Validate the check, its kind by the registered kind's model at the kind's key.
+
+        A ``Check`` given where a check is expected is kept as it is, not validated
+        again: its default ``expect`` is filled in, and run again it would be taken
+        for a written one (``max_age`` and ``expect`` both given). Errors keep the
+        order of the keys (name, sql, expect, allow_empty, the kind, over, unknown keys).
+        """
+        if isinstance(value, Check):
+            return value
+        if not isinstance(value, dict):
+            return handler(value)
+        written = [key for key in KINDS if key in value]
+        specs: dict[str, Kind] = {}
+        kind_errors: list[InitErrorDetails] = []
+        for key in written:
+            if value[key] is None:  # written as null: not given
+                continue
+            try:
+                specs[key] = KINDS[key].model_validate(value[key])
+            except ValidationError as exc:
+                kind_errors += [located(err, (key,)) for err in exc.errors()]
+        try:
+            check = handler({k: v for k, v in value.items() if k not in written})
+        except ValidationError as exc:
+            found = [located(err, ()) for err in exc.errors()]
+            first = [err for err in found if err["loc"][:1] and err["loc"][0] in _BEFORE_KIND]
+            rest = [err for err in found if err not in first]
+            errors = first + kind_errors + rest
+            raise ValidationError.from_exception_data(cls.__name__, errors) from None
+        if kind_errors:
+            raise ValidationError.from_exception_data(cls.__name__, kind_errors)
+        check._one_kind(specs, sql_written="sql" in check.model_fields_set)
+        return check
+
+    def _one_kind(self, specs: dict[str, Kind], *, sql_written: bool) -> None:
+        given = (["sql"] if sql_written and self.sql is not None else []) + list(specs)
         if not given:
             raise fail_here(
                 "a check needs 'sql:' or one of the typed kinds: " + ", ".join(KINDS), ()
@@ -125,28 +142,27 @@ class Check(_Strict):
                 f"a check is one of sql, {', '.join(KINDS)}; this one has {' and '.join(given)}",
                 (given[1],),
             )
-        spec: Kind | None = None if given[0] == "sql" else getattr(self, _ATTRIBUTE[given[0]])
+        spec = specs.get(given[0])
         if spec is None:
             if self.expect is None:
                 raise fail_here("required field is missing", ("expect",))
             self._check_over(None)
-            return self
+            return
+        self._spec = spec
         if self.expect is None:
             try:
                 default = spec.default_expect()
             except ValueError as exc:
                 raise fail_here(str(exc), (spec.KIND,)) from None
             object.__setattr__(self, "expect", to_expectation(default))
-        elif isinstance(spec, Freshness) and spec.max_age_s is not None:
-            raise fail_here(
-                "give max_age or expect, not both: max_age is the same as expect '<= max_age'",
-                ("expect",),
-            )
+        else:
+            conflict = spec.expect_conflict()
+            if conflict is not None:
+                raise fail_here(conflict, ("expect",))
         expect = self.expectation
         if expect.unit not in spec.UNITS:
-            raise fail_here(_unit_mismatch(spec, expect.text, expect.unit), ("expect",))
+            raise fail_here(spec.unit_mismatch(expect.text, expect.unit), ("expect",))
         self._check_over(spec)
-        return self
 
     def never_evaluated(self) -> tuple[str, str] | None:
         """Why an anomaly's baseline could never hold ``min_history`` points, or None.
@@ -186,9 +202,9 @@ class Check(_Strict):
         rule = self.expectation.anomaly
         if self.over is None:
             return
-        if spec is None or spec.KIND not in OVER_KINDS:
+        if spec is None or not spec.OVER:
             raise fail_here(
-                f"over: is for the count kinds ({', '.join(OVER_KINDS)}), "
+                f"over: is for the count kinds ({', '.join(over_kinds())}), "
                 f"not {spec.KIND if spec else 'a raw sql query'}",
                 ("over",),
             )
@@ -205,42 +221,47 @@ class Check(_Strict):
                 ("expect",),
             )
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _validated_once(cls, value: Any, handler: ModelWrapValidatorHandler[Check]) -> Check:
-        """A ``Check`` given where a check is expected is kept as it is, not validated again.
-
-        Its after-validator has filled in the default ``expect``: run again, it took
-        that for a written one (``max_age`` and ``expect`` both given). Defined after
-        ``_one_kind``, so that it wraps it.
-        """
-        if isinstance(value, Check):
-            return value
-        return handler(value)
-
     @model_serializer(mode="wrap")
-    def _without_other_kinds(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """Dump only the kind this check is (no ``sql: null``, ``missing: null``…).
+    def _only_its_kind(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        """Dump the kind this check is at its key (no ``sql: null``, ``missing: null``…).
 
-        ``allow_empty`` appears only when true: a raw check's definition keeps
-        the shape it had before typed checks existed.
+        The keys keep the order a check is written in: name, sql, expect,
+        allow_empty, the kind, over. ``allow_empty`` appears only when true: a raw
+        check's definition keeps the shape it had before typed checks existed.
         """
         data: dict[str, Any] = handler(self)
-        return {
+        kept = {
             key: value
             for key, value in data.items()
-            if (value is not None or key not in ("sql", "schema_", "over", *KINDS))
+            if (value is not None or key not in ("sql", "over"))
             and not (key == "allow_empty" and value is False)
         }
+        dumped = {key: value for key, value in kept.items() if key != "over"}
+        spec = self._spec
+        if spec is not None:
+            dumped[spec.KIND] = spec.model_dump(
+                mode=info.mode,
+                by_alias=info.by_alias,
+                exclude_none=info.exclude_none,
+                exclude_defaults=info.exclude_defaults,
+                round_trip=info.round_trip,
+            )
+        if "over" in kept:
+            dumped["over"] = kept["over"]
+        return dumped
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """The fields, and the kind at its key (``missing=Missing(…)``)."""
+        yield from super().__repr_args__()
+        if self._spec is not None:
+            yield self._spec.KIND, self._spec
 
     @property
     def spec(self) -> Kind | None:
         """The typed kind of this check, or None for a raw ``sql`` check."""
-        for _, name in _KIND_ATTRIBUTES[1:]:
-            found = getattr(self, name)
-            if isinstance(found, Kind):
-                return found
-        return None
+        return self._spec
 
     @property
     def kind(self) -> str:
@@ -253,29 +274,6 @@ class Check(_Strict):
         """``expect``, given or filled in from the kind's default."""
         assert self.expect is not None  # set by the validator for every valid check
         return self.expect
-
-
-def _unit_mismatch(spec: Kind, text: str, unit: str) -> str:
-    wanted = {
-        "number": "a number ('== 0')",
-        "percent": "a percent ('<= 1%')",
-        "rows": "'empty' / 'not empty'",
-        "duration": "a duration ('< 3h')",
-        "anomaly": "'anomaly'",
-    }
-    names = [
-        wanted[u] for u in ("number", "percent", "duration", "rows", "anomaly") if u in spec.UNITS
-    ]
-    allowed = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
-    what = {
-        "number": "a number",
-        "percent": "a percent",
-        "duration": "a duration",
-        "boolean": "a boolean",
-        "rows": "rows",
-        "anomaly": "against its history",
-    }[unit]
-    return f"{spec.KIND} is compared with {allowed}; '{text}' compares {what}"
 
 
 class Automation(_Strict):

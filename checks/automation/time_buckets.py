@@ -17,7 +17,7 @@ timezone   UTC       the zone a timestamp *without* a zone is written in
 
 Bucket boundaries follow the automation's ``timezone:``; how the window is cut
 and read is ``checks.declared.buckets``. ``over:`` is for the count kinds
-(``row_count``, ``missing``, ``accepted_values``, ``relationships``, ``range``).
+(each kind's ``OVER``, listed by ``checks.kinds.registry.over_kinds``).
 """
 
 from __future__ import annotations
@@ -33,9 +33,6 @@ BUCKET_S: dict[str, int] = {"hour": 3600, "day": 86400, "week": 7 * 86400}
 
 MAX_BUCKETS = 2000
 """At most this many baseline buckets (``lookback`` / ``bucket``)."""
-
-OVER_KINDS = ("row_count", "missing", "accepted_values", "relationships", "range")
-"""The kinds that take ``over:``: their metrics are counts, 0 over a bucket with no rows."""
 
 
 class Over(BaseModel):

@@ -7,10 +7,10 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
-from checks.automation.check_kinds import KINDS
 from checks.automation.fields import did_you_mean
 from checks.automation.model import LOADER_FIELDS, Automation, Check
 from checks.automation.yaml_messages import exponent_hint, shown
+from checks.kinds.registry import KINDS
 
 
 def _yaml_keys(model: type[BaseModel]) -> list[str]:
@@ -39,7 +39,7 @@ def unknown_field(relative: tuple[Any, ...]) -> str:
                 "unknown field 'filter': it goes inside the kind's mapping, "
                 "e.g. missing: {table: orders, column: email, filter: \"status = 'paid'\"}"
             )
-        known = _yaml_keys(Check)
+        known = [*_yaml_keys(Check), *KINDS]
     elif len(relative) == 4 and relative[0] == "checks" and relative[2] in KINDS:
         known = _yaml_keys(KINDS[relative[2]])
     return f"unknown field {key!r}{did_you_mean(key, known)}"

@@ -2,7 +2,7 @@
 
 A table or column is found by its exact name, else by the one name that
 differs from it only in case; a name not found is refused with the closest
-one (``did_you_mean``). ``checks.declared.kind_sql`` builds its queries on
+one (``did_you_mean``). ``checks.declared.scope_sql`` builds its queries on
 what these return.
 """
 

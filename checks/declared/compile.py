@@ -10,8 +10,10 @@ table after ``filter:``):
   value kinds, the violating values with how many rows hold each), run only
   when there are violations; ``None`` for kinds with no rows to show.
 
-Identifiers are the catalog's own names (a table or column written in another
-case is resolved to the one the database has), quoted; values are literals
+Each kind builds its own two queries (``Kind.sql``, in ``checks/kinds/``) on
+its scope (``checks.declared.scope_sql``). Identifiers are the catalog's own
+names (a table or column written in another case is resolved to the one the
+database has), quoted; values are literals
 built by sqlglot; the filter is parsed as a condition in the dialect, so it
 cannot close the query and open another. Both queries then pass the SQL guard
 and the read-only connection like any other (``Source.query``).
@@ -32,12 +34,12 @@ import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 
-from checks.automation.check_kinds import Kind, Relationships
 from checks.automation.time_buckets import Over
 from checks.declared.buckets import Window
-from checks.declared.kind_sql import Compiled as Compiled
-from checks.declared.kind_sql import _Compiler
+from checks.declared.scope_sql import ScopeSql
 from checks.errors import CheckDefinitionError
+from checks.kinds.base import Compiled as Compiled
+from checks.kinds.base import Kind
 from checks.sources.base import DataSet
 
 CACHE_SIZE = 1024
@@ -74,10 +76,10 @@ def compile_check(
             _kept.move_to_end(key)
             return found
     try:
-        compiled = _Compiler(spec, tables, dialect, sample_rows, over, buckets).compile()
+        compiled = ScopeSql(spec, tables, dialect, sample_rows, over, buckets).compile()
     except CheckDefinitionError:
         # The same error, worded against the whole catalog (its "did you mean" hint).
-        return _Compiler(spec, catalog, dialect, sample_rows, over, buckets).compile()
+        return ScopeSql(spec, catalog, dialect, sample_rows, over, buckets).compile()
     with _kept_lock:
         _kept[key] = compiled
         if len(_kept) > CACHE_SIZE:
@@ -95,9 +97,7 @@ def _tables_named(spec: Kind, catalog: Sequence[DataSet]) -> list[DataSet]:
     A compile that succeeds reads nothing else of the catalog, so it gives the
     same SQL over these as over the whole catalog.
     """
-    names = {spec.table.lower()}
-    if isinstance(spec, Relationships):
-        names.add(spec.to_table.lower())
+    names = {table.lower() for table in spec.tables_read()}
     return [d for d in catalog if d.name.lower() in names]
 
 

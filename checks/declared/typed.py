@@ -8,23 +8,9 @@ check says ``allow_empty: true``: it is then judged over the empty scope
 judged against ``expect`` (``checks.automation.expectation``), and when the
 check failed a bounded sample of its violating rows is read as evidence ``S<n>``.
 
-Metrics (``CheckResult.metrics``; ``compared`` names the one the
-expectation compares, unless it is a percent of it over ``rows_in_scope``):
-
-==================  ==========================================================
-row_count           rows_in_scope
-missing             rows_in_scope, missing, missing_percent
-duplicates          rows_in_scope, duplicate_groups, surplus_rows (rows beyond
-                    the first of each group), rows_in_duplicate_groups,
-                    rows_with_null_key
-accepted_values     rows_in_scope, invalid_values, null_values, violations,
-                    distinct_invalid_values
-relationships       rows_in_scope, orphans, orphan_keys (distinct), null_keys
-freshness           rows_in_scope, rows_with_value, latest (ISO 8601, UTC), age_s
-range               rows_in_scope, below_min, above_max, null_values, violations
-schema              rows_in_scope, columns_expected, missing_columns,
-                    wrong_types, problems
-==================  ==========================================================
+Metrics (``CheckResult.metrics``): each kind's are in its module's docstring
+(``checks/kinds/``); ``compared`` names the one the expectation compares,
+unless it is a percent of it over ``rows_in_scope``.
 """
 
 from __future__ import annotations
@@ -33,13 +19,13 @@ import datetime as dt
 from dataclasses import replace
 from typing import Any
 
-from checks.automation.check_kinds import RowCount
 from checks.automation.model import Check
 from checks.declared import anomaly, buckets
 from checks.declared.anomaly import History
 from checks.declared.compile import Compiled, compile_check
-from checks.declared.typed_judge import Clock, _count, _fill, _int, _Judge, _Judged
+from checks.declared.typed_judge import _count, _fill, _int, _Judge
 from checks.errors import CheckDefinitionError, QueryError, SourceError
+from checks.kinds.base import Clock, Judged
 from checks.report import Buckets, CheckOutcome, CheckResult, Evidence, Metrics
 from checks.settings.limits import Limits
 from checks.sources import QueryResult, Source
@@ -144,7 +130,7 @@ def _judge_buckets(
     found: buckets.Window,
     source: Source,
     clock: Clock,
-) -> _Judged:
+) -> Judged:
     """Judge the tested bucket of an ``over:`` check, against the earlier ones for an anomaly.
 
     A bucket with no row in the result had no rows: its counts are 0. The
@@ -172,7 +158,7 @@ def _judge_buckets(
     if total == 0:
         when = f"{len(found.starts)} {over.bucket}s from {_when(found.starts[0])}"
     judge, row = measure(found.tested, replace(compiled, scope=f"{compiled.scope} in the {when}"))
-    empty_allowed = total > 0 and isinstance(spec, RowCount)  # the 0 is the measurement
+    empty_allowed = total > 0 and spec.MEASURES_EMPTY  # the 0 is the measurement
     judged = judge.by_kind(row) if empty_allowed else judge.judge(row)
     _fill(result, judged, judge.metrics, spec)
     result.buckets = Buckets(

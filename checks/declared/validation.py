@@ -7,8 +7,9 @@ catalog's tables and columns (``checks.sql.catalog_check``), then the lint
 check that looks at no data); for each typed check, its table and
 columns against the catalog (with the closest name), its ``filter:`` like a
 query, its ``over:`` column as a run builds its buckets, and what its kind
-needs of its column (a timestamp for ``freshness``, numbers or dates for
-``range``, listed values a number column can hold).
+needs of its column's type (``Kind.column_problems``: a timestamp for
+``freshness``, numbers or dates for ``range``, listed values a number column
+can hold).
 
 Every problem is an ``AutomationError`` pointing into the YAML: the file,
 the line and column inside the SQL where known (else where the value
@@ -22,32 +23,23 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import sqlglot
 
-from checks.automation.check_kinds import (
-    AcceptedValues,
-    Freshness,
-    Kind,
-    Missing,
-    Range,
-    Relationships,
-)
 from checks.automation.loader import LoadResult
 from checks.automation.model import Automation, Check
 from checks.automation.time_buckets import Over
-from checks.automation.yaml_messages import shown
 from checks.automation.yaml_tree import Loc
 from checks.declared.buckets import window
 from checks.declared.compile import compile_check
 from checks.errors import AutomationError, CheckDefinitionError
+from checks.kinds.base import Kind
 from checks.sources import Source
 from checks.sources.base import Column, DataSet
 from checks.sql.catalog_check import QueryProblem, check_condition, check_query
 from checks.sql.lint import LintWarning, lint, lint_condition
 from checks.sql.tables import tables_read
-from checks.sql.types import NUMBER_FAMILIES, TEMPORAL_FAMILIES, family
+from checks.sql.types import family
 
 
 @dataclass
@@ -215,52 +207,10 @@ class _Context:
 
     def column_kind(self, base: Loc, spec: Kind, column_type: str | None) -> None:
         have = family(column_type, self.dialect) if column_type else None
-        if have is None:
+        if column_type is None or have is None:
             return
-        if isinstance(spec, Freshness) and have not in TEMPORAL_FAMILIES:
-            self.report(
-                self.found.errors,
-                (*base, "column"),
-                f"{spec.column} is {column_type}, not a date or timestamp: freshness needs one",
-            )
-        listed: tuple[str, list[Any]] = ("", [])
-        if isinstance(spec, AcceptedValues | Missing):
-            key = "values" if isinstance(spec, AcceptedValues) else "missing_values"
-            listed = (key, list(getattr(spec, key)))
-        if have in NUMBER_FAMILIES:  # the database casts the text to a number, or fails the run
-            for index, value in enumerate(listed[1]):
-                if isinstance(value, str) and not _reads_as_number(value):
-                    column = getattr(spec, "column", "")
-                    self.report(
-                        self.found.errors,
-                        (*base, listed[0], index),
-                        f"{shown(value)} is text, and {column} is {column_type}: no row can "
-                        "hold it",
-                    )
-        if isinstance(spec, Range):
-            bounds = [b for b in (spec.min, spec.max) if b is not None]
-            numeric = all(isinstance(b, int | float) for b in bounds)
-            if numeric and have not in NUMBER_FAMILIES:
-                self.report(
-                    self.found.errors,
-                    (*base, "column"),
-                    f"{spec.column} is {column_type}: numeric min/max need a number column",
-                )
-            if not numeric and have not in TEMPORAL_FAMILIES:
-                self.report(
-                    self.found.errors,
-                    (*base, "column"),
-                    f"{spec.column} is {column_type}: date min/max need a date or timestamp column",
-                )
-
-
-def _reads_as_number(text: str) -> bool:
-    """Whether a text a number column is compared with casts to a number (``'2'``, ``' 4 '``)."""
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+        for where, message in spec.column_problems(column_type, have):
+            self.report(self.found.errors, (*base, *where), message)
 
 
 def _reads_a_table(sql: str, dialect: str) -> bool:
@@ -273,10 +223,7 @@ def _reads_a_table(sql: str, dialect: str) -> bool:
 
 def _assumed(spec: Kind) -> list[DataSet]:
     """A catalog holding just what the check names, to compile it with no source at hand."""
-    named: dict[str, list[str]] = {spec.table: list(spec.columns_used)}
-    if isinstance(spec, Relationships):
-        named.setdefault(spec.to_table, []).append(spec.to_column)
     return [
         DataSet(table, tuple(Column(name, "") for name in dict.fromkeys(columns)), 0)
-        for table, columns in named.items()
+        for table, columns in spec.tables_read().items()
     ]

@@ -4,7 +4,7 @@ Catalogs spell types their own way (DuckDB ``DECIMAL(10,2)``, ``TIMESTAMP WITH
 TIME ZONE``; PostgreSQL through SQLAlchemy ``NUMERIC(10, 2)``, ``DOUBLE
 PRECISION``). ``family`` reads a name with ``sqlglot.exp.DataType.build`` in
 the source's dialect and names its family, the words a ``schema`` check
-accepts (``checks.automation.check_kinds.TYPE_FAMILIES``).
+accepts (``checks.kinds.schema.TYPE_FAMILIES``).
 """
 
 from __future__ import annotations

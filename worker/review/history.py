@@ -27,7 +27,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from checks.automation.expectation import parse_expectation
-from checks.declared.wording import duration, percent_text
+from checks.kinds.in_words import duration, percent_text
 from checks.report import CheckOutcome
 from checks.store.run_tables import RunRow, SeriesRow
 from checks.store.series import FINISHED, VALUE, SeriesPoint, run_series

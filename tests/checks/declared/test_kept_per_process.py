@@ -18,7 +18,6 @@ import duckdb
 import pytest
 import sqlglot
 
-from checks.automation.check_kinds import Kind
 from checks.automation.model import Check
 from checks.automation.time_buckets import Over
 from checks.declared import buckets
@@ -26,6 +25,7 @@ from checks.declared import check as check_module
 from checks.declared import compile as compile_module
 from checks.declared.compile import Compiled, compile_check
 from checks.errors import CheckDefinitionError
+from checks.kinds.base import Kind
 from checks.report import CheckOutcome
 from checks.settings.limits import Limits
 from checks.sources import DuckDBQuerySource
@@ -67,7 +67,7 @@ def spec(check: dict[str, Any]) -> Kind:
     return found
 
 
-class Counting(compile_module._Compiler):
+class Counting(compile_module.ScopeSql):
     """The compiler, counting how often it is asked to compile."""
 
     made = 0
@@ -82,7 +82,7 @@ def compiles(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[Counting]]:
     """An empty cache, and a count of the compiles that were not served from it."""
     compile_module._kept.clear()
     Counting.made = 0
-    monkeypatch.setattr(compile_module, "_Compiler", Counting)
+    monkeypatch.setattr(compile_module, "ScopeSql", Counting)
     yield Counting
     compile_module._kept.clear()
 

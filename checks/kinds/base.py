@@ -1,0 +1,312 @@
+"""What every typed check kind is and implements: its YAML model and its four parts.
+
+A kind is a pydantic model (a subclass of ``Kind``) whose fields are its YAML
+keys, with their defaults; its docstring gives its NULL rule. Besides its
+keys, each kind implements four parts, each called through the registry
+(``checks.kinds.registry``), never by name:
+
+=================  =====================================================================
+part               what it gives
+=================  =====================================================================
+``sql``            its counts query and the sample of its violations, as sqlglot trees
+                   over the check's scope (``Scope``), in the source's dialect
+``judged``         its counts judged: the outcome, a reason, the sample's size
+``words``          a judged result in words (``12 of 1,000 rows missing (1.20 %)``)
+``column_problems`` what it needs of its column's type, checked against the catalog
+=================  =====================================================================
+
+``check_every_part`` (used by a test) says which part a kind left out, so a
+kind missing one fails there rather than silently at run time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from pydantic import BaseModel, ConfigDict, field_validator
+from sqlglot import exp
+
+from checks.automation.expectation import Expectation, Unit
+from checks.automation.fields import not_blank
+from checks.automation.judgement import Judgement, judge_count
+from checks.report import CheckResult, Metrics
+from checks.sources import Source
+from checks.sources.base import Column, DataSet
+
+Clock = Callable[[], dt.datetime]
+"""The current time, zone-aware."""
+
+Loc = tuple[str | int, ...]
+"""A place under a kind's mapping: ``("column",)``, ``("values", 2)``."""
+
+PARTS = ("sql", "judged", "words", "column_problems")
+"""The parts every kind implements (the methods ``Kind`` leaves undone)."""
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """One typed check as SQL.
+
+    Attributes:
+        counts_sql: the one-row counts query; its columns are the metric names.
+        sample_sql: the violating rows' sample (``LIMIT sample_rows``), or None.
+        scope: the scope in words, e.g. ``orders where name = 'Diana'``.
+        table: the data set read, as the catalog names it.
+        column_type: the catalog type of the check's column, when it has one.
+    """
+
+    counts_sql: str
+    sample_sql: str | None
+    scope: str
+    table: str
+    column_type: str | None = None
+
+
+class Scope(Protocol):
+    """A check's scope (its table after ``filter:``) as sqlglot trees, for a kind's ``sql``.
+
+    ``checks.declared.scope_sql.ScopeSql`` is the one implementation: it
+    resolves names against the catalog (errors name the field under the kind,
+    ``missing.column``), adds an ``over:`` check's buckets and keeps the SQL.
+    """
+
+    dialect: str
+    limit: int  # the sample's rows
+
+    def column(self, name: str, field: str = "column") -> Column:
+        """The check's table's column ``name`` as the catalog names it (error at ``field``)."""
+        ...
+
+    def table(self, name: str, field: str) -> DataSet:
+        """Another data set of the catalog (``relationships``' parent), error at ``field``."""
+        ...
+
+    def column_of(self, data_set: DataSet, name: str, field: str) -> Column:
+        """A column of another data set, error at ``field``."""
+        ...
+
+    def source(self, alias: str = "t", data_set: DataSet | None = None) -> exp.Table:
+        """The check's table (or ``data_set``) as a quoted table with an alias."""
+        ...
+
+    def col(self, name: str, table: str = "t") -> exp.Column:
+        """A quoted column of the alias ``table``."""
+        ...
+
+    def scoped(
+        self, *projections: exp.Expr, extra: exp.Expr | None = None, sample: bool = False
+    ) -> exp.Select:
+        """``SELECT projections FROM table WHERE filter [AND extra]`` (and the buckets)."""
+        ...
+
+    def row_sample(self, violation: exp.Expr, first: str | None) -> str:
+        """The violating rows, ordered the same way every run, as SQL."""
+        ...
+
+    def value_sample(self, value: exp.Expr, name: str, violation: exp.Expr) -> str:
+        """The violating values with how many rows hold each, as SQL."""
+        ...
+
+    def sql(self, tree: exp.Expr) -> str:
+        """A tree as SQL in the dialect."""
+        ...
+
+    def done(self, counts: exp.Select, sample: str | None, column: Column | None) -> Compiled:
+        """The counts query (grouped per bucket with ``over:``) and the sample, kept."""
+        ...
+
+
+class Judged:
+    """What judging found: the outcome, a reason, and how many rows the sample would hold."""
+
+    def __init__(self, outcome: Judgement, reason: str | None = None, sample_rows: int = 0) -> None:
+        self.outcome = outcome
+        self.reason = reason
+        self.sample_rows = sample_rows
+
+
+@dataclass
+class Counts:
+    """One row of a check's counts, read as its metrics, with what judging them needs.
+
+    Attributes:
+        row: the counts row as the source gave it (``latest`` as a value).
+        metrics: the row as metrics; a kind adds the ones it derives.
+        in_scope: ``rows_in_scope``.
+        scope: the scope in words.
+        table: the data set read, as the catalog names it.
+        expect: the check's expectation.
+        source: the source (``schema`` reads its live columns).
+        clock: the current time (``freshness`` measures ages from it).
+    """
+
+    row: dict[str, Any]
+    metrics: Metrics
+    in_scope: int
+    scope: str
+    table: str
+    expect: Expectation
+    source: Source
+    clock: Clock
+
+    def count(self, name: str) -> int:
+        """The metric ``name`` as a whole number (0 when absent or not a number)."""
+        value = self.metrics.get(name)
+        return int(value) if isinstance(value, int | float) else 0
+
+    def judge_compared(self, kind: Kind, sample_rows: int) -> Judged:
+        """The kind's compared count judged against ``expect`` (a percent of the scope)."""
+        self.metrics["compared"] = kind.compared
+        count = self.count(kind.compared)
+        total = self.in_scope if kind.compared != "rows_in_scope" else None
+        return Judged(judge_count(self.expect, count, total), sample_rows=sample_rows)
+
+
+class Kind(BaseModel):
+    """What every kind has: the table, the optional ``filter``, and its rules.
+
+    Class attributes (not YAML keys):
+        KIND: the YAML key.
+        UNITS: the expectation units it can be compared with.
+        DEFAULT_EXPECT: the expectation when ``expect`` is not given.
+        COMPARED: the metric the expectation compares by default.
+        OVER: whether it takes ``over:`` (its metrics are counts, 0 over an empty bucket).
+        MEASURES_EMPTY: whether an empty tested bucket is itself its measurement.
+        SHOWS_ITS_PERCENT: whether its words already give the compared count as a percent.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    KIND: ClassVar[str] = ""
+    UNITS: ClassVar[frozenset[Unit]] = frozenset({"number", "percent", "rows", "anomaly"})
+    DEFAULT_EXPECT: ClassVar[str] = "== 0"
+    COMPARED: ClassVar[str] = "violations"
+    OVER: ClassVar[bool] = False
+    MEASURES_EMPTY: ClassVar[bool] = False
+    SHOWS_ITS_PERCENT: ClassVar[bool] = False
+
+    table: str
+    filter: str | None = None
+
+    @field_validator("table")
+    @classmethod
+    def _table(cls, value: str) -> str:
+        return not_blank(value.strip(), "must name a table")
+
+    @field_validator("filter")
+    @classmethod
+    def _filter(cls, value: str | None) -> str | None:
+        return None if value is None else not_blank(value, "must not be empty; leave it out")
+
+    def default_expect(self) -> str:
+        """The expectation text used when the check gives none.
+
+        Raises:
+            ValueError: the kind has no default without one of its keys.
+        """
+        return self.DEFAULT_EXPECT
+
+    def expect_conflict(self) -> str | None:
+        """Why a written ``expect`` cannot stand beside this kind's keys, or None."""
+        return None
+
+    def unit_mismatch(self, text: str, unit: str) -> str:
+        """Why ``expect`` (``text``, comparing ``unit``) cannot be compared with this kind."""
+        wanted = {
+            "number": "a number ('== 0')",
+            "percent": "a percent ('<= 1%')",
+            "rows": "'empty' / 'not empty'",
+            "duration": "a duration ('< 3h')",
+            "anomaly": "'anomaly'",
+        }
+        names = [
+            wanted[u]
+            for u in ("number", "percent", "duration", "rows", "anomaly")
+            if u in self.UNITS
+        ]
+        allowed = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+        what = {
+            "number": "a number",
+            "percent": "a percent",
+            "duration": "a duration",
+            "boolean": "a boolean",
+            "rows": "rows",
+            "anomaly": "against its history",
+        }[unit]
+        return f"{self.KIND} is compared with {allowed}; '{text}' compares {what}"
+
+    @property
+    def compared(self) -> str:
+        """The metric the expectation compares."""
+        return self.COMPARED
+
+    @property
+    def columns_used(self) -> list[str]:
+        """The columns of ``table`` this check reads (for validation)."""
+        return []
+
+    def tables_read(self) -> dict[str, list[str]]:
+        """Every table the check reads, with the columns it reads of each."""
+        return {self.table: list(self.columns_used)}
+
+    # The four parts each kind implements.
+
+    def sql(self, scope: Scope) -> Compiled:
+        """Its counts query (``rows_in_scope`` first) and the sample of its violations.
+
+        Raises:
+            CheckDefinitionError: a name not in the catalog (from ``scope``).
+        """
+        raise NotImplementedError(f"{self.KIND} has no SQL")
+
+    def judged(self, counts: Counts) -> Judged:
+        """Its counts judged: the outcome, a reason, the sample's size."""
+        raise NotImplementedError(f"{self.KIND} has no judgement")
+
+    @classmethod
+    def words(cls, result: CheckResult) -> str:
+        """What a judged result of this kind measured, in words, from its metrics."""
+        raise NotImplementedError(f"{cls.KIND} has no words")
+
+    def column_problems(self, column_type: str, have: str) -> list[tuple[Loc, str]]:
+        """What is wrong with its column's type for it: places under the kind, and messages.
+
+        Args:
+            column_type: the column's type as the catalog names it.
+            have: its family (``checks.sql.types.family``): ``integer``, ``text``, ….
+        """
+        raise NotImplementedError(f"{self.KIND} has no column rules")
+
+    # Hooks with a default, for the kinds whose NULL rule or empty scope differ.
+
+    def nothing_compared(self, counts: Counts) -> str | None:
+        """Why no value in a non-empty scope was compared (every row skipped by its NULL rule)."""
+        return None
+
+    def unmeasured(self, metrics: Metrics) -> None:
+        """Set the metrics an empty scope leaves unmeasured (as None)."""
+
+
+class OneColumn(Kind):
+    """A kind about one ``column`` of its table."""
+
+    column: str
+
+    @field_validator("column")
+    @classmethod
+    def _column(cls, value: str) -> str:
+        return not_blank(value.strip(), "must name a column")
+
+    @property
+    def columns_used(self) -> list[str]:
+        """The columns of ``table`` this check reads (for validation)."""
+        return [self.column]
+
+
+def missing_parts(kind: type[Kind]) -> list[str]:
+    """The parts (``PARTS``) that neither ``kind`` nor a kind between it and ``Kind`` implements."""
+    own = [c for c in kind.__mro__ if isinstance(c, type) and issubclass(c, Kind) and c is not Kind]
+    return [part for part in PARTS if not any(part in c.__dict__ for c in own)]

@@ -1,0 +1,117 @@
+"""``freshness``: how long ago the newest ``column`` value in scope is.
+
+::
+
+    freshness: {table, column, max_age, timezone?, filter?}          expect "<= max_age"
+
+NULL rule: NULL timestamps are ignored; a scope holding only NULLs is not
+evaluated. A timestamp without a time zone is read in ``timezone`` (default
+UTC); a date is its midnight there. Metrics: ``rows_in_scope``,
+``rows_with_value``, ``latest`` (ISO 8601, UTC), ``age_s``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any, ClassVar
+from zoneinfo import ZoneInfo
+
+from pydantic import Field, field_validator
+from sqlglot import exp
+
+from checks.automation.expectation import Unit, duration_text
+from checks.automation.fields import DurationS, time_zone
+from checks.automation.judgement import Judgement, failure, judge_duration
+from checks.automation.value_words import describe
+from checks.kinds.base import Compiled, Counts, Judged, Loc, OneColumn, Scope
+from checks.kinds.in_words import duration, metric, rows
+from checks.kinds.row_count import in_scope
+from checks.report import CheckResult, Metrics
+from checks.sql.types import TEMPORAL_FAMILIES
+
+
+class Freshness(OneColumn):
+    """``freshness``: how long ago the newest ``column`` value in scope is."""
+
+    KIND: ClassVar[str] = "freshness"
+    UNITS: ClassVar[frozenset[Unit]] = frozenset({"duration"})
+    COMPARED: ClassVar[str] = "age_s"
+
+    max_age_s: DurationS | None = Field(default=None, alias="max_age")
+    timezone: str | None = None
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, value: str | None) -> str | None:
+        return None if value is None else time_zone(value)
+
+    def default_expect(self) -> str:
+        """``<= max_age``."""
+        if self.max_age_s is None:
+            raise ValueError("freshness needs max_age (or an expect such as '< 3h')")
+        return f"<= {duration_text(Decimal(repr(self.max_age_s)))}"
+
+    def expect_conflict(self) -> str | None:
+        """``max_age`` is an ``expect`` already."""
+        if self.max_age_s is None:
+            return None
+        return "give max_age or expect, not both: max_age is the same as expect '<= max_age'"
+
+    def sql(self, scope: Scope) -> Compiled:
+        """Rows with a value and the newest; no sample."""
+        column = scope.column(self.column)
+        ref = scope.col(column.name)
+        counts = scope.scoped(
+            in_scope(),
+            exp.alias_(exp.Count(this=ref.copy()), "rows_with_value"),
+            exp.alias_(exp.Max(this=ref.copy()), "latest"),
+        )
+        return scope.done(counts, None, column)
+
+    def judged(self, counts: Counts) -> Judged:
+        """The newest value's age, from the clock, against ``expect``."""
+        metrics = counts.metrics
+        metrics["compared"] = self.compared
+        metrics.update(latest=None, age_s=None)
+        if counts.in_scope == 0:
+            return Judged(Judgement(value=None, passed=True))
+        latest: Any = counts.row.get("latest")
+        if latest is None:
+            note = f"{self.column} is NULL in all {counts.in_scope} rows in scope: {counts.scope}"
+            return Judged(Judgement(value=None, passed=None, not_evaluated=note))
+        zone = ZoneInfo(self.timezone or "UTC")
+        if isinstance(latest, dt.datetime):
+            instant = latest if latest.tzinfo else latest.replace(tzinfo=zone)
+        elif isinstance(latest, dt.date):
+            instant = dt.datetime.combine(latest, dt.time(), tzinfo=zone)
+        else:
+            return Judged(failure(f"{self.column} holds {describe(latest)}, not a timestamp"))
+        now = counts.clock()
+        metrics["latest"] = instant.astimezone(dt.UTC).isoformat()
+        outcome = judge_duration(counts.expect, now - instant)
+        metrics["age_s"] = outcome.value if isinstance(outcome.value, float) else None
+        return Judged(outcome)
+
+    def unmeasured(self, metrics: Metrics) -> None:
+        """No newest value, no age."""
+        metrics.update(latest=None, age_s=None)
+
+    @classmethod
+    def words(cls, result: CheckResult) -> str:
+        """``newest 2026-12-01 02:00:00 UTC, 3h 12m old``."""
+        age, latest = result.metrics.get("age_s"), result.metrics.get("latest")
+        if isinstance(age, int | float) and latest:
+            return f"newest {str(latest)[:19].replace('T', ' ')} UTC, {duration(age)} old"
+        return f"{rows(metric(result, 'rows_in_scope'))} in scope"
+
+    def column_problems(self, column_type: str, have: str) -> list[tuple[Loc, str]]:
+        """Its column must be a date or a timestamp."""
+        if have in TEMPORAL_FAMILIES:
+            return []
+        return [
+            (
+                ("column",),
+                f"{self.column} is {column_type}, not a date or timestamp: freshness needs one",
+            )
+        ]
