@@ -217,14 +217,7 @@ def test_no_module_imports_itself_through_others() -> None:
 # Private names still imported from another module in files the kinds branch of the
 # same restructuring rewrites (checks/declared/typed*.py, kind_sql.py). Empty this once
 # it is merged (the test below then says which, if any, are left); never add to it.
-PRIVATE_ON_THE_KINDS_BRANCH = {
-    ("checks.declared.compile", "checks.declared.kind_sql._Compiler"),
-    ("checks.declared.typed", "checks.declared.typed_judge._count"),
-    ("checks.declared.typed", "checks.declared.typed_judge._fill"),
-    ("checks.declared.typed", "checks.declared.typed_judge._int"),
-    ("checks.declared.typed", "checks.declared.typed_judge._Judge"),
-    ("checks.declared.typed", "checks.declared.typed_judge._Judged"),
-}
+PRIVATE_ON_THE_KINDS_BRANCH: set[tuple[str, str]] = set()
 
 
 def private_imports() -> set[tuple[str, str]]:

@@ -27,11 +27,11 @@ import pytest
 import yaml
 
 from checks.agent.tools import ToolBox
-from checks.automation import yaml_tree
-from checks.automation.expectation import parse_expectation
-from checks.automation.judgement import evaluate
 from checks.automation.loader import load_automations
 from checks.errors import QueryError, QueryFailed, QueryRejected, QueryTimeout
+from checks.fields import yaml_tree
+from checks.fields.expectation import parse_expectation
+from checks.fields.judgement import evaluate
 from checks.settings.config import Settings, default_config_data
 from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource

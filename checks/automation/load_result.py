@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from checks.automation.model import Automation
-from checks.automation.yaml_places import Place, PlaceFields, place_fields
-from checks.automation.yaml_tree import Loc, YamlTree
 from checks.errors import AutomationError
+from checks.fields.yaml_places import Place, PlaceFields, place_fields
+from checks.fields.yaml_tree import Loc, YamlTree
 
 
 @dataclass(frozen=True)

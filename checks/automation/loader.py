@@ -27,9 +27,9 @@ from checks.automation.validation_messages import (
     relative_loc,
     unknown_field,
 )
-from checks.automation.yaml_places import position
-from checks.automation.yaml_tree import Loc, YamlTree
 from checks.errors import AutomationError
+from checks.fields.yaml_places import position
+from checks.fields.yaml_tree import Loc, YamlTree
 
 __all__ = ["LoadResult", "load_automations", "load_file"]
 

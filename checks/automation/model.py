@@ -6,8 +6,8 @@ files (or one file), validates every automation and returns the good ones with
 every problem found, each pointing at the YAML line and column it comes from.
 
 Unknown keys are errors, so a typo cannot silently turn a check off. Cron and
-duration rules live in ``checks.automation.schedule``; ``expect`` strings are read
-by ``checks.automation.expectation``.
+duration rules live in ``checks.fields.schedule``; ``expect`` strings are read
+by ``checks.fields.expectation``.
 """
 
 from __future__ import annotations
@@ -32,8 +32,10 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails
 
-from checks.automation.expectation import Expectation
-from checks.automation.fields import (
+from checks.automation.nested_errors import located
+from checks.automation.time_buckets import Over
+from checks.fields.expectation import Expectation
+from checks.fields.rules import (
     DurationS,
     ExpectField,
     check_name,
@@ -46,10 +48,8 @@ from checks.automation.fields import (
     time_zone,
     to_expectation,
 )
-from checks.automation.nested_errors import located
-from checks.automation.schedule import MAX_DURATION_DAYS, MAX_DURATION_S, validate_cron
-from checks.automation.time_buckets import Over
-from checks.automation.yaml_messages import shown
+from checks.fields.schedule import MAX_DURATION_DAYS, MAX_DURATION_S, validate_cron
+from checks.fields.yaml_messages import shown
 from checks.kinds.base import Kind
 from checks.kinds.registry import KINDS, over_kinds
 
@@ -69,7 +69,7 @@ class Check(_Strict):
     kinds of ``checks.kinds.registry`` (``row_count``, ``missing``, …), each
     validated by its kind's model at its own YAML key (``checks.0.missing.column``).
     ``expect`` is written as a string in YAML and parsed when the file is
-    loaded (see ``checks.automation.expectation``); a raw query needs one, a
+    loaded (see ``checks.fields.expectation``); a raw query needs one, a
     typed kind has a default (``Kind.default_expect``), filled in here.
     ``allow_empty`` lets a check whose scope (or, for ``sql``, a table it
     reads) has 0 rows count as passed instead of not evaluated. ``over``
@@ -285,7 +285,7 @@ class Automation(_Strict):
     pinned plan may be, None for ``llm.repin_after``). ``path`` and ``line`` say where the
     automation was defined (1-based line of its first key); they are set by the
     loader and refused in YAML. Rules for ``schedule`` and ``day_match`` are in
-    ``checks.automation.schedule`` and docs/design.md, Scheduling.
+    ``checks.fields.schedule`` and docs/design.md, Scheduling.
     """
 
     name: str

@@ -26,7 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from checks.automation.fields import DurationS, not_blank, time_zone
+from checks.fields.rules import DurationS, not_blank, time_zone
 
 BUCKET_S: dict[str, int] = {"hour": 3600, "day": 86400, "week": 7 * 86400}
 """Each bucket's nominal length in seconds (a local day is 23 or 25 hours across DST)."""

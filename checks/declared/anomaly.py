@@ -42,8 +42,8 @@ from dataclasses import dataclass
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
-from checks.automation.anomaly_rule import AnomalyRule
-from checks.automation.judgement import AWAITING_HISTORY
+from checks.fields.anomaly_rule import AnomalyRule
+from checks.fields.judgement import AWAITING_HISTORY
 from checks.report import Anomaly, CheckOutcome, CheckResult
 
 MAD_SCALE = 1.4826

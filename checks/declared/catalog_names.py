@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import sqlglot
 from sqlglot import exp
 
-from checks.automation.fields import did_you_mean
 from checks.errors import CheckDefinitionError
+from checks.fields.rules import did_you_mean
 from checks.sources.base import Column, DataSet
 from checks.sql.catalog_check import condition_error, row_condition_problem
 

@@ -1,7 +1,7 @@
 """Running an automation's declared checks: the authoritative, deterministic part of a run.
 
 A raw ``sql`` check runs its query through the read-only layer and compares
-the result (``checks.automation.judgement.evaluate``); a typed check runs
+the result (``checks.fields.judgement.evaluate``); a typed check runs
 through ``checks.declared.typed``. Either way a check that could not look at
 any data is **not evaluated**, never passed:
 
@@ -30,13 +30,13 @@ from collections.abc import Callable
 import sqlglot
 from sqlglot import exp
 
-from checks.automation.judgement import evaluate
 from checks.automation.model import Automation, Check
 from checks.clock import utcnow
 from checks.declared import anomaly
 from checks.declared.anomaly import VALUE, History
 from checks.declared.typed import run_typed_check
 from checks.errors import QueryError, SourceError
+from checks.fields.judgement import evaluate
 from checks.report import CheckOutcome, CheckResult, Evidence
 from checks.settings.limits import Limits
 from checks.sources import Source

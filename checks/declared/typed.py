@@ -5,7 +5,7 @@ metric. A scope of 0 rows is **not evaluated** — never a pass — unless the
 check says ``allow_empty: true``: it is then judged over the empty scope
 (every count is 0; a percent is undefined and counts as passed) and its
 ``reason`` says the scope was empty. Otherwise the kind's compared metric is
-judged against ``expect`` (``checks.automation.expectation``), and when the
+judged against ``expect`` (``checks.fields.expectation``), and when the
 check failed a bounded sample of its violating rows is read as evidence ``S<n>``.
 
 Metrics (``CheckResult.metrics``): each kind's are in its module's docstring
@@ -23,7 +23,7 @@ from checks.automation.model import Check
 from checks.declared import anomaly, buckets
 from checks.declared.anomaly import History
 from checks.declared.compile import Compiled, compile_check
-from checks.declared.typed_judge import _count, _fill, _int, _Judge
+from checks.declared.typed_judge import Judge, fill_result, metric_int, metric_value
 from checks.errors import CheckDefinitionError, QueryError, SourceError
 from checks.kinds.base import Clock, Judged
 from checks.report import Buckets, CheckOutcome, CheckResult, Evidence, Metrics
@@ -104,9 +104,9 @@ def run_typed_check(
         judged = _judge_buckets(result, check, compiled, counts, found, source, clock)
     else:
         row = dict(zip(counts.columns, counts.rows[0], strict=True)) if counts.rows else {}
-        metrics: Metrics = {k: _count(v) for k, v in row.items() if k != "latest"}
-        judged = _Judge(spec, check, compiled, metrics, source, clock).judge(row)
-        _fill(result, judged, metrics, spec)
+        metrics: Metrics = {k: metric_value(v) for k, v in row.items() if k != "latest"}
+        judged = Judge(spec, check, compiled, metrics, source, clock).judge(row)
+        fill_result(result, judged, metrics, spec)
         if expect.anomaly is not None:
             baseline = history(check.name, spec.compared) if history else []
             anomaly.apply(result, expect.anomaly, now, baseline, source="runs", zone=timezone)
@@ -143,24 +143,24 @@ def _judge_buckets(
     grouped = buckets.by_bucket(list(counts.columns), list(counts.rows))
     zeros = {name: 0 for name in counts.columns if name != buckets.BUCKET}
 
-    def measure(start: dt.datetime, scope: Compiled = compiled) -> tuple[_Judge, dict[str, Any]]:
+    def measure(start: dt.datetime, scope: Compiled = compiled) -> tuple[Judge, dict[str, Any]]:
         row = grouped.get(buckets.Window.key(start), zeros)
-        metrics: Metrics = {k: _count(v) for k, v in row.items()}
-        return _Judge(spec, check, scope, metrics, source, clock), row
+        metrics: Metrics = {k: metric_value(v) for k, v in row.items()}
+        return Judge(spec, check, scope, metrics, source, clock), row
 
     def value(start: dt.datetime) -> float:
         judge, row = measure(start)
         judge.by_kind(row)
-        return float(_int(judge.metrics, spec.compared))
+        return float(metric_int(judge.metrics, spec.compared))
 
-    total = sum(_int(measure(start)[0].metrics, "rows_in_scope") for start in found.starts)
+    total = sum(metric_int(measure(start)[0].metrics, "rows_in_scope") for start in found.starts)
     when = f"{over.bucket} from {_when(found.tested)}"
     if total == 0:
         when = f"{len(found.starts)} {over.bucket}s from {_when(found.starts[0])}"
     judge, row = measure(found.tested, replace(compiled, scope=f"{compiled.scope} in the {when}"))
     empty_allowed = total > 0 and spec.MEASURES_EMPTY  # the 0 is the measurement
     judged = judge.by_kind(row) if empty_allowed else judge.judge(row)
-    _fill(result, judged, judge.metrics, spec)
+    fill_result(result, judged, judge.metrics, spec)
     result.buckets = Buckets(
         column=over.column,
         bucket=over.bucket,

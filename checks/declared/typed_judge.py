@@ -1,9 +1,9 @@
 """A typed check's counts judged: the empty scope, the NULL rule's nothing compared, the kind's own.
 
-``_Judge`` reads one row of counts (``checks.declared.compile``) as the
+``Judge`` reads one row of counts (``checks.declared.compile``) as the
 check's metrics; an empty scope is not evaluated (unless allowed), and
 otherwise its kind judges them (``Kind.judged``, ``Kind.nothing_compared``:
-outcome, reason, the sample's size); ``_fill`` writes what it found into the
+outcome, reason, the sample's size); ``fill_result`` writes what it found into the
 check's result. ``checks.declared.typed`` runs the queries around it.
 """
 
@@ -12,15 +12,17 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from checks.automation.judgement import Judgement
 from checks.automation.model import Check
 from checks.declared.compile import Compiled
+from checks.fields.judgement import Judgement
 from checks.kinds.base import Clock, Counts, Judged, Kind
 from checks.report import CheckOutcome, CheckResult, Metrics
 from checks.sources import Source
 
 
-class _Judge:
+class Judge:
+    """Judges one typed check's counts: an empty scope, a NULL rule that left nothing, its kind."""
+
     def __init__(
         self,
         spec: Kind,
@@ -36,9 +38,10 @@ class _Judge:
         self.metrics = metrics
         self.source = source
         self.clock = clock
-        self.in_scope = _int(metrics, "rows_in_scope")
+        self.in_scope = metric_int(metrics, "rows_in_scope")
 
     def judge(self, row: dict[str, Any]) -> Judged:
+        """Judge the counts query's one row (column name → value)."""
         empty = self.in_scope == 0
         if empty and not self.check.allow_empty:
             note = f"0 rows in scope: {self.compiled.scope}"
@@ -86,7 +89,8 @@ class _Judge:
         return self.spec.judged(self.counts(row))
 
 
-def _fill(result: CheckResult, judged: Judged, metrics: Metrics, spec: Kind) -> None:
+def fill_result(result: CheckResult, judged: Judged, metrics: Metrics, spec: Kind) -> None:
+    """Write what judging found into ``result``: value, outcome, error, reason and metrics."""
     outcome = judged.outcome
     result.metrics = metrics
     result.value = outcome.value
@@ -102,12 +106,13 @@ def _fill(result: CheckResult, judged: Judged, metrics: Metrics, spec: Kind) -> 
     metrics.setdefault("compared", spec.compared)
 
 
-def _int(metrics: Metrics, name: str) -> int:
+def metric_int(metrics: Metrics, name: str) -> int:
+    """A metric as an int (0 when absent or not a number)."""
     value = metrics.get(name)
     return int(value) if isinstance(value, int | float) else 0
 
 
-def _count(value: Any) -> int | float | str | None:
+def metric_value(value: Any) -> int | float | str | None:
     """A counts cell as a metric: whole numbers (PostgreSQL sums are NUMERIC) as ints."""
     if isinstance(value, bool) or value is None:
         return None

@@ -29,10 +29,10 @@ import sqlglot
 from checks.automation.loader import LoadResult
 from checks.automation.model import Automation, Check
 from checks.automation.time_buckets import Over
-from checks.automation.yaml_tree import Loc
 from checks.declared.buckets import window
 from checks.declared.compile import compile_check
 from checks.errors import AutomationError, CheckDefinitionError
+from checks.fields.yaml_tree import Loc
 from checks.kinds.base import Kind
 from checks.sources import Source
 from checks.sources.base import Column, DataSet

@@ -8,8 +8,8 @@ each typed kind's words from its kind (``Kind.words``), shown as
 
 from __future__ import annotations
 
-from checks.automation.expectation import parse_expectation
 from checks.declared import anomaly
+from checks.fields.expectation import parse_expectation
 from checks.kinds.in_words import duration, metric, number, percent
 from checks.kinds.registry import KINDS
 from checks.report import Buckets, CheckOutcome, CheckResult

@@ -50,11 +50,11 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
-from checks.automation.fields import not_blank, slug
 from checks.automation.model import Automation, Check
-from checks.automation.yaml_places import position
-from checks.automation.yaml_tree import Loc, YamlTree
 from checks.errors import ConfigError
+from checks.fields.rules import not_blank, slug
+from checks.fields.yaml_places import position
+from checks.fields.yaml_tree import Loc, YamlTree
 
 CASE_SOURCE = "case"
 """The source name every case's data is exposed under."""

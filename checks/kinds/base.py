@@ -29,9 +29,9 @@ from typing import Any, ClassVar, Protocol
 from pydantic import BaseModel, ConfigDict, field_validator
 from sqlglot import exp
 
-from checks.automation.expectation import Expectation, Unit
-from checks.automation.fields import not_blank
-from checks.automation.judgement import Judgement, judge_count
+from checks.fields.expectation import Expectation, Unit
+from checks.fields.judgement import Judgement, judge_count
+from checks.fields.rules import not_blank
 from checks.report import CheckResult, Metrics
 from checks.sources import Source
 from checks.sources.base import Column, DataSet

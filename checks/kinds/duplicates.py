@@ -19,7 +19,7 @@ from typing import ClassVar, Literal
 from pydantic import Field, field_validator
 from sqlglot import exp
 
-from checks.automation.fields import not_blank
+from checks.fields.rules import not_blank
 from checks.kinds.base import Compiled, Counts, Judged, Kind, Loc, Scope
 from checks.kinds.in_words import metric, rows
 from checks.kinds.sql_terms import ROWS, count_when, is_null, not_null

@@ -20,10 +20,10 @@ from zoneinfo import ZoneInfo
 from pydantic import Field, field_validator
 from sqlglot import exp
 
-from checks.automation.expectation import Unit, duration_text
-from checks.automation.fields import DurationS, time_zone
-from checks.automation.judgement import Judgement, failure, judge_duration
-from checks.automation.value_words import describe
+from checks.fields.expectation import Unit, duration_text
+from checks.fields.judgement import Judgement, failure, judge_duration
+from checks.fields.rules import DurationS, time_zone
+from checks.fields.value_words import describe
 from checks.kinds.base import Compiled, Counts, Judged, Loc, OneColumn, Scope
 from checks.kinds.in_words import duration, metric, rows
 from checks.kinds.row_count import in_scope

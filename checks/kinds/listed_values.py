@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator
 
-from checks.automation.yaml_messages import shown
+from checks.fields.yaml_messages import shown
 from checks.kinds.base import Loc
 from checks.sql.types import NUMBER_FAMILIES
 

@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import field_validator, model_validator
 from sqlglot import exp
 
-from checks.automation.yaml_messages import exponent_hint, shown
+from checks.fields.yaml_messages import exponent_hint, shown
 from checks.kinds.base import Compiled, Counts, Judged, Loc, OneColumn, Scope
 from checks.kinds.in_words import metric, rows
 from checks.kinds.row_count import in_scope

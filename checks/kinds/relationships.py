@@ -18,7 +18,7 @@ from typing import ClassVar
 from pydantic import field_validator
 from sqlglot import exp
 
-from checks.automation.yaml_messages import shown
+from checks.fields.yaml_messages import shown
 from checks.kinds.base import Compiled, Counts, Judged, Loc, OneColumn, Scope
 from checks.kinds.in_words import metric, rows
 from checks.kinds.row_count import in_scope

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from sqlglot import exp
 
-from checks.automation.expectation import Unit
+from checks.fields.expectation import Unit
 from checks.kinds.base import Compiled, Counts, Judged, Kind, Loc, Scope
 from checks.kinds.in_words import metric, rows
 from checks.report import CheckResult

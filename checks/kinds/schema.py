@@ -18,9 +18,9 @@ from typing import ClassVar
 
 from pydantic import Field, field_validator
 
-from checks.automation.expectation import Unit
-from checks.automation.fields import did_you_mean, fail_here
-from checks.automation.judgement import judge_count
+from checks.fields.expectation import Unit
+from checks.fields.judgement import judge_count
+from checks.fields.rules import did_you_mean, fail_here
 from checks.kinds.base import Compiled, Counts, Judged, Kind, Loc, Scope
 from checks.kinds.in_words import metric
 from checks.kinds.row_count import in_scope

@@ -118,7 +118,7 @@ class CheckResult:
         sql: the SQL that computed the value (for a typed check, the SQL
             Lookout compiled from it).
         expect: the expectation's normalised text.
-        value: the value compared, JSON-safe (``checks.automation.judgement.Value``).
+        value: the value compared, JSON-safe (``checks.fields.judgement.Value``).
         passed: True or False when judged; None when in error or not evaluated.
         error: why the check could not be judged; an error is never a pass.
         evidence_id: ``C…``: the evidence of ``sql``'s result, when it ran.

@@ -20,10 +20,10 @@ from typing import Any
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from checks.automation.yaml_messages import shown
-from checks.automation.yaml_places import position
-from checks.automation.yaml_tree import YamlTree
 from checks.errors import ConfigError
+from checks.fields.yaml_messages import shown
+from checks.fields.yaml_places import position
+from checks.fields.yaml_tree import YamlTree
 from checks.settings.alerts import AlertSettings, ChannelConfig, check_channel_names
 from checks.settings.decision import DecisionSettings
 from checks.settings.limits import Limits

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field, field_validator
 
-from checks.automation.schedule import parse_duration
+from checks.fields.schedule import parse_duration
 from checks.settings.strict import Strict, http_url
 
 

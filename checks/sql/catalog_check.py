@@ -27,8 +27,8 @@ from sqlglot.errors import OptimizeError, ParseError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
-from checks.automation.fields import did_you_mean
 from checks.errors import QueryRejected
+from checks.fields.rules import did_you_mean
 from checks.sql.catalog import DataSet
 from checks.sql.guard import guard
 from checks.sql.tables import fold, tables_read

@@ -12,8 +12,8 @@ from collections.abc import Collection, Iterator
 
 from sqlglot import exp
 
-from checks.automation.fields import did_you_mean
 from checks.errors import QueryRejected
+from checks.fields.rules import did_you_mean
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _DEFAULT_SCHEMAS = frozenset({"main", "public"})

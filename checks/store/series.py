@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from checks.automation.expectation import parse_expectation
+from checks.fields.expectation import parse_expectation
 from checks.report import CheckResult, RunReport, Status
 from checks.store.run_tables import RunRow, SeriesRow
 
@@ -74,7 +74,7 @@ def expectation_band(expect: str) -> Band:
     """The values a fixed expectation allows, as (low, high); None is unbounded.
 
     ``< N`` and ``<= N`` give ``(None, N)`` alike (the band is drawn, the
-    comparison itself is made by ``checks.automation.expectation``); ``!= N``
+    comparison itself is made by ``checks.fields.expectation``); ``!= N``
     allows everything but one point and gives no band; ``empty`` is the row
     count 0, ``not empty`` at least 1; ``is true`` is 1 and ``is false`` 0 (a
     boolean is stored as 1 or 0). Text that is not a fixed expectation (an

@@ -47,7 +47,7 @@ def unknown_channels(automation: Automation, loaded: LoadResult, settings: Setti
     Not an error: the config ``validate`` reads (a laptop's) need not hold every chat channel
     of the service's.
     """
-    from checks.automation.fields import did_you_mean
+    from checks.fields.rules import did_you_mean
 
     known = sorted(settings.channels)
     found = []

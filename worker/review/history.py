@@ -26,7 +26,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
-from checks.automation.expectation import parse_expectation
+from checks.fields.expectation import parse_expectation
 from checks.kinds.in_words import duration, percent_text
 from checks.report import CheckOutcome
 from checks.store.run_tables import RunRow, SeriesRow
@@ -63,7 +63,7 @@ def figure(value: float, unit: str | None) -> str:
 def unit_of(expect: str | None) -> str | None:
     """The unit of a check's values, as its expectation gives it (``percent`` for ``< 5%``).
 
-    One of ``checks.automation.expectation``'s units (``number``, ``percent``,
+    One of ``checks.fields.expectation``'s units (``number``, ``percent``,
     ``duration``, ``boolean``, ``rows`` …); None when there is no readable one.
     """
     try:

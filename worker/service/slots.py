@@ -35,7 +35,7 @@ from zoneinfo import ZoneInfo
 from croniter import CroniterBadDateError, croniter
 
 from checks.automation.model import Automation
-from checks.automation.schedule import cron_fields
+from checks.fields.schedule import cron_fields
 
 UTC = dt.UTC
 _PLAIN = re.compile(r"\d+(,\d+)*")
@@ -49,7 +49,7 @@ class CronSchedule:
     """A validated 5-field cron expression in one IANA time zone.
 
     Attributes:
-        expression: the cron expression (already checked by ``checks.automation.schedule``).
+        expression: the cron expression (already checked by ``checks.fields.schedule``).
         zone: the time zone its wall-clock times are read in.
         day_match: ``all`` ANDs day-of-month and day-of-week (croniter
             ``day_or=False``); ``any`` or None ORs them, as cron does.

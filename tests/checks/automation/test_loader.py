@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from checks.automation.expectation import Expectation
 from checks.automation.loader import LoadResult, load_automations
 from checks.automation.model import Automation, Check
-from checks.automation.schedule import (
+from checks.fields.expectation import Expectation
+from checks.fields.schedule import (
     check_computable,
     cron_fields,
     needs_day_match,

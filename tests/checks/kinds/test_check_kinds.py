@@ -9,8 +9,8 @@ import pytest
 
 from checks.automation.loader import load_automations
 from checks.automation.model import Automation, Check
-from checks.automation.yaml_places import Place, place
-from checks.automation.yaml_tree import YamlTree
+from checks.fields.yaml_places import Place, place
+from checks.fields.yaml_tree import YamlTree
 
 BASE = "name: a\nsource: flights\ngoal: g\nchecks:\n"
 

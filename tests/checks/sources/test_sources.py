@@ -21,9 +21,9 @@ import duckdb
 import psycopg
 import pytest
 
-from checks.automation.expectation import parse_expectation
-from checks.automation.judgement import evaluate
 from checks.errors import QueryError, QueryFailed, QueryRejected, QueryTimeout, SourceError
+from checks.fields.expectation import parse_expectation
+from checks.fields.judgement import evaluate
 from checks.settings.config import Settings
 from checks.settings.limits import Limits
 from checks.settings.sources import DuckDBSource, SQLAlchemySource, TableFile

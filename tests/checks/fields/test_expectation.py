@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from checks.automation.expectation import Expectation, duration_text, parse_expectation
-from checks.automation.judgement import Judgement, evaluate, judge_percent
-from checks.automation.value_words import describe, interval_text
+from checks.fields.expectation import Expectation, duration_text, parse_expectation
+from checks.fields.judgement import Judgement, evaluate, judge_percent
+from checks.fields.value_words import describe, interval_text
 
 SHAPE = "a scalar expectation needs exactly one row with one column"
 FORMS = (

@@ -9,14 +9,14 @@ reads it when the file is loaded. The accepted forms::
     is true         is false                    a boolean
     empty           not empty                   rows (a query listing violations)
     anomaly         {anomaly: {…}}              against the value's own history
-                                                (``checks.automation.anomaly_rule``)
+                                                (``checks.fields.anomaly_rule``)
 
 Keywords are case-insensitive; numbers may be negative, decimal or scientific
 (``-3``, ``0.05``, ``1e-3``); percents and durations are never negative.
 ``between`` is inclusive at both ends, and both of its bounds carry the same
 unit.
 
-Whether a measured value meets it is ``checks.automation.judgement``.
+Whether a measured value meets it is ``checks.fields.judgement``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
-from checks.automation.anomaly_rule import AnomalyRule, parse_rule
+from checks.fields.anomaly_rule import AnomalyRule, parse_rule
 
 Op = Literal[
     "==",

@@ -31,7 +31,7 @@ import functools
 import math
 import re
 
-from checks.automation.yaml_messages import shown
+from checks.fields.yaml_messages import shown
 
 CRON_FIELD_NAMES = ("minute", "hour", "day-of-month", "month", "day-of-week")
 CRON_ALIASES: dict[str, str] = {

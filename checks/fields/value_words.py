@@ -8,7 +8,7 @@ import numbers
 from decimal import Decimal
 from typing import Any
 
-from checks.automation.expectation import DURATION_UNITS_S
+from checks.fields.expectation import DURATION_UNITS_S
 
 
 def describe(value: Any) -> str:

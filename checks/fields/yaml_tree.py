@@ -1,7 +1,7 @@
 """YAML read as plain data while keeping the line and column behind every value.
 
 Used by ``checks.automation.loader`` so that every error points at the node it
-is about. Built on the nodes of ``checks.automation.yaml_compose`` (libyaml's,
+is about. Built on the nodes of ``checks.fields.yaml_compose`` (libyaml's,
 with their marks); duplicate keys, which PyYAML silently resolves to the last
 value, are reported as problems. A key written as the plain word ``null`` is
 the name ``null`` (the option of ``accepted_values`` and ``range``), not
@@ -16,9 +16,9 @@ from typing import Any
 import yaml
 from yaml.nodes import ScalarNode, SequenceNode
 
-from checks.automation.yaml_compose import compose
-from checks.automation.yaml_messages import not_of_its_type, unknown_tag
 from checks.errors import AutomationError
+from checks.fields.yaml_compose import compose
+from checks.fields.yaml_messages import not_of_its_type, unknown_tag
 
 Loc = tuple[Any, ...]  # a location in the YAML data: keys and list indexes
 

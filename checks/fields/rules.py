@@ -17,16 +17,16 @@ from zoneinfo import ZoneInfo, available_timezones
 from pydantic import BeforeValidator, PlainSerializer, PlainValidator
 from pydantic_core import PydanticCustomError
 
-from checks.automation.anomaly_rule import ANOMALY, rule_from_mapping
-from checks.automation.expectation import Expectation, parse_expectation
-from checks.automation.schedule import (
+from checks.fields.anomaly_rule import ANOMALY, rule_from_mapping
+from checks.fields.expectation import Expectation, parse_expectation
+from checks.fields.schedule import (
     check_computable,
     cron_fields,
     needs_day_match,
     parse_duration,
 )
-from checks.automation.yaml_messages import shown
-from checks.automation.yaml_tree import Loc
+from checks.fields.yaml_messages import shown
+from checks.fields.yaml_tree import Loc
 
 SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 CHECK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.-]{0,99}")

@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
-from checks.automation.yaml_messages import yaml_error
 from checks.errors import AutomationError
+from checks.fields.yaml_messages import yaml_error
 
 _RESOLVER: Any = yaml.resolver.Resolver()  # SafeLoader's implicit tags (null, bool, int, …)
 _RESOLVED_KEPT = 4096  # scalars whose tag is kept: keys and short values repeat across files

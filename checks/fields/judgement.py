@@ -41,8 +41,8 @@ from decimal import Context, Decimal, localcontext
 from fractions import Fraction
 from typing import Any, assert_never
 
-from checks.automation.expectation import Expectation
-from checks.automation.value_words import describe, finite, non_finite_name
+from checks.fields.expectation import Expectation
+from checks.fields.value_words import describe, finite, non_finite_name
 
 FLOAT_REL_TOL = 1e-10
 """Relative tolerance for floating-point values (see the module docstring)."""
