@@ -58,7 +58,7 @@ from checks.agent.tool_calls import Dispatcher, Turn
 from checks.agent.tools import ToolBox
 from checks.agent.toolspec import SUBMIT_REPORT, TOOL_SCHEMAS
 from checks.agent.trace import TraceSink
-from checks.errors import LLMError
+from checks.errors import ContextOverflowError, LLMError
 from checks.opinion.decision_model import DecisionModel, make_decision_model
 from checks.report import CheckResult, Evidence
 from checks.settings.config import Settings
@@ -287,12 +287,44 @@ class AgentLoop:
             },
         )
         self._sent = len(self.messages)
-        timeout_s = min(self.llm.timeout_s, max(1.0, self._time_left()))
-        reply = self.client.complete(self.messages, tools, tool_choice, timeout_s=timeout_s)
+        while True:
+            try:
+                reply = self.client.complete(
+                    self.messages, tools, tool_choice, deadline=self.deadline
+                )
+                break
+            except ContextOverflowError as exc:
+                self._shrink(exc)
         self.stats.count(reply)
         self.trace.note("model_response", {"step": self.stats.steps, **reply.to_trace()})
         self.messages.append(reply.assistant_message())
         return reply
+
+    def _shrink(self, overflow: ContextOverflowError) -> None:
+        """Halve the prompt's estimate by compacting tool results, oldest first; else end the run.
+
+        Raises:
+            _Failed: nothing is left to compact (``ended`` ``context_overflow``).
+        """
+        size = estimate_tokens(self.messages)
+        replaced = compact(
+            self.messages,
+            self.dispatcher.results,
+            limit_tokens=size // 2,
+            done=self._compacted,
+            latest_too=True,
+        )
+        self.trace.note(
+            "context_overflow",
+            {"estimated_tokens": size, "compacted": len(replaced), "body": overflow.body},
+        )
+        if not replaced:
+            raise _Failed(
+                "context_overflow",
+                f"the conversation (about {size:,} tokens) no longer fits the model's context"
+                " window, even with every earlier tool result compacted",
+            )
+        self.stats.compacted += len(replaced)
 
     def _on_retry(self, note: RetryNote) -> None:
         self.trace.append(

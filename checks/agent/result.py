@@ -25,7 +25,7 @@ class AgentStats:
         cost_usd: summed cost in USD; None when any call's cost was unknown.
         compacted: tool results replaced by a note in the prompt.
         ended: ``submitted``, ``repaired``, ``no_report``, ``contract_invalid``,
-            ``llm_error`` or ``time_budget``.
+            ``llm_error``, ``time_budget`` or ``context_overflow``.
         stopped_by: what ended the exploring before the final call, or None:
             ``step_budget``, ``token_budget`` or ``repeated_call``.
         confidence: the accepted report's confidence, or None.

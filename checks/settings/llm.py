@@ -19,7 +19,12 @@ class LLMSettings(Strict):
         api_key: bearer key (a secret: redacted everywhere). Optional for local servers.
         model: model name; an automation's ``model`` overrides it.
         timeout_s: time limit of one HTTP request, in seconds.
-        max_retries: retries after a 429, 5xx, connection error or timeout (0: none).
+        max_retries: retries after a 429, 5xx, connection error or timeout (0: none);
+            every attempt and every wait fits inside the run's time limit.
+        max_output_tokens: the most tokens the model may write in one turn, sent
+            with every request (``max_tokens``; ``max_completion_tokens`` to
+            OpenAI's own API, where ``max_tokens`` is deprecated). Without it a
+            small local model writes until its context is full.
         retry_after_cap_s: the longest ``Retry-After`` honoured, in seconds; a
             longer one is cut to this.
         backoff_base_s: first backoff without ``Retry-After``, in seconds; doubles
@@ -49,6 +54,7 @@ class LLMSettings(Strict):
     model: str | None = None
     timeout_s: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=3, ge=0, le=10)
+    max_output_tokens: int = Field(default=1024, ge=16, le=100_000)
     retry_after_cap_s: float = Field(default=30.0, ge=0)
     backoff_base_s: float = Field(default=1.0, ge=0)
     backoff_max_s: float = Field(default=20.0, ge=0)
