@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_any
 
 from checks.agent.inline_calls import tool_calls_in_content
 from checks.agent.openai_clients import release, shared_openai
@@ -270,7 +270,7 @@ class ChatClient:
         if deadline is not None and deadline - time.monotonic() < MIN_ATTEMPT_S:
             raise LLMError("the run's time limit ran out before the LLM could be asked")
         retrying = Retrying(
-            stop=stop_after_attempt(self.settings.max_retries + 1) | _past(deadline),
+            stop=stop_any(stop_after_attempt(self.settings.max_retries + 1), _past(deadline)),
             wait=self._wait_s,
             retry=retry_if_exception(_retryable),
             before_sleep=self._before_sleep,
