@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_any
+from tenacity.stop import stop_base
 
 from checks.agent.inline_calls import tool_calls_in_content
 from checks.agent.openai_clients import release, shared_openai
@@ -270,7 +271,7 @@ class ChatClient:
         if deadline is not None and deadline - time.monotonic() < MIN_ATTEMPT_S:
             raise LLMError("the run's time limit ran out before the LLM could be asked")
         retrying = Retrying(
-            stop=stop_any(stop_after_attempt(self.settings.max_retries + 1), _past(deadline)),
+            stop=stop_any(stop_after_attempt(self.settings.max_retries + 1), _Past(deadline)),
             wait=self._wait_s,
             retry=retry_if_exception(_retryable),
             before_sleep=self._before_sleep,
@@ -401,16 +402,18 @@ def _attempt_s(timeout_s: float, deadline: float | None) -> float:
     return max(MIN_ATTEMPT_S, min(timeout_s, deadline - time.monotonic()))
 
 
-def _past(deadline: float | None) -> Callable[[RetryCallState], bool]:
+class _Past(stop_base):
     """A tenacity stop: no retry whose wait would leave less than ``MIN_ATTEMPT_S`` to run in."""
 
-    def stop(state: RetryCallState) -> bool:
-        if deadline is None:
+    def __init__(self, deadline: float | None) -> None:
+        self.deadline = deadline
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        if self.deadline is None:
             return False
         # tenacity 9 computes the wait before it asks the stop (``upcoming_sleep``)
-        return time.monotonic() + (state.upcoming_sleep or 0.0) + MIN_ATTEMPT_S > deadline
-
-    return stop
+        wait_s = retry_state.upcoming_sleep or 0.0
+        return time.monotonic() + wait_s + MIN_ATTEMPT_S > self.deadline
 
 
 _OVERFLOW_CODES = {"context_length_exceeded", "exceed_context_size_error"}
