@@ -43,6 +43,7 @@ received as one JSON line.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import time
@@ -227,9 +228,8 @@ def strict_answer(answer: dict[str, Any]) -> dict[str, Any]:
     message = {k: v for k, v in choice["message"].items() if k != "refusal"}
     for call in message.get("tool_calls") or []:
         if _GENERATED_ID.fullmatch(call["id"]):  # a scripted id is sent as written
-            call["id"] = f"call__0_{call['function']['name']}_{answer['id']}_{call['id']}".ljust(
-                60, "0"
-            )
+            digest = hashlib.sha256(f"{answer['id']}/{call['id']}".encode()).hexdigest()
+            call["id"] = f"call__{digest[:54]}"  # 60 characters, unique per call
     usage = answer["usage"]
     return {
         **answer,

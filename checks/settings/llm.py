@@ -39,6 +39,11 @@ class LLMSettings(Strict):
         list_cap: most data sets ``list_data_sets`` shows at once.
         repeat_limit: this many identical consecutive tool calls stop the exploring.
         max_parallel_tools: read tool calls of one turn run on at most this many threads.
+        max_tool_calls_per_turn: the most tool calls of one turn that run; the rest
+            are dropped from the conversation and the model is told how many.
+        max_tool_calls_per_run: the most tool calls one agent run makes; once
+            reached the exploring stops (``stopped_by: tool_call_budget``) and the
+            final ``submit_report`` call is made.
         prices_usd_per_mtok: model -> (input, output) price in USD per million
             tokens, used when the provider reports no ``usage.cost``.
         pin_plans: keep each accepted agent report as its automation's pinned
@@ -64,6 +69,8 @@ class LLMSettings(Strict):
     list_cap: int = Field(default=5, ge=1)
     repeat_limit: int = Field(default=3, ge=2)
     max_parallel_tools: int = Field(default=4, ge=1, le=32)
+    max_tool_calls_per_turn: int = Field(default=16, ge=1, le=1000)
+    max_tool_calls_per_run: int = Field(default=64, ge=1, le=10_000)
     prices_usd_per_mtok: dict[str, tuple[float, float]] = Field(default_factory=dict)
     pin_plans: bool = True
     repin_after_s: Annotated[float, BeforeValidator(parse_duration)] = Field(

@@ -627,3 +627,32 @@ def test_a_context_overflow_with_nothing_left_to_shrink_ends_the_agent(lab: Lab)
     assert len(fake.chat_requests) == 1
     # the declared check decides, and it fails: never Clear
     assert run.report.finding == Finding.NEEDS_ATTENTION
+
+
+def test_a_flood_of_tool_calls_in_one_turn_runs_only_the_cap(lab: Lab) -> None:
+    flood = turn(*[call("execute_query", sql=f"SELECT {i} AS n") for i in range(200)])
+    script: list[Step] = [flood, submit("clear", "Checked [Q1].", ["Q1"])]
+    with FakeLLM(script) as fake:
+        run = lab.run(fake)
+    second = fake.chat_requests[1]
+    assistant = [m for m in second["messages"] if m["role"] == "assistant"][-1]
+    assert len(assistant["tool_calls"]) == 16  # llm.max_tool_calls_per_turn's default
+    assert len(tool_messages(second)) == 16
+    assert second["messages"][-1] == {
+        "role": "user",
+        "content": "184 of the 200 tool calls of your last turn were not run: at most 16 run per"
+        " turn and 64 per run (64 were left). Call only what you need.",
+    }
+    assert run.events("tool_calls_dropped") == [{"received": 200, "kept": 16, "cap": 16}]
+    assert len(run.events("tool_call")) == 17  # the 16 kept and submit_report
+    assert run.report.status == Status.COMPLETED
+
+
+def test_the_runs_tool_call_budget_ends_the_exploring(lab: Lab) -> None:
+    three = turn(*[call("execute_query", sql=f"SELECT {i} AS n") for i in range(3)])
+    script: list[Step] = [three, three, submit("clear", "Checked [Q1].", ["Q1"])]
+    with FakeLLM(script) as fake:
+        run = lab.run(fake, max_tool_calls_per_run=5)
+    assert run.agent["stopped_by"] == "tool_call_budget"
+    assert [len(tool_messages(r)) for r in fake.chat_requests] == [0, 3, 5]
+    assert fake.chat_requests[2]["tool_choice"] == FORCED  # the final call came next
