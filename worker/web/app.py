@@ -51,6 +51,7 @@ from worker.review.actions import Send
 from worker.review.vocabulary import unknown_reason
 from worker.web import api, ops, pages
 from worker.web.auth import Access, LoginRequired, login_url
+from worker.web.body_guard import BodyGuard
 from worker.web.context import Web, celery_send
 from worker.web.login_limits import LoginLimits
 from worker.web.metrics import make_registry
@@ -76,6 +77,9 @@ async def _invalid(request: Request, exc: RequestValidationError) -> Response:
     for error in errors:
         if tuple(error.get("loc", ())) == ("body", "reason"):
             return JSONResponse({"detail": unknown_reason(error.get("input"))}, status_code=422)
+    if _is_api(request):  # where and what, never the input itself back
+        shown = [{k: e[k] for k in ("loc", "msg", "type") if k in e} for e in errors[:20]]
+        return JSONResponse({"detail": shown}, status_code=422)
     return await request_validation_exception_handler(request, exc)
 
 
@@ -165,7 +169,9 @@ def create_app(
     app.state.web = web
     app.state.metrics = make_registry(web.store, web.clock)
     hosts = allowed_hosts(settings)
-    # Added last runs first: proxy headers, then Host, then Origin, then the session.
+    # Added last runs first: proxy headers, then Host, then Origin, then the session, then
+    # the body's sender and size (before FastAPI reads a body, which it does before logins).
+    app.add_middleware(BodyGuard, access=web.access, max_bytes=review.max_body_bytes)
     app.add_middleware(SessionMiddleware, codec=SessionCodec(key, review.session_max_age_s))
     app.add_middleware(SameOrigin, hosts=hosts)
     app.add_middleware(HostCheck, hosts=hosts)
