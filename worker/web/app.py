@@ -32,10 +32,7 @@ from collections.abc import Callable
 from importlib.resources import files
 
 from fastapi import FastAPI, Request
-from fastapi.exception_handlers import (
-    http_exception_handler,
-    request_validation_exception_handler,
-)
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -77,10 +74,9 @@ async def _invalid(request: Request, exc: RequestValidationError) -> Response:
     for error in errors:
         if tuple(error.get("loc", ())) == ("body", "reason"):
             return JSONResponse({"detail": unknown_reason(error.get("input"))}, status_code=422)
-    if _is_api(request):  # where and what, never the input itself back
-        shown = [{k: e[k] for k in ("loc", "msg", "type") if k in e} for e in errors[:20]]
-        return JSONResponse({"detail": shown}, status_code=422)
-    return await request_validation_exception_handler(request, exc)
+    # where and what, never the input itself back (FastAPI's own handler echoes it)
+    shown = [{k: e[k] for k in ("loc", "msg", "type") if k in e} for e in errors[:20]]
+    return JSONResponse({"detail": shown}, status_code=422)
 
 
 def _handlers(app: FastAPI) -> None:
