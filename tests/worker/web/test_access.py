@@ -313,3 +313,26 @@ def test_a_validation_error_never_echoes_the_input(web_world: World) -> None:
     assert response.status_code == 422
     assert "SECRET-" not in response.text
     assert response.json()["detail"][0]["loc"] == ["body", "kind"]
+
+
+def test_a_logout_without_its_csrf_token_says_so_and_keeps_the_session(web_world: World) -> None:
+    client = TestClient(app_for(web_world))
+    login(client)
+    refused = client.post("/logout", data={}, follow_redirects=False)
+    assert refused.status_code == 403
+    assert "not logged out" in refused.text
+    assert client.get("/api/me").json() == {"name": "alice", "via": "session"}
+
+
+def test_an_oversized_page_and_repeated_filters_are_no_server_error(web_world: World) -> None:
+    client = TestClient(app_for(web_world))
+    too_far = client.get("/api/board", params={"page": 10**12}, headers=bearer())
+    assert too_far.status_code == 422
+    assert too_far.json()["detail"][0]["loc"] == ["query", "page"]
+    last = client.get("/api/board", params={"page": 100_000}, headers=bearer())
+    assert last.status_code == 200  # past the end: the last page
+    repeated = client.get("/api/board", params={"f": ["open"] * 5000}, headers=bearer())
+    assert repeated.status_code == 200
+    login(client)
+    page = client.get("/", params={"page": 10**12})
+    assert page.status_code == 200
