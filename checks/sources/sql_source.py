@@ -238,7 +238,12 @@ def _engine_args(name: str, url: URL, limits: Limits) -> tuple[URL, dict[str, An
         # Server-side defaults for every statement on these connections, catalog
         # queries included; each query also sets its own limit in its transaction.
         timeout_ms = max(1, int(limits.query_timeout_s * 1000))
-        options = f"-c default_transaction_read_only=on -c statement_timeout={timeout_ms}"
+        # a session left in an open transaction (a worker killed between statements)
+        # is ended by the server itself after the same time, holding no snapshot or lock
+        options = (
+            f"-c default_transaction_read_only=on -c statement_timeout={timeout_ms}"
+            f" -c idle_in_transaction_session_timeout={timeout_ms}"
+        )
         connect = {
             "options": options,
             # libpq's own: a server that accepts and never answers fails the
