@@ -64,8 +64,9 @@ class ReviewSettings(BaseModel):
             ``X-Forwarded-Proto`` and ``X-Forwarded-For`` are believed (empty:
             none); then a request that reached the proxy over HTTPS gets a
             ``Secure`` cookie and ``Strict-Transport-Security``.
-        login_attempts: failed logins in a row, per client address and per
-            user name, before each further one waits (1 s, doubling).
+        login_attempts: failed logins in a row for one user name from one client
+            address (ten times as many from one address for any names) before each
+            further one waits (1 s, doubling; ``worker.web.login_limits``).
         login_backoff_max_s: the longest such wait, in seconds.
         max_body_bytes: the largest request body taken, in bytes (default 64 KiB;
             an action's body is a few hundred); a larger one gets HTTP 413, and
