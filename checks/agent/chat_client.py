@@ -32,11 +32,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_any
+from tenacity.stop import stop_base
 
 from checks.agent.inline_calls import tool_calls_in_content
 from checks.agent.openai_clients import release, shared_openai
-from checks.errors import LLMError
+from checks.errors import ContextOverflowError, LLMError
 from checks.http.retry_after import parse_retry_after
 from checks.settings.config import redact
 from checks.settings.llm import LLMSettings
@@ -98,8 +99,14 @@ class ChatReply:
     elapsed_ms: int = 0
 
     def assistant_message(self) -> Message:
-        """Return the turn as the assistant message to append to the conversation."""
-        message: Message = {"role": "assistant", "content": self.content}
+        """Return the turn as the assistant message to append to the conversation.
+
+        ``content`` is always a string, ``""`` when the turn only called tools:
+        OpenAI, vLLM and Ollama accept ``""`` beside ``tool_calls``, but
+        llama.cpp's servers answer HTTP 500 to ``null`` and to a missing
+        ``content`` (docs/agent.md, "What every server accepts").
+        """
+        message: Message = {"role": "assistant", "content": self.content or ""}
         if self.tool_calls:
             message["tool_calls"] = [call.wire() for call in self.tool_calls]
         return message
@@ -211,9 +218,20 @@ class ChatClient:
             "tools": list(tools),
             "tool_choice": tool_choice,
         }
+        body[self.max_tokens_key] = self.settings.max_output_tokens
         if self.is_openrouter:
             body["provider"] = {"require_parameters": True}
         return body
+
+    @property
+    def max_tokens_key(self) -> str:
+        """``max_completion_tokens`` for OpenAI's own API, ``max_tokens`` for every other server.
+
+        OpenAI deprecated ``max_tokens`` and refuses it for its reasoning models;
+        llama.cpp, Ollama, vLLM and OpenRouter read ``max_tokens``.
+        """
+        host = urlparse(self.settings.base_url or "").hostname or ""
+        return "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
 
     def complete(
         self,
@@ -222,8 +240,9 @@ class ChatClient:
         tool_choice: Any = "auto",
         *,
         timeout_s: float | None = None,
+        deadline: float | None = None,
     ) -> ChatReply:
-        """Ask the model for its next turn.
+        """Ask the model for its next turn, every attempt and wait inside ``deadline``.
 
         Args:
             messages: the conversation in chat-completions message shape.
@@ -231,9 +250,14 @@ class ChatClient:
             tool_choice: as in the wire format: ``"auto"``, or
                 ``{"type": "function", "function": {"name": N}}`` to force tool N.
             timeout_s: time limit of each HTTP attempt, in seconds; default
-                ``settings.timeout_s`` (the caller passes less near a deadline).
+                ``settings.timeout_s``.
+            deadline: ``time.monotonic()`` value of the run's time limit: each
+                attempt's timeout is cut to the time left, and no retry starts
+                (nor is waited for) when less than ``MIN_ATTEMPT_S`` would be left.
 
         Raises:
+            ContextOverflowError: the server said the conversation is longer than
+                the model's context (HTTP 400; not retried).
             LLMError: the endpoint still failed after ``settings.max_retries``
                 retries (429, 5xx, connection error or timeout), or failed with a
                 status that is not retried (e.g. 400, 401), or sent no choices.
@@ -243,8 +267,11 @@ class ChatClient:
         import openai
 
         body = self.request_body(messages, tools, tool_choice)
+        per_attempt_s = timeout_s or self.settings.timeout_s
+        if deadline is not None and deadline - time.monotonic() < MIN_ATTEMPT_S:
+            raise LLMError("the run's time limit ran out before the LLM could be asked")
         retrying = Retrying(
-            stop=stop_after_attempt(self.settings.max_retries + 1),
+            stop=stop_any(stop_after_attempt(self.settings.max_retries + 1), _Past(deadline)),
             wait=self._wait_s,
             retry=retry_if_exception(_retryable),
             before_sleep=self._before_sleep,
@@ -261,10 +288,16 @@ class ChatClient:
                         "/chat/completions",
                         body=body,
                         cast_to=httpx.Response,
-                        options={"timeout": timeout_s or self.settings.timeout_s},
+                        options={"timeout": _attempt_s(per_attempt_s, deadline)},
                     )
         except openai.APIStatusError as exc:
             text = redact(exc.response.text, self._secrets)
+            if context_overflow(exc.status_code, exc.response.text):
+                raise ContextOverflowError(
+                    "the conversation is longer than the model's context window",
+                    status=exc.status_code,
+                    body=text,
+                ) from None
             raise LLMError(
                 "the LLM endpoint refused the request", status=exc.status_code, body=text
             ) from None
@@ -356,6 +389,58 @@ class ChatClient:
         reason = redact(f"{type(exc).__name__}: {exc}", self._secrets)
         wait_s = state.upcoming_sleep
         self.on_retry(RetryNote(state.attempt_number, status, wait_s, reason[:300]))
+
+
+MIN_ATTEMPT_S = 1.0
+"""The least time an HTTP attempt is started with; less left before the deadline: no attempt."""
+
+
+def _attempt_s(timeout_s: float, deadline: float | None) -> float:
+    """One attempt's timeout: ``timeout_s``, cut to the time left before ``deadline``."""
+    if deadline is None:
+        return timeout_s
+    return max(MIN_ATTEMPT_S, min(timeout_s, deadline - time.monotonic()))
+
+
+class _Past(stop_base):
+    """A tenacity stop: no retry whose wait would leave less than ``MIN_ATTEMPT_S`` to run in."""
+
+    def __init__(self, deadline: float | None) -> None:
+        self.deadline = deadline
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        if self.deadline is None:
+            return False
+        # tenacity 9 computes the wait before it asks the stop (``upcoming_sleep``)
+        wait_s = retry_state.upcoming_sleep or 0.0
+        return time.monotonic() + wait_s + MIN_ATTEMPT_S > self.deadline
+
+
+_OVERFLOW_CODES = {"context_length_exceeded", "exceed_context_size_error"}
+_OVERFLOW_WORDS = ("maximum context length", "exceeds the available context size")
+
+
+def context_overflow(status: int, body: str) -> bool:
+    """Whether an error response says the prompt outgrew the model's context window.
+
+    OpenAI and llama-cpp-python answer HTTP 400 with ``error.code``
+    ``context_length_exceeded``; llama.cpp's own server with ``error.type``
+    ``exceed_context_size_error`` ("request (N tokens) exceeds the available
+    context size"); vLLM with a 400 whose message names the "maximum context
+    length". Only a 400 or 413 counts.
+    """
+    if status not in (400, 413):
+        return False
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        error = None
+    if isinstance(error, dict) and {str(error.get("code")), str(error.get("type"))} & (
+        _OVERFLOW_CODES
+    ):
+        return True
+    lowered = body.lower()
+    return any(words in lowered for words in _OVERFLOW_WORDS)
 
 
 def _retryable(exc: BaseException) -> bool:

@@ -29,6 +29,7 @@ declared checks.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -58,7 +59,7 @@ from checks.agent.tool_calls import Dispatcher, Turn
 from checks.agent.tools import ToolBox
 from checks.agent.toolspec import SUBMIT_REPORT, TOOL_SCHEMAS
 from checks.agent.trace import TraceSink
-from checks.errors import LLMError
+from checks.errors import ContextOverflowError, LLMError
 from checks.opinion.backends import make_decision_model
 from checks.opinion.decision_model import DecisionModel
 from checks.report import CheckResult, Evidence
@@ -131,6 +132,7 @@ class AgentLoop:
         )
         self._sent = 0
         self._compacted: set[int] = set()
+        self._dropped = ""  # what the next message says of the calls the cap dropped
 
     @property
     def known_ids(self) -> set[str]:
@@ -193,6 +195,8 @@ class AgentLoop:
             submits = [c for c in reply.tool_calls if c.name == SUBMIT_REPORT]
             if submits:
                 return self._take_report(reply, submits, turn)
+            if self.dispatcher.calls >= self.llm.max_tool_calls_per_run:
+                self.stats.stopped_by = "tool_call_budget"
             if self.stats.stopped_by or turn.repeated:
                 self.stats.stopped_by = self.stats.stopped_by or "repeated_call"
                 break
@@ -288,12 +292,98 @@ class AgentLoop:
             },
         )
         self._sent = len(self.messages)
-        timeout_s = min(self.llm.timeout_s, max(1.0, self._time_left()))
-        reply = self.client.complete(self.messages, tools, tool_choice, timeout_s=timeout_s)
+        self._fit()
+        while True:
+            try:
+                reply = self.client.complete(
+                    self.messages, tools, tool_choice, deadline=self.deadline
+                )
+                break
+            except ContextOverflowError as exc:
+                self._shrink(exc)
         self.stats.count(reply)
+        reply = self._capped(reply)
         self.trace.note("model_response", {"step": self.stats.steps, **reply.to_trace()})
         self.messages.append(reply.assistant_message())
         return reply
+
+    def _capped(self, reply: ChatReply) -> ChatReply:
+        """The turn with at most ``max_tool_calls_per_turn`` calls, within the run's budget.
+
+        ``submit_report`` calls are always kept; the dropped calls never reach
+        the conversation, the trace or the tools, and the model is told how many
+        there were (``_answer``).
+        """
+        left = max(0, self.llm.max_tool_calls_per_run - self.dispatcher.calls)
+        cap = min(self.llm.max_tool_calls_per_turn, left)
+        reads = [c for c in reply.tool_calls if c.name != SUBMIT_REPORT]
+        if len(reads) <= cap:
+            return reply
+        kept = set(map(id, reads[:cap]))
+        calls = [c for c in reply.tool_calls if c.name == SUBMIT_REPORT or id(c) in kept]
+        dropped = len(reply.tool_calls) - len(calls)
+        self.trace.note(
+            "tool_calls_dropped",
+            {"received": len(reply.tool_calls), "kept": len(calls), "cap": cap},
+        )
+        self._dropped = (
+            f"{dropped} of the {len(reply.tool_calls)} tool calls of your last turn were not run:"
+            f" at most {self.llm.max_tool_calls_per_turn} run per turn and"
+            f" {self.llm.max_tool_calls_per_run} per run ({left} were left)."
+            " Call only what you need."
+        )
+        return dataclasses.replace(reply, tool_calls=calls)
+
+    def _fit(self) -> None:
+        """Compact the prompt to ``max_prompt_tokens``, the newest results too; else end the run.
+
+        Raises:
+            _Failed: it does not fit even with every tool result compacted
+                (``ended`` ``prompt_budget``).
+        """
+        size = estimate_tokens(self.messages)
+        if size <= self.llm.max_prompt_tokens:
+            return
+        replaced = compact(
+            self.messages,
+            self.dispatcher.results,
+            limit_tokens=self.llm.max_prompt_tokens,
+            done=self._compacted,
+            latest_too=True,
+        )
+        self.stats.compacted += len(replaced)
+        if estimate_tokens(self.messages) > self.llm.max_prompt_tokens:
+            raise _Failed(
+                "prompt_budget",
+                f"the prompt (about {size:,} tokens) does not fit llm.max_prompt_tokens"
+                f" ({self.llm.max_prompt_tokens:,}), even with every tool result compacted",
+            )
+
+    def _shrink(self, overflow: ContextOverflowError) -> None:
+        """Halve the prompt's estimate by compacting tool results, oldest first; else end the run.
+
+        Raises:
+            _Failed: nothing is left to compact (``ended`` ``context_overflow``).
+        """
+        size = estimate_tokens(self.messages)
+        replaced = compact(
+            self.messages,
+            self.dispatcher.results,
+            limit_tokens=size // 2,
+            done=self._compacted,
+            latest_too=True,
+        )
+        self.trace.note(
+            "context_overflow",
+            {"estimated_tokens": size, "compacted": len(replaced), "body": overflow.body},
+        )
+        if not replaced:
+            raise _Failed(
+                "context_overflow",
+                f"the conversation (about {size:,} tokens) no longer fits the model's context"
+                " window, even with every earlier tool result compacted",
+            )
+        self.stats.compacted += len(replaced)
 
     def _on_retry(self, note: RetryNote) -> None:
         self.trace.append(
@@ -316,6 +406,9 @@ class AgentLoop:
         turn = self.dispatcher.dispatch(reply.tool_calls, reads_allowed=reads_allowed)
         for call_id, result in turn.results.items():
             self.messages.append(tool_message(call_id, result))
+        if self._dropped:
+            self.messages.append({"role": "user", "content": self._dropped})
+            self._dropped = ""
         return turn
 
     def _respond(self, reply: ChatReply, turn: Turn, submit_result: dict[str, Any]) -> None:

@@ -248,10 +248,12 @@ def compact(
     *,
     limit_tokens: int,
     done: set[int],
+    latest_too: bool = False,
 ) -> list[dict[str, Any]]:
     """Replace the oldest tool results by a note until the prompt fits ``limit_tokens``.
 
-    Only tool messages before the last assistant turn are touched, and only
+    Only tool messages before the last assistant turn are touched (with
+    ``latest_too``, its own results as well, after every older one), and only
     their content: every tool call keeps its (shortened) result right after
     it. The trace keeps the full results.
 
@@ -267,9 +269,11 @@ def compact(
     estimate = estimate_tokens(messages)
     if estimate <= limit_tokens:
         return []
-    last_assistant = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+    last_assistant = max(
+        (i for i, m in enumerate(messages) if m["role"] == "assistant"), default=len(messages)
+    )
     replaced = []
-    for i, message in enumerate(messages[:last_assistant]):
+    for i, message in enumerate(messages if latest_too else messages[:last_assistant]):
         if estimate <= limit_tokens:
             break
         if message["role"] != "tool" or i in done:

@@ -25,9 +25,9 @@ class AgentStats:
         cost_usd: summed cost in USD; None when any call's cost was unknown.
         compacted: tool results replaced by a note in the prompt.
         ended: ``submitted``, ``repaired``, ``no_report``, ``contract_invalid``,
-            ``llm_error`` or ``time_budget``.
+            ``llm_error``, ``time_budget``, ``context_overflow`` or ``prompt_budget``.
         stopped_by: what ended the exploring before the final call, or None:
-            ``step_budget``, ``token_budget`` or ``repeated_call``.
+            ``step_budget``, ``token_budget``, ``tool_call_budget`` or ``repeated_call``.
         confidence: the accepted report's confidence, or None.
         error: why the agent did not decide, or None when it did.
         rankings: how each ``list_data_sets`` ranking of a large catalog was made

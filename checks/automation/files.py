@@ -9,19 +9,32 @@ from checks.errors import AutomationError
 
 AUTOMATION_SUFFIXES = (".yaml", ".yml")
 """Extensions of automation files, compared ignoring case (``X.YAML`` is one too)."""
+MAX_FILE_BYTES = 1 << 20
+"""The largest automation file read (1 MiB; the shipped ones are under 4 KiB): a 200 MB
+file took 627 MB to load."""
 
 
-def read_bytes(path: str) -> bytes:
+class TooLarge(OSError):
+    """A file is over ``MAX_FILE_BYTES``; ``strerror`` says so."""
+
+
+def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
     """A file's bytes, with three system calls (``open()``'s file object makes about eight).
 
     Raises:
-        OSError: it cannot be opened or read (``strerror`` says why).
+        OSError: it cannot be opened or read (``strerror`` says why); ``TooLarge``
+            when it holds more than ``limit`` bytes (it is not read further).
 
     """
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
         chunks = []
+        size = 0
         while chunk := os.read(fd, 1 << 16):
+            size += len(chunk)
+            if size > limit:
+                raise TooLarge(0, f"the file is over {limit:,} bytes, the most an automation "
+                               "file may hold; split it")  # fmt: skip
             chunks.append(chunk)
     finally:
         os.close(fd)
@@ -33,9 +46,10 @@ def automation_files(folder: Path) -> tuple[list[Path], list[AutomationError]]:
 
     A name ending in ``.yaml``/``.yml`` (any case) and not starting with ``.``
     is meant to be an automation file. One that cannot be read as a file (a
-    symbolic link whose target is missing or loops, a folder, a FIFO or a
-    device) is a problem on that path, never silently skipped: its checks
-    would stop running without a word. FIFOs and devices are never opened.
+    symbolic link whose target is missing or loops, or lies outside
+    ``folder``; a folder, a FIFO or a device) is a problem on that path, never
+    silently skipped: its checks would stop running without a word. FIFOs and
+    devices are never opened, nor files outside the folder through a link.
 
     Returns:
         ``(files, problems)``: the regular files (or links to one) to load, and
@@ -57,11 +71,25 @@ def automation_files(folder: Path) -> tuple[list[Path], list[AutomationError]]:
             regular = item.is_file()  # follows a symbolic link, as Path.is_file
         except OSError:
             regular = False
+        if regular and item.is_symlink() and not _inside(entry, folder):
+            problems.append(
+                AutomationError(
+                    f"a symbolic link to {os.readlink(entry)}, outside the automations folder;"
+                    " it is not read",
+                    path=str(entry),
+                )
+            )
+            continue
         if regular:
             files.append(entry)
             continue
         problems.append(AutomationError(_not_a_file(entry), path=str(entry)))
     return files, problems
+
+
+def _inside(entry: Path, folder: Path) -> bool:
+    """Whether a link's final target lies inside ``folder`` (both resolved)."""
+    return entry.resolve().is_relative_to(folder.resolve())
 
 
 def _not_a_file(entry: Path) -> str:

@@ -43,10 +43,12 @@ received as one JSON line.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from checks.fakes.openai_wire import chat_usage, model_list
@@ -65,9 +67,29 @@ class FakeLLM(FakeServer):
         log_path: when set, every request is also appended to this file as a JSON line.
         repeat: start the script over at each new conversation (no assistant
             message yet) and when it ran out, instead of answering ``default``.
+        strict: refuse what llama-cpp-python's server refuses, and answer in its
+            shape (``strict_refusal``, ``strict_answer``), so the fast tests
+            catch what a real local server breaks on. The default; False gives
+            the looser OpenAI shape (refusal field, token details).
+        n_ctx: the context window, in estimated tokens, of the strict mode.
     """
 
     name = "fake LLM"
+
+    def __init__(
+        self,
+        script: Sequence[Step] = (),
+        *,
+        default: Step | None = None,
+        port: int = 0,
+        log_path: str | Path | None = None,
+        repeat: bool = False,
+        strict: bool = True,
+        n_ctx: int = 8192,
+    ) -> None:
+        super().__init__(script, default=default, port=port, log_path=log_path, repeat=repeat)
+        self.strict = strict
+        self.n_ctx = n_ctx
 
     @property
     def base_url(self) -> str:
@@ -89,7 +111,12 @@ class FakeLLM(FakeServer):
         if error is not None:
             payload = error.get("body") or {"error": {"message": f"HTTP {error['status']}"}}
             return int(error["status"]), payload, error.get("headers")
-        return 200, completion(step, body, serial), None
+        answer = completion(step, body, serial)
+        return 200, strict_answer(answer) if self.strict else answer, None
+
+    def refuse(self, body: Mapping[str, Any]) -> Response | None:
+        """In strict mode, what llama-cpp-python's server refuses (``strict_refusal``)."""
+        return strict_refusal(body, self.n_ctx) if self.strict else None
 
     def starts_over(self, body: Mapping[str, Any]) -> bool:
         """A conversation starts with a request holding no assistant message yet."""
@@ -147,6 +174,71 @@ def completion(step: Mapping[str, Any], body: Mapping[str, Any], serial: int) ->
     }
 
 
+def _error(status: int, message: str, kind: str, code: str | None) -> Response:
+    """llama-cpp-python's error body (``llama_cpp/server/errors.py``: ``ErrorResponse``)."""
+    error = {"message": message, "type": kind, "param": "messages" if code else None, "code": code}
+    return status, {"error": error}, None
+
+
+def strict_refusal(body: Mapping[str, Any], n_ctx: int) -> Response | None:
+    """The error llama-cpp-python's server (chatml-function-calling) gives ``body``, or None.
+
+    - an assistant message whose ``content`` is null or missing: HTTP 500 (its
+      chat template concatenates the content; ``""`` is accepted);
+    - a prompt of ``n_ctx`` tokens or more (estimated: characters / 4): HTTP 400
+      ``context_length_exceeded``;
+    - stricter than the server: no ``max_tokens`` is HTTP 400, since without it
+      the server writes until its context is full.
+    """
+    messages = body.get("messages") or []
+    for i, message in enumerate(messages):
+        if message.get("role") == "assistant" and not isinstance(message.get("content"), str):
+            return _error(
+                500,
+                f'messages[{i}]: can only concatenate str (not "NoneType") to str',
+                "internal_server_error",
+                None,
+            )
+    prompt = len(json.dumps(messages)) // 4
+    if prompt >= n_ctx:
+        asked = prompt + int(body.get("max_tokens") or 0)
+        return _error(
+            400,
+            f"This model's maximum context length is {n_ctx} tokens. However, you requested "
+            f"{asked} tokens ({prompt} in the messages, {body.get('max_tokens')} in the "
+            "completion). Please reduce the length of the messages or completion.",
+            "invalid_request_error",
+            "context_length_exceeded",
+        )
+    if not isinstance(body.get("max_tokens"), int):
+        return _error(400, "strict fake: max_tokens is required", "invalid_request_error", None)
+    return None
+
+
+_GENERATED_ID = re.compile(r"call_\d+_\d+")
+
+
+def strict_answer(answer: dict[str, Any]) -> dict[str, Any]:
+    """A completion in llama-cpp-python's shape: ~60-character call ids, three usage counts.
+
+    Its message has no ``refusal`` and its ``usage`` no token details (a
+    script's own ``usage`` keys, such as ``cost``, stay).
+    """
+    choice = answer["choices"][0]
+    message = {k: v for k, v in choice["message"].items() if k != "refusal"}
+    for call in message.get("tool_calls") or []:
+        if _GENERATED_ID.fullmatch(call["id"]):  # a scripted id is sent as written
+            digest = hashlib.sha256(f"{answer['id']}/{call['id']}".encode()).hexdigest()
+            call["id"] = f"call__{digest[:54]}"  # 60 characters, unique per call
+    usage = answer["usage"]
+    return {
+        **answer,
+        "choices": [{**choice, "message": message}],
+        # the three counts, and whatever the script added (OpenRouter's cost)
+        "usage": {k: v for k, v in usage.items() if not k.endswith("_details")},
+    }
+
+
 _AUTOMATION = re.compile(r"^Automation: (.+)$", re.M)
 _FENCED = re.compile(r"```json\n(.*)\n```", re.S)
 
@@ -197,9 +289,21 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="store_true",
         help="start the script over at each new conversation (every run gets all of it)",
     )
+    parser.add_argument(
+        "--lenient",
+        action="store_true",
+        help="accept what llama-cpp-python's server refuses (strict is the default)",
+    )
     args = parser.parse_args(argv)
     steps, default = load_script(args.script)
-    fake = FakeLLM(steps, default=default, port=args.port, log_path=args.log, repeat=args.repeat)
+    fake = FakeLLM(
+        steps,
+        default=default,
+        port=args.port,
+        log_path=args.log,
+        repeat=args.repeat,
+        strict=not args.lenient,
+    )
     print(fake.base_url, flush=True)
     fake.serve_forever()
 

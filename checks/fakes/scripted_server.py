@@ -145,6 +145,11 @@ class FakeServerHandler(BaseHTTPRequestHandler):
             self.send_json(exc.status, {"error": {"message": exc.message}})
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
+        refused = fake.refuse(body)
+        if refused is not None:  # recorded, but no step of the script is used
+            fake.record(RecordedRequest(self.path, headers, body))
+            self.send_json(*refused)
+            return
         try:
             serial, step = fake.next_step(RecordedRequest(self.path, headers, body))
             if step is None:
@@ -220,6 +225,19 @@ class FakeServer:
         """Return the answer to ``GET path``, or None for 404 (no ``GET`` route by default)."""
         return None
 
+    def refuse(self, body: Mapping[str, Any]) -> Response | None:
+        """Return the error a real server answers to ``body`` before any step, or None.
+
+        None by default: every request gets the next step.
+        """
+        return None
+
+    def record(self, record: RecordedRequest) -> None:
+        """Record a request that uses no step (one ``refuse`` answered)."""
+        with self._lock:
+            self.requests.append(record)
+            self._log(record)
+
     def starts_over(self, body: Mapping[str, Any]) -> bool:
         """Whether request ``body`` begins a new conversation (with ``repeat``: from step 1).
 
@@ -263,6 +281,11 @@ class FakeServer:
         finally:
             self._server.server_close()
 
+    def _log(self, record: RecordedRequest) -> None:
+        if self.log_path is not None:
+            with self.log_path.open("a", encoding="utf-8") as log:
+                log.write(json.dumps({"path": record.path, "body": record.body}) + "\n")
+
     def next_step(self, record: RecordedRequest) -> tuple[int, Mapping[str, Any] | None]:
         """Record a request; return its serial (1-based) and the step answering it.
 
@@ -271,9 +294,7 @@ class FakeServer:
         with self._lock:
             self.requests.append(record)
             serial = len(self.requests)
-            if self.log_path is not None:
-                with self.log_path.open("a", encoding="utf-8") as log:
-                    log.write(json.dumps({"path": record.path, "body": record.body}) + "\n")
+            self._log(record)
             if self.repeat and (
                 self._position >= len(self.script) or self.starts_over(record.body)
             ):

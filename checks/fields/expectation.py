@@ -53,10 +53,11 @@ ACCEPTED_FORMS = (
     "(N may be a percent like '1%' or a duration like '3h'), 'is true', 'is false', "
     "'empty', 'not empty' or 'anomaly'"
 )
-DURATION_UNITS_S: dict[str, int] = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+DURATION_UNITS_S: dict[str, int] = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+"""Seconds per duration unit, for ``expect:`` bounds and every duration of a file."""
 
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
-_BOUND = rf"({_NUMBER})\s*(%|[smhd])?"
+_BOUND = rf"({_NUMBER})\s*(%|[smhdw])?"
 _COMPARE = re.compile(rf"(==|!=|<=|>=|<|>)\s*{_BOUND}")
 _BETWEEN = re.compile(rf"between\s+{_BOUND}\s+and\s+{_BOUND}", re.IGNORECASE)
 _EMPTY = re.compile(r"(not\s+)?empty", re.IGNORECASE)

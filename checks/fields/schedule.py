@@ -31,6 +31,7 @@ import functools
 import math
 import re
 
+from checks.fields.expectation import DURATION_UNITS_S
 from checks.fields.yaml_messages import shown
 
 CRON_FIELD_NAMES = ("minute", "hour", "day-of-month", "month", "day-of-week")
@@ -51,13 +52,12 @@ CRON_FIELD_RANGES: dict[str, str] = {
     "day-of-week": "0-7 (0 and 7 are Sunday) or SUN-SAT",
 }
 """The values each field takes (croniter's), shown when one is out of range."""
-DURATION_UNITS_S: dict[str, float] = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 MAX_DURATION_DAYS = 3650
 MAX_DURATION_S = MAX_DURATION_DAYS * 86400.0
 """The longest duration or time limit a file may give (ten years), in seconds."""
 
 _TAKES = f"Lookout takes 5 fields: {' '.join(CRON_FIELD_NAMES)}"
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd])")
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
 _DURATION_FORMS = "seconds as a number, or a string like '90s', '30m', '1h', '2d'"
 _REFERENCE = dt.datetime(2000, 1, 1)  # a fixed start: the check gives the same answer every day
 _CACHED = 4096  # expressions whose checks are kept: pure functions, and croniter is slow
@@ -194,7 +194,7 @@ def parse_duration(value: object) -> float:
 
     Args:
         value: an ``int``/``float`` number of seconds, or a string such as
-            ``"90s"``, ``"30m"``, ``"1h"``, ``"2d"``.
+            ``"90s"``, ``"30m"``, ``"1h"``, ``"2d"``, ``"1w"``.
 
     Raises:
         ValueError: the value is not one of those forms, is not more than 0, or

@@ -19,6 +19,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import sqlglot
+from sqlglot import exp
+
 from checks.agent.contract import AcceptedReport, cited_ids
 from checks.report import Evidence, Finding, FindingSource, RunReport, Status
 
@@ -143,11 +146,27 @@ class PinnedPlan:
         return tuple(q for q in self.queries if q.replayed)
 
 
+def reads_a_table(sql: str) -> bool:
+    """Whether a statement reads a table (a CTE's own name does not count; unparseable: no).
+
+    A plan resting only on statements that read no table (``SELECT 1``) would
+    find its evidence unchanged forever, whatever the data do, so it is never
+    pinned.
+    """
+    try:
+        tree = sqlglot.parse_one(sql)
+    except sqlglot.errors.ParseError:
+        return False
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    return any(t.name.lower() not in ctes for t in tree.find_all(exp.Table) if t.name)
+
+
 def make_plan(report: RunReport, accepted: AcceptedReport, *, model: str) -> PinnedPlan | None:
     """Return the plan an accepted agent report makes, or None when it cannot be pinned.
 
-    Pinned only when the run completed (not in error) and the report was the
-    agent's (``agent`` or ``override``); the cited ids are the report's
+    Pinned only when the run completed (not in error), the report was the
+    agent's (``agent`` or ``override``) and at least one cited statement reads
+    a table (``reads_a_table``); the cited ids are the report's
     ``evidence`` list, then the ids cited in its summary. ``run_id`` is 0:
     ``Store.finish_run`` sets the run's id when it writes the plan.
     """
@@ -158,8 +177,8 @@ def make_plan(report: RunReport, accepted: AcceptedReport, *, model: str) -> Pin
     by_id = {e.id: e for e in report.evidence}
     cited = list(dict.fromkeys([*accepted.evidence, *cited_ids(accepted.summary)]))
     queries = tuple(PinnedQuery.of(by_id[i]) for i in cited if i in by_id)
-    if not queries:
-        return None
+    if not any(reads_a_table(q.sql) for q in queries):
+        return None  # evidence of constants: unchanged whatever the data do
     return PinnedPlan(
         automation=report.automation,
         run_id=report.run_id or 0,

@@ -64,9 +64,13 @@ class ReviewSettings(BaseModel):
             ``X-Forwarded-Proto`` and ``X-Forwarded-For`` are believed (empty:
             none); then a request that reached the proxy over HTTPS gets a
             ``Secure`` cookie and ``Strict-Transport-Security``.
-        login_attempts: failed logins in a row, per client address and per
-            user name, before each further one waits (1 s, doubling).
+        login_attempts: failed logins in a row for one user name from one client
+            address (ten times as many from one address for any names) before each
+            further one waits (1 s, doubling; ``worker.web.login_limits``).
         login_backoff_max_s: the longest such wait, in seconds.
+        max_body_bytes: the largest request body taken, in bytes (default 64 KiB;
+            an action's body is a few hundred); a larger one gets HTTP 413, and
+            an API request's body is read only once its sender is known.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -83,6 +87,7 @@ class ReviewSettings(BaseModel):
     trusted_proxies: list[str] = Field(default_factory=list)
     login_attempts: int = Field(default=5, ge=1)
     login_backoff_max_s: float = Field(default=900.0, gt=0)
+    max_body_bytes: int = Field(default=65_536, ge=1024)
 
     @field_validator("users", mode="before")
     @classmethod

@@ -47,6 +47,7 @@ from checks.errors import QueryFailed, QueryTimeout, SourceError, first_line
 from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource
 from checks.sources.base import Source, missing_file
+from checks.sources.bounded import bound_pings, bounded_connection
 from checks.sources.fingerprint import Fetch, Finish, collect
 from checks.sources.postgres_query import postgres_facts, reset_postgres, run_postgres
 from checks.sources.result import Column, DataSet, QueryResult
@@ -95,6 +96,7 @@ class SQLQuerySource(Source):
                 f"source {name}: cannot use {self._shown}: its database driver is not "
                 f"installed ({first_line(error)})"
             ) from None
+        bound_pings(self._engine, limits)
         try:
             # The schema the catalog lists and unqualified names resolve in;
             # PostgreSQL queries run with search_path set to it.
@@ -112,37 +114,38 @@ class SQLQuerySource(Source):
     def _load_catalog(self) -> list[DataSet]:
         schema = self._config.schema_
         try:
-            inspector = sa.inspect(self._engine)
-            names = inspector.get_table_names(schema=schema) + inspector.get_view_names(
-                schema=schema
-            )
-            if self._config.tables is not None:
-                by_lower = {n.lower(): n for n in names}
-                missing = [
-                    t for t in self._config.tables if t not in names and t.lower() not in by_lower
-                ]
-                if missing:
-                    raise SourceError(
-                        f"source {self.name}: no table {', '.join(missing)} in {self._shown}"
-                    )
-                names = [t if t in names else by_lower[t.lower()] for t in self._config.tables]
-            found = []
-            with self._engine.connect() as conn:
-                for table in names:
-                    columns = _columns(inspector, table, schema)
-                    count = sa.select(sa.func.count()).select_from(sa.table(table, schema=schema))
-                    found.append(DataSet(table, columns, int(conn.execute(count).scalar_one())))
-            return found
+            with bounded_connection(self._engine, self.limits) as conn:
+                return self._read_catalog(conn, schema)
         except sa.exc.SQLAlchemyError as error:
             raise SourceError(
                 f"source {self.name}: cannot read the catalog: {self._message(error)}"
             ) from None
 
+    def _read_catalog(self, conn: sa.Connection, schema: str | None) -> list[DataSet]:
+        inspector = sa.inspect(conn)
+        names = inspector.get_table_names(schema=schema) + inspector.get_view_names(schema=schema)
+        if self._config.tables is not None:
+            by_lower = {n.lower(): n for n in names}
+            missing = [
+                t for t in self._config.tables if t not in names and t.lower() not in by_lower
+            ]
+            if missing:
+                raise SourceError(
+                    f"source {self.name}: no table {', '.join(missing)} in {self._shown}"
+                )
+            names = [t if t in names else by_lower[t.lower()] for t in self._config.tables]
+        found = []
+        for table in names:
+            columns = _columns(inspector, table, schema)
+            count = sa.select(sa.func.count()).select_from(sa.table(table, schema=schema))
+            found.append(DataSet(table, columns, int(conn.execute(count).scalar_one())))
+        return found
+
     def _load_facts(self) -> SourceFacts | None:
         if self.dialect != "postgres":
             return None
         try:
-            with self._engine.connect() as conn:
+            with bounded_connection(self._engine, self.limits) as conn:
                 return postgres_facts(conn, self.schema or "public")
         except sa.exc.SQLAlchemyError as error:
             raise SourceError(
@@ -151,7 +154,8 @@ class SQLQuerySource(Source):
 
     def _read_columns(self, name: str) -> tuple[Column, ...]:
         try:
-            return _columns(sa.inspect(self._engine), name, self._config.schema_)
+            with bounded_connection(self._engine, self.limits) as conn:
+                return _columns(sa.inspect(conn), name, self._config.schema_)
         except sa.exc.SQLAlchemyError as error:
             raise SourceError(
                 f"source {self.name}: cannot read the columns of {name}: {self._message(error)}"
@@ -238,7 +242,12 @@ def _engine_args(name: str, url: URL, limits: Limits) -> tuple[URL, dict[str, An
         # Server-side defaults for every statement on these connections, catalog
         # queries included; each query also sets its own limit in its transaction.
         timeout_ms = max(1, int(limits.query_timeout_s * 1000))
-        options = f"-c default_transaction_read_only=on -c statement_timeout={timeout_ms}"
+        # a session left in an open transaction (a worker killed between statements)
+        # is ended by the server itself after the same time, holding no snapshot or lock
+        options = (
+            f"-c default_transaction_read_only=on -c statement_timeout={timeout_ms}"
+            f" -c idle_in_transaction_session_timeout={timeout_ms}"
+        )
         connect = {
             "options": options,
             # libpq's own: a server that accepts and never answers fails the

@@ -99,6 +99,14 @@ METADATA_NODES = tuple(
                  "CurrentRole", "CurrentCatalog", "SessionUser", "CurrentSchemas")
     if hasattr(exp, name)
 )  # fmt: skip
+# SQL-standard functions called without parentheses, which sqlglot reads as a bare column
+# (``SELECT user``): in PostgreSQL an unquoted one is always the function (its docs,
+# "System Information Functions"; a column so named must be quoted).
+KEYWORD_FUNCTIONS = frozenset(
+    {"user", "current_role", "current_user", "session_user", "system_user",
+     "current_catalog", "current_schema"}
+)  # fmt: skip
+KEYWORD_FUNCTION_DIALECTS = frozenset({"postgres"})
 # Only names that cannot be mistaken for a column: ``temp.round(1)`` is a method call.
 SYSTEM_FUNCTION_SCHEMAS = frozenset(
     {"information_schema", "pg_catalog", "pg_toast", "performance_schema"}

@@ -75,6 +75,8 @@ from checks.sql.denied import (
     ALLOWED_FUNCTIONS,
     DENIED_FUNCTIONS,
     DENIED_NODES,
+    KEYWORD_FUNCTION_DIALECTS,
+    KEYWORD_FUNCTIONS,
     METADATA_NODES,
     SYSTEM_FUNCTION_SCHEMAS,
 )
@@ -351,6 +353,20 @@ def _check_functions(
             and owner.name.lower() in SYSTEM_FUNCTION_SCHEMAS
         ):
             raise QueryRejected("system-catalog", f"{owner.name}.… refers to a system schema")
+    for column in tree.find_all(exp.Column):
+        ident = column.this
+        if (
+            dialect in KEYWORD_FUNCTION_DIALECTS
+            and not column.table
+            and isinstance(ident, exp.Identifier)
+            and not ident.quoted
+            and ident.name.lower() in KEYWORD_FUNCTIONS
+        ):
+            raise QueryRejected(
+                "function",
+                f"{ident.name} is not allowed: it reads the database's own metadata"
+                " (a column of that name is written in double quotes)",
+            )
     for node, name in calls:
         check_call(node, name, dialect=dialect, schema=schema, facts=facts)
     for session in tree.find_all(exp.SessionParameter):

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
@@ -134,7 +135,7 @@ def _lint(sql: str, dialect: str, tables: Tables | None, timezone: str) -> tuple
         tree = sqlglot.parse_one(sql, read=dialect)
     except Exception:  # the guard reports what does not parse
         return ()
-    return tuple(_Linter(dialect, tables, timezone).run(tree))
+    return tuple(_Linter(dialect, tables, timezone, text=sql).run(tree))
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
@@ -146,11 +147,14 @@ def _lint_condition(
     except Exception:  # the check's compile reports it
         return ()
     tree = exp.select(exp.Star()).from_(exp.to_table(table)).where(condition)
-    return tuple(_Linter(dialect, tables, timezone).run(tree))
+    return tuple(_Linter(dialect, tables, timezone, text=text).run(tree))
 
 
 class _Linter:
-    def __init__(self, dialect: str, catalog: Tables | None, timezone: str) -> None:
+    def __init__(
+        self, dialect: str, catalog: Tables | None, timezone: str, *, text: str = ""
+    ) -> None:
+        self.text = text  # the statement as written, where nodes' places point
         self.dialect = dialect
         self.catalog = catalog
         self.timezone = timezone
@@ -288,6 +292,18 @@ class _Linter:
 
     # -- the session's clock ----------------------------------------------
 
+    def as_written(self, node: exp.Expr) -> str:
+        """A function call as the query wrote it (``now()``), not as sqlglot regenerates it.
+
+        sqlglot reads PostgreSQL's ``now()`` as ``CURRENT_TIMESTAMP``; its place in
+        the text (``meta`` start and end) gives the name back, with its ``()``.
+        """
+        start, end = node.meta.get("start"), node.meta.get("end")
+        if not self.text or start is None or end is None:
+            return node.sql(dialect=self.dialect)
+        called = re.match(r"\s*\(\s*\)", self.text[end + 1 :])
+        return self.text[start : end + 1] + ("()" if called else "")
+
     def clock(self, tree: exp.Expr) -> list[LintWarning]:
         if _is_utc(self.timezone):
             return []
@@ -297,7 +313,7 @@ class _Linter:
             named = isinstance(node, exp.Anonymous) and node.name.lower() in _NOW_FUNCTIONS
             if not (isinstance(node, _NOW_NODES) or named):
                 continue
-            shown = node.sql(dialect=self.dialect)
+            shown = self.as_written(node)
             if shown in seen:
                 continue
             seen.add(shown)

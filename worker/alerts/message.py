@@ -200,15 +200,24 @@ def run_link(review_base_url: str, run_id: int | None) -> str:
 # -- escaping ---------------------------------------------------------------
 
 
+BIDI_CONTROLS = {
+    c: 0xFFFD for c in (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+}
+"""Unicode's bidirectional marks, embeddings, overrides and isolates (UAX #9) → U+FFFD: a
+right-to-left override in a name would show ``exe.txt`` as ``txt.exe`` in a chat client."""
+
+
 def defang(text: str) -> str:
     """Break mention and link syntax with a zero-width space; the text reads the same.
+
+    Bidirectional controls become U+FFFD (``BIDI_CONTROLS``).
 
     ``@everyone``/``@here``/``@channel``/``@all`` get a ZWSP after the ``@``;
     every ``<`` is followed by one (no ``<url|label>``, ``<!here>``, ``<@id>``,
     ``<users/all>``); ``](`` becomes ``]``ZWSP``(`` (no Markdown ``[label](url)``).
     Used for Discord, Teams, Google Chat and Apprise text.
     """
-    text = _MENTION_WORDS.sub(lambda m: f"@{_ZWSP}{m.group(1)}", text)
+    text = _MENTION_WORDS.sub(lambda m: f"@{_ZWSP}{m.group(1)}", text.translate(BIDI_CONTROLS))
     return text.replace("<", f"<{_ZWSP}").replace("](", f"]{_ZWSP}(")
 
 
@@ -217,9 +226,15 @@ def escape_slack(text: str) -> str:
 
     ``&``, ``<`` and ``>`` become ``&amp;``, ``&lt;``, ``&gt;`` — that alone stops
     ``<!here>`` and disguised ``<url|label>`` links; bare ``@here``-style words
-    also get a zero-width space (and text objects are sent ``verbatim``).
+    also get a zero-width space (and text objects are sent ``verbatim``), and
+    bidirectional controls become U+FFFD (``BIDI_CONTROLS``).
     """
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = (
+        text.translate(BIDI_CONTROLS)
+        .replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+    )
     return _MENTION_WORDS.sub(lambda m: f"@{_ZWSP}{m.group(1)}", text)
 
 

@@ -26,10 +26,14 @@ if TYPE_CHECKING:
     from rich.markdown import Markdown
 
 # C0 controls but newline and tab → Unicode "control pictures" (U+2400…); DEL → U+2421;
-# C1 controls and bidi overrides/isolates → U+FFFD. Same length, so spans stay valid.
+# C1 controls and bidi marks/overrides/isolates → U+FFFD. Same length, so spans stay valid.
 _SAFE = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}
 _SAFE |= {0x7F: 0x2421}
-_SAFE |= {c: 0xFFFD for c in (*range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+_SAFE |= {
+    c: 0xFFFD
+    for c in (*range(0x80, 0xA0), 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
+              *range(0x2066, 0x206A))
+}  # fmt: skip
 
 
 def clean(value: object) -> str:

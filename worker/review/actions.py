@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from checks.automation.loader import load_automations
+from checks.report import Status
 from checks.settings.config import Settings, redact
 from checks.store.review_tables import ReviewActionRow, ReviewOutcomeRow
 from checks.store.run_tables import RunRow
@@ -37,7 +38,7 @@ from worker.review.vocabulary import (
     ResolveReason,
 )
 from worker.service.dispatch import visibility_problem
-from worker.service.queue_records import QueuedRun
+from worker.service.queue_records import QueuedRun, queued_run
 from worker.service.run_queue import RunQueue
 
 Send = Callable[[QueuedRun], None]
@@ -205,6 +206,10 @@ def run_now(
     The automation is read from its file now (as ``lookout run-now`` does), so
     the run uses its current definition.
 
+    A run asked for this way that no worker has claimed yet is reused (its
+    message sent again; a worker claims a run once), so a hundred clicks queue
+    one run, not a hundred.
+
     Raises:
         NotFound: no run has this id, or its automation is no longer in the
             automations folder (or is invalid there).
@@ -225,7 +230,9 @@ def run_now(
     if problem is not None:  # the rule dispatch applies to every scheduled run
         raise InvalidAction(f"{name} cannot be sent to the workers: {problem}")
     queue = RunQueue(store)
-    queued = queue.add_manual(name, automation.source, automation.definition(), now=now)
+    queued = _waiting_manual_run(store, name) or queue.add_manual(
+        name, automation.source, automation.definition(), now=now
+    )
     if queued is None:
         raise InvalidAction(f"{name} already has a run for this instant; try again")
     error: str | None = None
@@ -250,6 +257,22 @@ def run_now(
         session.flush()
         action = to_action(row)
     return RunNowResult(action, queued.id, error is None, error)
+
+
+def _waiting_manual_run(store: Store, automation: str) -> QueuedRun | None:
+    """The newest run of ``automation`` asked for now (``manual``) and still queued, if any."""
+    with store.session() as session:
+        row = session.scalars(
+            select(RunRow)
+            .where(
+                RunRow.automation == automation,
+                RunRow.status == str(Status.QUEUED),
+                RunRow.trigger == "manual",
+            )
+            .order_by(RunRow.id.desc())
+            .limit(1)
+        ).first()
+        return queued_run(row) if row is not None else None
 
 
 def outcomes(store: Store, *, automation: str | None = None, limit: int = 500) -> list[Outcome]:

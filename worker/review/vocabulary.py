@@ -89,6 +89,11 @@ URGENCY_ORDER = ("nothing_to_do", "worth_a_look", "act_soon", "act_now")
 """The decision model's urgencies, lowest first (``checks.opinion.second_opinion.Urgency``)."""
 
 
+MAX_PAGE = 100_000
+"""The last page number read (the API refuses a larger one; the page shows this one):
+past it the row offset outgrows the store's integers."""
+
+
 @dataclass(frozen=True)
 class Filters:
     """What the list shows: quick filters, facets, text search and the page.
@@ -100,7 +105,7 @@ class Filters:
         source: the run's source, exactly.
         q: text searched (case-insensitive) in the automation's name,
             description, owner and the run's summary.
-        page: 1-based page number.
+        page: 1-based page number, at most ``MAX_PAGE``.
         page_size: rows per page.
     """
 

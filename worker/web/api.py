@@ -36,6 +36,7 @@ from worker.review import (
     trace_of,
 )
 from worker.review.actions import MAX_COMMENT_CHARS, MAX_NAME_CHARS
+from worker.review.vocabulary import MAX_PAGE
 from worker.web.auth import Identity, api_identity, require_csrf
 from worker.web.context import RunId, web_of
 from worker.web.markdown import render_summary
@@ -83,13 +84,13 @@ def get_board(
     tag: str | None = None,
     source: str | None = None,
     q: Annotated[str | None, Query(max_length=200, description="text search")] = None,
-    page: Annotated[int, Query(ge=1)] = 1,
+    page: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1,
     page_size: Annotated[int | None, Query(ge=1, le=500)] = None,
 ) -> BoardPage:
     """Return one page of the list, most urgent first."""
     web = web_of(request)
     size = page_size or web.settings.review.page_size
-    filters = Filters(tuple(f), owner, tag, source, q, page, size)
+    filters = Filters(tuple(dict.fromkeys(f)), owner, tag, source, q, page, size)
     return board(web.store, filters, now=web.clock())
 
 

@@ -32,10 +32,7 @@ from collections.abc import Callable
 from importlib.resources import files
 
 from fastapi import FastAPI, Request
-from fastapi.exception_handlers import (
-    http_exception_handler,
-    request_validation_exception_handler,
-)
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -52,6 +49,7 @@ from worker.review.actions import Send
 from worker.review.vocabulary import unknown_reason
 from worker.web import api, ops, pages
 from worker.web.auth import Access, LoginRequired, login_url
+from worker.web.body_guard import BodyGuard
 from worker.web.context import Web, celery_send
 from worker.web.login_limits import LoginLimits
 from worker.web.metrics import make_registry
@@ -77,7 +75,9 @@ async def _invalid(request: Request, exc: RequestValidationError) -> Response:
     for error in errors:
         if tuple(error.get("loc", ())) == ("body", "reason"):
             return JSONResponse({"detail": unknown_reason(error.get("input"))}, status_code=422)
-    return await request_validation_exception_handler(request, exc)
+    # where and what, never the input itself back (FastAPI's own handler echoes it)
+    shown = [{k: e[k] for k in ("loc", "msg", "type") if k in e} for e in errors[:20]]
+    return JSONResponse({"detail": shown}, status_code=422)
 
 
 def _handlers(app: FastAPI) -> None:
@@ -166,7 +166,9 @@ def create_app(
     app.state.web = web
     app.state.metrics = make_registry(web.store, web.clock)
     hosts = allowed_hosts(settings)
-    # Added last runs first: proxy headers, then Host, then Origin, then the session.
+    # Added last runs first: proxy headers, then Host, then Origin, then the session, then
+    # the body's sender and size (before FastAPI reads a body, which it does before logins).
+    app.add_middleware(BodyGuard, access=web.access, max_bytes=review.max_body_bytes)
     app.add_middleware(SessionMiddleware, codec=SessionCodec(key, review.session_max_age_s))
     app.add_middleware(SameOrigin, hosts=hosts)
     app.add_middleware(HostCheck, hosts=hosts)

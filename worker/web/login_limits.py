@@ -1,11 +1,15 @@
-"""Login attempts: limited per client address and per user name, with exponential backoff.
+"""Login attempts: limited per client and user name, and per client, with exponential backoff.
 
-After ``free`` failed logins in a row from one client address, or for one user
-name, the next attempt from it (or for it) is refused for a while without the
-password being checked: 1 s, then twice as long after each further failure, up
-to ``max_s`` (OWASP's authentication cheat sheet: throttle per account and per
-source, back off, never lock out for good). A success clears the user's and the
-client's count. At most ``concurrent`` password checks run at once (scrypt is
+After ``free`` failed logins in a row for one user name from one client address,
+or ``free`` × ``CLIENT_FACTOR`` from one client address for any names, the next
+attempt from it is refused for a while without the password being checked: 1 s,
+then twice as long after each further failure, up to ``max_s`` (OWASP's
+authentication cheat sheet: throttle, back off, never lock out for good). A user
+name alone is never a key: anyone could then lock a named user out from
+anywhere; and a client address shared by many (an unlisted proxy) backs off only
+after many more failures. Guessing one user's password from many addresses is
+slowed by the few password checks run at once (scrypt). A success clears the
+client's counts. At most ``concurrent`` password checks run at once (scrypt is
 made to be slow): past that a login is refused at once, so a flood of logins
 cannot take every thread and CPU of the app (``/healthz`` keeps answering).
 
@@ -21,6 +25,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+CLIENT_FACTOR = 10
+"""How many more failures a client address may make, over all user names, than for one."""
 MAX_KEYS = 10_000
 """Clients and user names remembered; the least recently failed are forgotten first."""
 
@@ -57,7 +63,10 @@ class LoginLimits:
 
     @staticmethod
     def _keys(client: str, user: str) -> tuple[str, str]:
-        return f"client:{client}", f"user:{user.strip().lower()}"
+        return f"client:{client}", f"client:{client}\x00user:{user.strip().lower()}"
+
+    def _free(self, key: str) -> int:
+        return self.free if "\x00user:" in key else self.free * CLIENT_FACTOR
 
     def wait_s(self, client: str, user: str) -> float:
         """Seconds before a login from ``client`` for ``user`` may be tried; 0 when it may now."""
@@ -73,15 +82,16 @@ class LoginLimits:
             for key in self._keys(client, user):
                 entry = self._failures.pop(key, None) or _Failures()
                 entry.count += 1
-                if entry.count > self.free:
-                    wait = min(self.max_s, 2.0 ** (entry.count - self.free - 1))
+                free = self._free(key)
+                if entry.count > free:
+                    wait = min(self.max_s, 2.0 ** (entry.count - free - 1))
                     entry.blocked_until = now + wait
                 self._failures[key] = entry
             while len(self._failures) > MAX_KEYS:
                 self._failures.popitem(last=False)
 
     def succeeded(self, client: str, user: str) -> None:
-        """Forget the failures of this client and this user."""
+        """Forget the failures of this client (for this user and in all)."""
         with self._lock:
             for key in self._keys(client, user):
                 self._failures.pop(key, None)

@@ -13,7 +13,7 @@ import datetime as dt
 from math import ceil
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Form, Request
+from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import QueryParams
 
@@ -30,7 +30,7 @@ from worker.review import (
     run_now,
     trace_of,
 )
-from worker.review.vocabulary import unknown_reason
+from worker.review.vocabulary import MAX_PAGE, unknown_reason
 from worker.web.auth import Identity, csrf_matches, page_identity, require_csrf, safe_next
 from worker.web.context import RunId, web_of
 from worker.web.markdown import render_summary
@@ -78,7 +78,7 @@ def parse_filters(params: QueryParams, page_size: int) -> tuple[Filters, dict[st
     quick = tuple(QuickFilter(v) for v in dict.fromkeys(params.getlist("f")) if v in known)
     text = {k: (params.get(k) or "").strip()[:200] or None for k in ("owner", "tag", "source", "q")}
     try:
-        page = max(1, int(params.get("page") or 1))
+        page = min(max(1, int(params.get("page") or 1)), MAX_PAGE)
     except ValueError:
         page = 1
     filters = Filters(quick, text["owner"], text["tag"], text["source"], text["q"], page, page_size)
@@ -242,9 +242,18 @@ def _too_many(request: Request, target: str, message: str, wait_s: float) -> HTM
 
 @router.post("/logout")
 def logout(request: Request, csrf_token: Annotated[str | None, Form()] = None) -> Response:
-    """End the session, in the store too (a copy of the cookie no longer works), then log in."""
-    if csrf_matches(request, csrf_token):
-        session: Session = request.state.session
-        web_of(request).sessions.end(session.sid)
-        request.state.session = Session.new()
+    """End the session, in the store too (a copy of the cookie no longer works), then log in.
+
+    Without the session's CSRF token the session is kept and the answer says so
+    (403): a cross-site page must not log anyone out, and nobody may believe
+    they were logged out when they were not.
+    """
+    if not csrf_matches(request, csrf_token):
+        raise HTTPException(
+            status_code=403,
+            detail="not logged out: the form's CSRF token is missing or wrong; reload the page",
+        )
+    session: Session = request.state.session
+    web_of(request).sessions.end(session.sid)
+    request.state.session = Session.new()
     return RedirectResponse("/login", status_code=303)

@@ -14,10 +14,10 @@ import httpx
 import pytest
 
 from checks.agent import openai_clients
-from checks.agent.chat_client import ChatClient, RetryNote, retry_after_s
+from checks.agent.chat_client import ChatClient, RetryNote, context_overflow, retry_after_s
 from checks.agent.inline_calls import tool_calls_in_content
 from checks.agent.toolspec import TOOL_NAMES, TOOL_SCHEMAS
-from checks.errors import LLMError
+from checks.errors import ContextOverflowError, LLMError
 from checks.fakes.llm_server import FakeLLM, Step
 from checks.settings.llm import LLMSettings
 
@@ -332,3 +332,85 @@ def test_a_forked_child_builds_its_own_http_client() -> None:
     child.start()
     child.join(timeout=30)
     assert reader.recv() == 0
+
+
+def test_every_request_caps_the_turns_output_tokens() -> None:
+    with (
+        FakeLLM([{"content": "ok"}]) as fake,
+        ChatClient(settings(fake.base_url, max_output_tokens=300)) as client,
+    ):
+        client.complete(MESSAGES, [])
+    assert fake.chat_requests[0]["max_tokens"] == 300
+    assert "max_completion_tokens" not in fake.chat_requests[0]
+    with ChatClient(settings("https://api.openai.com/v1")) as openai_client:
+        body = openai_client.request_body(MESSAGES, [], "auto")
+    assert body["max_completion_tokens"] == 1024  # the default; OpenAI deprecated max_tokens
+    assert "max_tokens" not in body
+
+
+def test_a_tool_only_turn_goes_back_with_empty_content_never_null() -> None:
+    step = {"tool_calls": [{"name": "execute_query", "arguments": {"sql": "SELECT 1"}}]}
+    with FakeLLM([step]) as fake, ChatClient(settings(fake.base_url)) as client:
+        reply = client.complete(MESSAGES, TOOL_SCHEMAS)
+    assert reply.content is None
+    assert reply.assistant_message()["content"] == ""
+
+
+def test_retries_never_outlast_the_runs_deadline() -> None:
+    error: Step = {"error": {"status": 503, "body": {"error": "busy"}}, "delay_s": 0.3}
+    notes: list[RetryNote] = []
+    with FakeLLM([error] * 11) as fake:
+        patient = settings(fake.base_url, max_retries=10, backoff_base_s=0.5, backoff_max_s=0.5)
+        with ChatClient(patient, on_retry=notes.append) as client:
+            started = time.monotonic()
+            with pytest.raises(LLMError) as caught:
+                client.complete(MESSAGES, [], deadline=started + 3.0)
+            took = time.monotonic() - started
+    # 0.3 s per answer + 0.5 s per wait: three attempts fit in 3 s with 1 s left for
+    # the next; a fourth would not, and ten retries would have taken 8 s
+    assert caught.value.status == 503
+    assert len(fake.requests) == 3
+    assert len(notes) == 2
+    assert took < 3.0
+
+
+def test_no_request_when_the_deadline_has_passed() -> None:
+    with (
+        FakeLLM([{"content": "late"}]) as fake,
+        ChatClient(settings(fake.base_url)) as client,
+        pytest.raises(LLMError, match="time limit ran out before the LLM could be asked"),
+    ):
+        client.complete(MESSAGES, [], deadline=time.monotonic() + 0.5)
+    assert fake.requests == []
+
+
+OVERFLOWS = [
+    # llama-cpp-python's server (and OpenAI's): error.code
+    {"error": {"message": "This model's maximum context length is 8192 tokens. However, you "
+               "requested 8400 tokens", "type": "invalid_request_error",
+               "code": "context_length_exceeded"}},
+    # llama.cpp's own server: error.type
+    {"error": {"code": 400, "message": "request (4476 tokens) exceeds the available context "
+               "size (4096 tokens)", "type": "exceed_context_size_error",
+               "n_prompt_tokens": 4476, "n_ctx": 4096}},
+    # vLLM: the message only
+    {"object": "error", "message": "This model's maximum context length is 4096 tokens.",
+     "type": "BadRequestError", "code": 400},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("body", OVERFLOWS)
+def test_a_context_overflow_is_its_own_error_and_not_retried(body: dict[str, object]) -> None:
+    with (
+        FakeLLM([{"error": {"status": 400, "body": body}}]) as fake,
+        ChatClient(settings(fake.base_url)) as client,
+        pytest.raises(ContextOverflowError) as caught,
+    ):
+        client.complete(MESSAGES, [])
+    assert caught.value.status == 400
+    assert len(fake.requests) == 1
+
+
+def test_a_plain_400_is_no_overflow() -> None:
+    assert not context_overflow(400, json.dumps({"error": {"message": "bad tools"}}))
+    assert not context_overflow(500, json.dumps(OVERFLOWS[0]))

@@ -435,7 +435,7 @@ def test_a_tool_call_inside_content(lab: Lab) -> None:
     with FakeLLM(script) as fake:
         run = lab.run(fake)
     assistant = fake.chat_requests[1]["messages"][-2]
-    assert assistant["content"] is None
+    assert assistant["content"] == ""  # never null: llama.cpp answers HTTP 500 to it
     assert assistant["tool_calls"][0]["id"] == "content_call_1"
     assert fake.chat_requests[1]["messages"][-1]["tool_call_id"] == "content_call_1"
     assert (run.report.finding, run.report.finding_source) == (Finding.CLEAR, FindingSource.AGENT)
@@ -582,3 +582,77 @@ def test_a_call_written_as_text_in_an_unread_format_says_so(
     assert run.agent["error"].startswith(
         f"the model wrote a tool call as text, as {format_}, which is not a format Lookout reads"
     )
+
+
+LLAMA_CPP_OVERFLOW: Step = {
+    "error": {
+        "status": 400,
+        "body": {
+            "error": {
+                "message": "This model's maximum context length is 8192 tokens. However, you "
+                "requested 9001 tokens (7977 in the messages, 1024 in the completion).",
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            }
+        },
+    }
+}
+
+
+def test_a_context_overflow_shrinks_the_oldest_tool_results_and_asks_again(lab: Lab) -> None:
+    script: list[Step] = [
+        turn(call("describe_data_set", name="flights")),
+        turn(call("execute_query", sql=CANCEL_RATE_SQL)),
+        LLAMA_CPP_OVERFLOW,
+        submit("clear", "2.45% of flights were cancelled [Q1].", ["Q1"]),
+    ]
+    with FakeLLM(script) as fake:
+        run = lab.run(fake)
+    assert (run.report.status, run.report.finding) == (Status.COMPLETED, Finding.CLEAR)
+    [overflow] = run.events("context_overflow")
+    assert overflow["compacted"] >= 1
+    first, retried = fake.chat_requests[2], fake.chat_requests[3]
+    assert first["messages"][:3] == retried["messages"][:3]  # the same conversation…
+    oldest = tool_messages(retried)[0]["content"]
+    assert oldest.startswith("[compacted to save space: this call returned a data set")
+    assert not tool_messages(first)[0]["content"].startswith("[compacted")  # …made smaller
+
+
+def test_a_context_overflow_with_nothing_left_to_shrink_ends_the_agent(lab: Lab) -> None:
+    with FakeLLM([LLAMA_CPP_OVERFLOW]) as fake:
+        run = lab.run(fake, checks=[NO_CANCELLED])
+    assert run.agent["ended"] == "context_overflow"
+    assert "no longer fits the model's context window" in (run.agent["error"] or "")
+    assert len(fake.chat_requests) == 1
+    # the declared check decides, and it fails: never Clear
+    assert run.report.finding == Finding.NEEDS_ATTENTION
+
+
+def test_a_flood_of_tool_calls_in_one_turn_runs_only_the_cap(lab: Lab) -> None:
+    flood = turn(*[call("execute_query", sql=f"SELECT {i} AS n") for i in range(200)])
+    script: list[Step] = [flood, submit("clear", "Checked [Q1].", ["Q1"])]
+    with FakeLLM(script) as fake:
+        run = lab.run(fake)
+    second = fake.chat_requests[1]
+    assistant = [m for m in second["messages"] if m["role"] == "assistant"][-1]
+    assert len(assistant["tool_calls"]) == 16  # llm.max_tool_calls_per_turn's default
+    assert len(tool_messages(second)) == 16
+    assert second["messages"][-1] == {
+        "role": "user",
+        "content": "184 of the 200 tool calls of your last turn were not run: at most 16 run per"
+        " turn and 64 per run (64 were left). Call only what you need.",
+    }
+    assert run.events("tool_calls_dropped") == [{"received": 200, "kept": 16, "cap": 16}]
+    assert len(run.events("tool_call")) == 17  # the 16 kept and submit_report
+    assert run.report.status == Status.COMPLETED
+
+
+def test_the_runs_tool_call_budget_ends_the_exploring(lab: Lab) -> None:
+    three = turn(*[call("execute_query", sql=f"SELECT {i} AS n") for i in range(3)])
+    script: list[Step] = [three, three, submit("clear", "Checked [Q1].", ["Q1"])]
+    with FakeLLM(script) as fake:
+        run = lab.run(fake, max_tool_calls_per_run=5)
+    assert run.agent["stopped_by"] == "tool_call_budget"
+    assert [len(tool_messages(r)) for r in fake.chat_requests] == [0, 3, 5]
+    assert fake.chat_requests[2]["tool_choice"] == FORCED  # the final call came next

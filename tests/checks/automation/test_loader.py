@@ -770,3 +770,22 @@ def test_check_computable() -> None:
     for day_match in ("any", "all"):
         with pytest.raises(ValueError, match=r"^croniter cannot compute any date for '0 0 1 "):
             check_computable(" 0 0 1 * 1#2 ", day_match)
+
+
+def test_a_link_out_of_the_folder_and_an_oversized_file_are_not_read(tmp_path: Path) -> None:
+    folder, outside = tmp_path / "automations", tmp_path / "secrets"
+    folder.mkdir()
+    outside.mkdir()
+    (outside / "x.yaml").write_text("name: x\nsource: flights\ngoal: g\n")
+    (folder / "out.yaml").symlink_to(outside / "x.yaml")
+    (folder / "big.yaml").write_bytes(b"# " + b"x" * (1 << 20) + b"\nname: big\n")
+    (folder / "ok.yaml").write_text("name: ok\nsource: flights\ngoal: g\n")
+    result = load_automations(folder, known_sources=SOURCES)
+    assert [a.name for a in result.automations] == ["ok"]
+    by_file = {Path(e.path or "").name: e.message for e in result.errors}
+    assert by_file == {
+        "out.yaml": f"a symbolic link to {outside / 'x.yaml'}, outside the automations folder;"
+        " it is not read",
+        "big.yaml": "cannot read: the file is over 1,048,576 bytes, the most an automation file"
+        " may hold; split it",
+    }

@@ -103,7 +103,8 @@ def httpx_client(base_url: str) -> httpx.Client:
 
 def answer(client: httpx.Client, messages: list[dict[str, str]]) -> tuple[int, str]:
     """POST one chat completion; return the status and the content or the error message."""
-    response = client.post("/chat/completions", json={"model": "m", "messages": messages})
+    body = {"model": "m", "messages": messages, "max_tokens": 64}
+    response = client.post("/chat/completions", json=body)
     body = response.json()
     if response.status_code != 200:
         return response.status_code, body["error"]["message"]

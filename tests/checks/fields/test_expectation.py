@@ -407,3 +407,10 @@ def test_an_interval_in_an_error_reads_as_expect_writes_it(
 ) -> None:
     assert interval_text(interval) == text
     assert describe(interval) == f"an interval ({text})"
+
+
+def test_weeks_are_a_duration_unit_in_bounds_and_durations() -> None:
+    from checks.fields.schedule import parse_duration
+
+    assert parse_duration("1w") == 604_800.0
+    assert parse_expectation("<= 2w").low == Decimal(1_209_600)

@@ -17,6 +17,7 @@ from checks.agent.prompt import UNTRUSTED_LABEL
 from checks.automation.model import Automation
 from checks.fakes.llm_server import FakeLLM, one_query_agent
 from checks.pinned.consult import FRESH
+from checks.pinned.plan import reads_a_table
 from checks.report import Finding, FindingSource, RunReport, Status
 from checks.run import SourcePool, run_and_store
 from checks.settings.config import Settings
@@ -404,3 +405,24 @@ def test_an_unreadable_plan_row_asks_the_agent_and_is_replaced(tmp_path: Path) -
     assert asked.finding_source == FindingSource.AGENT and asked.pinning is not None
     assert (asked.pinning["reason"], asked.pinning["new_plan"]) == ("no pinned plan yet", True)
     assert pinned.pinning is not None and pinned.pinning["from_run"] == asked.run_id
+
+
+def test_a_plan_resting_on_a_constant_query_is_never_pinned(tmp_path: Path) -> None:
+    constant = "SELECT 0 AS negatives"
+    with FakeLLM(default=one_query_agent({"no-negative-orders": constant})) as llm:
+        world = World(tmp_path, llm)
+        first = world.run(goal_only())
+        write_orders(world.db, [(1, 10.0, False), *((i, -1.0, False) for i in range(2, 52))])
+        second = world.run(goal_only())
+        assert world.calls() == 4  # asked again: the constant plan was never kept
+    assert first.pinning is not None and first.pinning["new_plan"] is False
+    assert current_plan(world.store, "no-negative-orders") is None
+    assert second.finding_source == FindingSource.AGENT
+
+
+def test_reads_a_table() -> None:
+    assert reads_a_table("SELECT count(*) FROM orders WHERE amount < 0")
+    assert reads_a_table("WITH o AS (SELECT * FROM orders) SELECT count(*) FROM o")
+    assert not reads_a_table("SELECT 1")
+    assert not reads_a_table("WITH t AS (SELECT 1 AS x) SELECT x FROM t")
+    assert not reads_a_table("SELECT * FROM (VALUES (1), (2)) AS v(x)")

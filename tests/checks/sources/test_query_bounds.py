@@ -206,3 +206,75 @@ def test_postgres_read_on_a_silent_connection_is_shut(pg_url: str) -> None:
         finally:
             raw.invalidate()
         assert source.query("SELECT 1 AS ok").rows == [(1,)]
+
+
+class FreezingProxy:
+    """A TCP proxy to PostgreSQL that forwards until ``freeze()``, then goes silent.
+
+    Silent as a stopped server is: connections stay open and the kernel acknowledges
+    what is sent, but nothing is forwarded or answered any more.
+    """
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.frozen = threading.Event()
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.sockets: list[socket.socket] = [self.server]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client = self.server.accept()[0]
+            except OSError:
+                return
+            upstream = socket.create_connection(self.target)
+            self.sockets += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    def _pipe(self, a: socket.socket, b: socket.socket) -> None:
+        try:
+            while data := a.recv(65536):
+                if not self.frozen.is_set():
+                    b.sendall(data)
+        except OSError:
+            return
+
+    def freeze(self) -> None:
+        self.frozen.set()
+
+    def close(self) -> None:
+        for sock in self.sockets:
+            sock.close()
+
+
+def test_a_postgres_server_gone_silent_while_the_catalog_is_read_fails_it(pg_url: str) -> None:
+    from sqlalchemy.engine import make_url
+
+    url = make_url(pg_url)
+    proxy = FreezingProxy((url.host or "127.0.0.1", url.port or 5432))
+    proxied = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    config = SQLAlchemySource(type="sqlalchemy", url=proxied)
+    outcome: list[BaseException] = []
+    source = SQLQuerySource("pg", config, Limits(query_timeout_s=1, connect_timeout_s=2))
+    proxy.freeze()  # the pooled connection's server goes silent
+
+    def read() -> None:
+        try:
+            source.catalog()
+        except BaseException as exc:
+            outcome.append(exc)
+
+    started = time.monotonic()
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    thread.join(60)  # before: waited forever, holding the source's catalog lock
+    took = time.monotonic() - started
+    proxy.close()
+    source.close()
+    assert not thread.is_alive()
+    assert isinstance(outcome[0], SourceError), outcome
+    assert "cannot read the catalog" in str(outcome[0]) or "connect" in str(outcome[0])
+    assert took < 30

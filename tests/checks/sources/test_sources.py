@@ -470,6 +470,15 @@ def test_postgres_runs_in_a_read_only_transaction(sources: dict[str, Source]) ->
     assert result.rows == [("on",)]
 
 
+def test_postgres_sessions_end_an_idle_open_transaction(sources: dict[str, Source]) -> None:
+    result = sources["postgres"]._execute(
+        "SELECT current_setting('idle_in_transaction_session_timeout')",
+        max_rows=1,
+        timeout_s=5,
+    )
+    assert result.rows == [("30s",)]  # limits.query_timeout_s, the connection's default
+
+
 # Layer 3: limits.
 
 SLOW = {

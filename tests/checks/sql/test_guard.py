@@ -38,6 +38,13 @@ CASES = [
     Case("SELECT 'DROP TABLE orders; --' AS s"),
     Case('SELECT "delete" FROM orders', dialects=("duckdb", "postgres", "sqlite")),
     Case("SELECT count(*) FILTER (WHERE amount > 1) FROM orders", dialects=("duckdb", "postgres")),
+    # PostgreSQL's functions called without parentheses read as bare columns
+    Case("SELECT user", "function", dialects=("postgres",)),
+    Case("SELECT current_role", "function", dialects=("postgres",)),
+    Case("SELECT session_user", "function", dialects=("postgres",)),
+    Case("SELECT id FROM orders WHERE current_schema = 'public'", "function", ("postgres",)),
+    Case('SELECT "user" FROM orders', dialects=("postgres",)),  # a column so named: quoted
+    Case("SELECT o.user FROM orders AS o", dialects=("postgres",)),
     Case(
         "SELECT status, count(*) FROM orders GROUP BY ROLLUP (status)",
         dialects=("duckdb", "postgres"),

@@ -178,11 +178,29 @@ def test_messages_say_why_and_what_to_write() -> None:
         "COUNT(*) / COUNT(*) divides an integer by an integer: PostgreSQL drops the fraction"
     )
     (clock,) = lint("SELECT now()", dialect="postgres", timezone="Europe/Paris")
-    assert clock.message == (
-        "CURRENT_TIMESTAMP is read in UTC (sessions run in UTC), not in Europe/Paris, this "
+    assert clock.message == (  # as written: PostgreSQL's now(), never sqlglot's CURRENT_TIMESTAMP
+        "now() is read in UTC (sessions run in UTC), not in Europe/Paris, this "
         "automation's time zone; for its local time write (now() AT TIME ZONE 'Europe/Paris'), "
         "and ::date for its local date"
     )
+
+
+def test_the_clock_is_named_as_the_query_wrote_it() -> None:
+    found = lint(
+        "SELECT NOW() - created_at, current_date, Today() FROM orders",
+        dialect="duckdb",
+        timezone="Asia/Tokyo",
+    )
+    shown = sorted(w.message.split(" is read")[0] for w in found)
+    assert shown == ["CURRENT_DATE", "NOW()", "Today()"]
+    (cond,) = lint_condition(
+        "created_at > now() - INTERVAL '1 day'",
+        table="orders",
+        dialect="postgres",
+        catalog=CATALOG,
+        timezone="Asia/Tokyo",
+    )
+    assert cond.message.startswith("now() is read in UTC")
 
 
 def test_without_a_catalog_every_column_can_be_null() -> None:

@@ -626,3 +626,12 @@ def test_retry_after_header_then_discords_json_body(
 ) -> None:
     response = httpx.Response(429, headers=headers, content=body.encode())
     assert retry_after_s(response) == expected
+
+
+def test_bidirectional_controls_never_reach_chat_or_the_terminal() -> None:
+    from worker.cli.safe_text import clean
+
+    name = "invoice\u202etxt.exe \u2066x\u2069 \u200fy"
+    assert escape_slack(name) == "invoice\ufffdtxt.exe \ufffdx\ufffd \ufffdy"
+    assert defang(name) == "invoice\ufffdtxt.exe \ufffdx\ufffd \ufffdy"
+    assert clean(name) == "invoice\ufffdtxt.exe \ufffdx\ufffd \ufffdy"

@@ -6,8 +6,10 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 import typer
 from fastapi.testclient import TestClient
@@ -20,6 +22,7 @@ from tests.worker.web.web_support import (
     PASSWORD,
     SECRET_KEY,
     TOKEN,
+    LiveServer,
     World,
     app_for,
     bearer,
@@ -256,3 +259,80 @@ def test_a_piped_password_is_read_as_one_line_and_hashed() -> None:
     assert (short.returncode, short.stdout, short.stderr) == (2, "", "use at least 8 characters\n")
     empty = hashed("")
     assert (empty.returncode, empty.stderr) == (2, "use at least 8 characters\n")
+
+
+def test_an_unknown_senders_api_body_is_never_read(web_world: World) -> None:
+    sent: list[int] = []
+
+    def body() -> Iterator[bytes]:  # chunked, no Content-Length: counted as it is read
+        for _ in range(64):
+            sent.append(1)
+            yield b"x" * 16_384
+
+    with LiveServer(app_for(web_world)) as server:
+        refused = httpx.post(f"{server.url}/api/runs/1/actions", content=body(), timeout=10)
+    assert refused.status_code == 401
+    assert refused.headers["www-authenticate"].startswith("Bearer")
+    assert refused.json() == {"detail": "log in, or send Authorization: Bearer TOKEN"}
+
+
+def test_an_oversized_body_is_413_before_and_while_it_is_read(web_world: World) -> None:
+    client = TestClient(app_for(web_world))
+    declared = client.post(
+        "/api/runs/1/actions",
+        content=b"{" + b" " * 70_000 + b"}",
+        headers={**bearer(), "Content-Type": "application/json"},
+    )
+    assert declared.status_code == 413
+    assert declared.json() == {"detail": "the request body is over 65,536 bytes"}
+
+    def chunks() -> Iterator[bytes]:
+        yield b'{"kind": "comment", "text": "'
+        for _ in range(8):
+            yield b"y" * 16_384
+        yield b'"}'
+
+    with LiveServer(app_for(web_world)) as server:
+        streamed = httpx.post(
+            f"{server.url}/api/runs/1/actions",
+            content=chunks(),
+            headers={**bearer(), "Content-Type": "application/json"},
+            timeout=10,
+        )
+        still = httpx.get(f"{server.url}/healthz", timeout=10)
+    assert streamed.status_code == 413, streamed.text
+    assert still.json() == {"status": "ok", "store": "ok"}
+    login_form = client.post("/login", content=b"a" * 70_000)
+    assert login_form.status_code == 413  # a page's form is bounded too
+
+
+def test_a_validation_error_never_echoes_the_input(web_world: World) -> None:
+    client = TestClient(app_for(web_world))
+    secretish = "SECRET-" + "z" * 500
+    response = client.post("/api/runs/1/actions", json={"kind": secretish}, headers=bearer())
+    assert response.status_code == 422
+    assert "SECRET-" not in response.text
+    assert response.json()["detail"][0]["loc"] == ["body", "kind"]
+
+
+def test_a_logout_without_its_csrf_token_says_so_and_keeps_the_session(web_world: World) -> None:
+    client = TestClient(app_for(web_world))
+    login(client)
+    refused = client.post("/logout", data={}, follow_redirects=False)
+    assert refused.status_code == 403
+    assert "not logged out" in refused.text
+    assert client.get("/api/me").json() == {"name": "alice", "via": "session"}
+
+
+def test_an_oversized_page_and_repeated_filters_are_no_server_error(web_world: World) -> None:
+    client = TestClient(app_for(web_world))
+    too_far = client.get("/api/board", params={"page": 10**12}, headers=bearer())
+    assert too_far.status_code == 422
+    assert too_far.json()["detail"][0]["loc"] == ["query", "page"]
+    last = client.get("/api/board", params={"page": 100_000}, headers=bearer())
+    assert last.status_code == 200  # past the end: the last page
+    repeated = client.get("/api/board", params={"f": ["changed"] * 5000}, headers=bearer())
+    assert repeated.status_code == 200
+    login(client)
+    page = client.get("/", params={"page": 10**12})
+    assert page.status_code == 200

@@ -229,6 +229,14 @@ def test_run_now_queues_a_run_for_the_workers_and_says_who_asked(web_world: Worl
     again = web_world.store.get_run(body["queued_run_id"])
     assert again is not None and again.status == Status.QUEUED  # the reaper sends it later
     assert body["action"]["actor"] == "token:ci"
+    assert body["queued_run_id"] == queued.id  # still unclaimed: the same run, sent again
+    working = TestClient(app_for(web_world, send=sent))
+    ids = {
+        working.post(f"/api/runs/{run}/run-now", headers=bearer()).json()["queued_run_id"]
+        for _ in range(20)
+    }
+    assert ids == {queued.id}  # twenty clicks, one run
+    assert [r.id for r in sent.runs] == [queued.id] * 21
 
 
 @pytest.fixture
