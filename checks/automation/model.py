@@ -223,14 +223,19 @@ class Check(_Strict):
         """Dump only the kind this check is (no ``sql: null``, ``missing: null``…).
 
         ``allow_empty`` appears only when true: a raw check's definition keeps
-        the shape it had before typed checks existed.
+        the shape it had before typed checks existed. A ``freshness`` check
+        written with ``max_age`` is dumped without the ``expect`` filled in from
+        it: ``max_age`` is its expectation, and the two together do not load
+        (what is dumped loads back as the same check).
         """
         data: dict[str, Any] = handler(self)
+        derived = isinstance(self.freshness, Freshness) and self.freshness.max_age_s is not None
         return {
             key: value
             for key, value in data.items()
             if (value is not None or key not in ("sql", "schema_", "over", *KINDS))
             and not (key == "allow_empty" and value is False)
+            and not (key == "expect" and derived)
         }
 
     @property

@@ -284,7 +284,7 @@ def _run_chosen(
     fresh: bool = False,
 ) -> list[RunReport]:
     """Run and store each automation in turn, printing each report as it ends."""
-    from checks.run import run_and_store
+    from checks.run_lifecycle import run_and_store
     from checks.settings.config import redact
 
     reports: list[RunReport] = []
