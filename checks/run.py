@@ -107,7 +107,7 @@ def run_automation(
             opinion = second_opinion(
                 report,
                 found.previous,
-                automation.goal,
+                automation.task_goal,
                 automation.instructions,
                 model,
                 settings.decision.threshold,
@@ -193,7 +193,7 @@ def _decide(
         say(f"{automation.name}: the agent is exploring ({model})")
         task = AgentTask(
             automation.name,
-            automation.goal,
+            automation.task_goal,
             automation.instructions or "",
             source.name,
             source.dialect,

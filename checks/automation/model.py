@@ -59,6 +59,8 @@ from checks.automation.time_buckets import OVER_KINDS, Over
 from checks.automation.yaml_messages import shown
 
 LOADER_FIELDS = ("path", "line")  # set by the loader, never from YAML
+CHECKS_GOAL = "Every declared check passes."
+"""The goal of an automation that states none: its checks are what must hold."""
 _KIND_ATTRIBUTES = tuple(
     (key, "schema_" if key == "schema" else key) for key in ("sql", *KINDS)
 )  # (YAML key, attribute): a check holds exactly one
@@ -302,7 +304,7 @@ class Automation(_Strict):
     day_match: Literal["any", "all"] | None = Field(default=None, validate_default=True)
     timezone: str = "UTC"
     source: str
-    goal: str
+    goal: str | None = None
     instructions: str | None = None
     checks: list[Check] = Field(default_factory=list)
     severity: Literal["low", "medium", "high"] = "medium"
@@ -362,8 +364,20 @@ class Automation(_Strict):
 
     @field_validator("goal")
     @classmethod
-    def _not_blank(cls, value: str) -> str:
-        return not_blank(value)
+    def _not_blank(cls, value: str | None) -> str | None:
+        return None if value is None else not_blank(value)
+
+    @model_validator(mode="after")
+    def _goal_or_checks(self) -> Automation:
+        """``goal`` may be left out when the checks say what must hold; else it is the task."""
+        if self.goal is None and not self.checks:
+            raise fail_here("required field is missing", ("goal",))
+        return self
+
+    @property
+    def task_goal(self) -> str:
+        """What must hold, for the agent and the second opinion: the goal, or the checks."""
+        return self.goal or CHECKS_GOAL
 
     @field_validator("checks")
     @classmethod
