@@ -79,9 +79,7 @@ def automations(tmp_path: Path) -> list[Automation]:
 
 def stored_definition(store: Store, automation: Automation, slot: dt.datetime) -> dict[str, Any]:
     """Store a run of ``automation`` as the lifecycle starts one; its definition read back."""
-    started = store.start_run(
-        automation.name, slot, lease_s=60, definition=automation.definition()
-    )
+    started = store.start_run(automation.name, slot, lease_s=60, definition=automation.definition())
     assert started is not None
     report = store.get_run(started[0])
     assert report is not None
@@ -112,9 +110,7 @@ def test_a_freshness_check_written_with_max_age_loads_back(max_age: str | int) -
         "name": "fresh",
         "source": "flights",
         "goal": "g",
-        "checks": [
-            {"name": "f", "freshness": {"table": "t", "column": "c", "max_age": max_age}}
-        ],
+        "checks": [{"name": "f", "freshness": {"table": "t", "column": "c", "max_age": max_age}}],
     }
     automation = Automation.model_validate({**written, "path": "a.yaml", "line": 1})
     [check] = automation.definition()["checks"]

@@ -73,8 +73,7 @@ def shape(report: RunReport) -> tuple[Any, ...]:
     A freshness age stands as None here; ``ages`` gives it, compared within the slack.
     """
     checks = [
-        (c.name, str(c.outcome), None if c.kind == "freshness" else c.value)
-        for c in report.checks
+        (c.name, str(c.outcome), None if c.kind == "freshness" else c.value) for c in report.checks
     ]
     return (str(report.status), report.finding, report.error, checks)
 
