@@ -33,8 +33,6 @@ from worker.cli.render import SafeConsole
 from worker.cli.validation import sql_problems, unknown_channels
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from checks.automation.loader import LoadResult
     from checks.automation.model import Automation
     from checks.settings.config import Settings
@@ -110,13 +108,6 @@ def main_options(
 
 _ENDS_OWN_STARTUP = frozenset({"run", "validate"})
 """The commands that resume the cycle collector themselves, once their imports are done."""
-
-
-def _report_load_problems(loaded: LoadResult, console: Console, *, warnings: bool = True) -> None:
-    for problem in loaded.errors:
-        console.print(f"error: {problem.location_message()}")
-    for warning in loaded.warnings if warnings else []:
-        console.print(f"warning: {warning}")
 
 
 @app.command()
