@@ -22,6 +22,7 @@ from checks.run import SourcePool
 from checks.run_lifecycle import Claim, run_and_store
 from checks.settings.config import Settings
 from checks.store.incidents import Plan, load_plan
+from checks.store.opinion_reads import opinion_inputs
 from checks.store.store import Store
 
 SLOT = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
@@ -70,7 +71,7 @@ def test_the_second_opinion_is_told_the_run_it_is_for(
     flights_settings: Settings, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     asked: list[int | None] = []
-    real = checks.run.opinion_inputs
+    real = opinion_inputs
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         asked.append(kwargs["before_run"])
