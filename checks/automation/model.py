@@ -293,7 +293,9 @@ class Automation(_Strict):
     keys ``catchup_window``, ``repeat_interval``, ``repin_after``: the oldest its
     pinned plan may be, None for ``llm.repin_after``). ``path`` and ``line`` say where the
     automation was defined (1-based line of its first key); they are set by the
-    loader and refused in YAML. Rules for ``schedule`` and ``day_match`` are in
+    loader and refused in YAML. ``goal`` may be left out when the automation
+    declares checks (they say what must hold: ``task_goal``), never otherwise.
+    Rules for ``schedule`` and ``day_match`` are in
     ``checks.automation.schedule`` and the design notes §5.
     """
 
@@ -304,9 +306,9 @@ class Automation(_Strict):
     day_match: Literal["any", "all"] | None = Field(default=None, validate_default=True)
     timezone: str = "UTC"
     source: str
-    goal: str | None = None
+    goal: str | None = Field(default=None, validate_default=True)
     instructions: str | None = None
-    checks: list[Check] = Field(default_factory=list)
+    checks: list[Check] = Field(default_factory=list, validate_default=True)
     severity: Literal["low", "medium", "high"] = "medium"
     owner: str | None = None
     tags: list[str] = Field(default_factory=list)
@@ -367,12 +369,6 @@ class Automation(_Strict):
     def _not_blank(cls, value: str | None) -> str | None:
         return None if value is None else not_blank(value)
 
-    @model_validator(mode="after")
-    def _goal_or_checks(self) -> Automation:
-        """``goal`` may be left out when the checks say what must hold; else it is the task."""
-        if self.goal is None and not self.checks:
-            raise fail_here("required field is missing", ("goal",))
-        return self
 
     @property
     def task_goal(self) -> str:
@@ -381,7 +377,10 @@ class Automation(_Strict):
 
     @field_validator("checks")
     @classmethod
-    def _unique_checks(cls, checks: list[Check]) -> list[Check]:
+    def _unique_checks(cls, checks: list[Check], info: ValidationInfo) -> list[Check]:
+        # goal may be left out when checks say what must hold; said beside any other error
+        if not checks and "goal" in info.data and info.data["goal"] is None:
+            raise fail("required field is missing", ("goal",))
         first: dict[str, int] = {}
         for index, check in enumerate(checks):
             if check.name in first:
