@@ -369,7 +369,6 @@ class Automation(_Strict):
     def _not_blank(cls, value: str | None) -> str | None:
         return None if value is None else not_blank(value)
 
-
     @property
     def task_goal(self) -> str:
         """What must hold, for the agent and the second opinion: the goal, or the checks."""
