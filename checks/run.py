@@ -1,9 +1,10 @@
 """One run of one automation, in-process: source → declared checks → agent → finding → report.
 
 This is the single path every trigger takes (``lookout run``, the Celery task,
-``lookout eval``). It never raises for a problem of the run itself: a source
-that cannot open, a check in error or a goal nobody can decide ends in a
-report with status ``error`` or ``skipped`` — never Clear.
+``lookout eval``), inside their one lifecycle (``checks.run_lifecycle``). It
+never raises for a problem of the run itself: a source that cannot open, a
+check in error or a goal nobody can decide ends in a report with status
+``error`` or ``skipped`` — never Clear.
 
 With an LLM configured, the agent (``checks.agent.loop``) runs after the declared
 checks and its verified report decides (``checks.agent.verdict``); without one, or
@@ -12,20 +13,17 @@ when the agent gives no valid report, the declared checks decide.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import time
 from collections.abc import Callable
 
-from sqlalchemy.exc import SQLAlchemyError
-
-from checks.agent.trace import MemoryTrace, TraceSink, TraceWriter
+from checks.agent.trace import MemoryTrace, TraceSink
 from checks.automation.model import Automation
 from checks.clock import utcnow
 from checks.declared.anomaly import HISTORY_READ, History, Point
 from checks.declared.check import run_checks
 from checks.declared.finding import decide_from_checks
-from checks.errors import SourceError, StoreError, first_line
+from checks.errors import SourceError
 from checks.opinion.backends import make_decision_model
 from checks.opinion.evidence_diff import evidence_key
 from checks.opinion.second_opinion import second_opinion
@@ -36,7 +34,6 @@ from checks.report.ops_resolution import OpsResolution
 from checks.settings.config import Settings, redact
 from checks.sources.base import Source
 from checks.sources.pool import SourcePool as SourcePool
-from checks.store.incidents import decide_run_events
 from checks.store.opinion_reads import OpinionInputs, opinion_inputs
 from checks.store.plans import current_plan
 from checks.store.review_reads import resolutions_for_next_run
@@ -66,8 +63,9 @@ def run_automation(
     trace: TraceSink | None = None,
     store: Store | None = None,
     fresh: bool = False,
+    run_id: int | None = None,
 ) -> RunReport:
-    """Run one automation and return its report (not stored; see ``run_and_store``).
+    """Run one automation and return its report (not stored; see ``checks.run_lifecycle``).
 
     Args:
         automation: the automation to run.
@@ -82,6 +80,8 @@ def run_automation(
             opinion, and the automation's pinned plan (``checks.pinned``); without
             it every run counts as a first run and no plan is kept.
         fresh: ask the agent even when the pinned plan's evidence is unchanged.
+        run_id: the stored run this is (``checks.run_lifecycle``): never read back
+            as its own previous run by the second opinion.
 
     Every text of the report (summary, errors, the agent's and the second
     opinion's) comes back with the settings' secrets redacted.
@@ -101,7 +101,7 @@ def run_automation(
                     keys,
                     backend=str(model.backend),
                     model=model.model,
-                    before_run=report.run_id,
+                    before_run=run_id,
                 )
                 if store
                 else OpinionInputs()
@@ -109,7 +109,7 @@ def run_automation(
             opinion = second_opinion(
                 report,
                 found.previous,
-                automation.goal,
+                automation.task_goal,
                 automation.instructions,
                 model,
                 settings.decision.threshold,
@@ -195,7 +195,7 @@ def _decide(
         say(f"{automation.name}: the agent is exploring ({model})")
         task = AgentTask(
             automation.name,
-            automation.goal,
+            automation.task_goal,
             automation.instructions or "",
             source.name,
             source.dialect,
@@ -282,90 +282,4 @@ def _end(report: RunReport, status: Status, *, error: str | None, summary: str) 
     report.error = error
     report.summary = summary
     report.finished_at = utcnow()
-    return report
-
-
-def run_and_store(
-    automation: Automation,
-    settings: Settings,
-    sources: SourcePool,
-    store: Store,
-    *,
-    scheduled_for: dt.datetime | None = None,
-    trigger: str = "manual",
-    progress: Progress | None = None,
-    announce: bool = False,
-    fresh: bool = False,
-) -> RunReport:
-    """Run one automation in-process and store it: start (created claimed) → run (traced) → finish.
-
-    The run row exists before anything runs, so the agent's trace is written
-    under its id as it happens and survives a crash halfway. Once claimed, the
-    run always ends: an unexpected error is stored as the run's ``error`` (with
-    its type and message, secrets redacted) before it propagates, and the store
-    writes are retried while the store is briefly unavailable
-    (``checks.store.store.retry_writes``). Once stored, the run moves its
-    automation's incidents (``checks.store.incidents``), so what people do about
-    a problem follows it across runs, alerts or not.
-
-    Args:
-        announce: the run's alerts will be delivered (``lookout run --notify``):
-            its events are planned; without it incidents move and nothing is
-            announced (the next announcing run announces what is still open).
-        fresh: ask the agent even when the pinned plan's evidence is unchanged.
-
-    Raises:
-        StoreError: the slot already has a run, its incidents could not be
-            moved, or the store stayed unavailable past its retries.
-    """
-    slot = scheduled_for or utcnow()
-    try:
-        started = store.start_run(
-            automation.name,
-            slot,
-            lease_s=automation.timeout_s + 60,
-            trigger=trigger,
-            definition=automation.definition(),
-        )
-    except SQLAlchemyError as exc:
-        raise StoreError(f"cannot store a run of {automation.name}: {first_line(exc)}") from None
-    if started is None:
-        raise StoreError(f"{automation.name} already has a run for {slot.isoformat()}")
-    run_id, attempt = started
-    trace = TraceWriter(store, run_id, secrets=settings.secrets(), attempt=attempt)
-    try:
-        report = run_automation(
-            automation,
-            settings,
-            sources,
-            scheduled_for=slot,
-            trigger=trigger,
-            progress=progress,
-            trace=trace,
-            store=store,
-            fresh=fresh,
-        )
-        report.run_id = run_id
-        report.attempt = attempt
-        stored = store.finish_run(run_id, attempt, report)
-    except Exception as exc:
-        reason = redact(f"internal error: {type(exc).__name__}: {exc}", settings.secrets())
-        try:
-            store.fail_run(run_id, attempt, reason)
-        except SQLAlchemyError as again:
-            raise StoreError(
-                f"run {run_id} of {automation.name} failed ({reason}) and the store could not"
-                f" record it: {redact(first_line(again), settings.secrets())}"
-            ) from None
-        with contextlib.suppress(Exception):  # best effort: the error below is what matters
-            failed = store.get_run(run_id)
-            if failed is not None:
-                decide_run_events(store.engine, failed, now=utcnow(), announce=announce)
-        if isinstance(exc, SQLAlchemyError):  # the store failed mid-run, then came back
-            raise StoreError(f"run {run_id} ended in error: {reason}") from None
-        raise
-    if stored:
-        decide_run_events(
-            store.engine, report, now=utcnow(), enabled=settings.alerts.events, announce=announce
-        )
     return report

@@ -15,6 +15,7 @@ from checks.errors import StoreError
 from checks.report import CheckResult, Evidence, Finding, FindingSource, RunReport, Status
 from checks.sources.row_set import RowSet
 from checks.store.store import Store
+from tests.stored_reports import store_report
 
 PG_ADMIN = os.environ.get("LOOKOUT_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 
@@ -66,7 +67,7 @@ def make_report(name: str = "a", finding: Finding = Finding.NEEDS_ATTENTION) -> 
 
 
 def test_save_and_read_back(store: Store) -> None:
-    run_id = store.save_report(make_report())
+    run_id = store_report(store, make_report())
     got = store.get_run(run_id)
     assert got is not None
     assert got.run_id == run_id
@@ -86,7 +87,7 @@ def test_one_run_per_slot(store: Store) -> None:
     assert store.create_run("a", SLOT, trigger="schedule") is None
     assert store.create_run("b", SLOT, trigger="schedule") is not None
     with pytest.raises(StoreError, match="already has a run"):
-        store.save_report(make_report("a"))
+        store_report(store, make_report("a"))
 
 
 def test_claim_is_fenced_on_attempt(store: Store) -> None:
@@ -128,7 +129,7 @@ def test_list_and_last_completed(store: Store) -> None:
     for i, finding in enumerate([Finding.CLEAR, Finding.NEEDS_ATTENTION, Finding.CLEAR]):
         report = make_report("a", finding)
         report.scheduled_for = SLOT + dt.timedelta(hours=i)
-        store.save_report(report)
+        store_report(store, report)
     runs = store.list_runs(automation="a")
     assert [r.finding for r in runs] == [Finding.CLEAR, Finding.NEEDS_ATTENTION, Finding.CLEAR]
     assert [r.scheduled_for.hour for r in runs] == [8, 7, 6]
@@ -266,7 +267,7 @@ def test_outcomes_metrics_and_samples_are_kept(store: Store) -> None:
             metrics={"rows_in_scope": 0, "missing": 0, "missing_percent": None},
         ),
     ]
-    run_id = store.save_report(report)
+    run_id = store_report(store, report)
     again = store.get_run(run_id)
     assert again is not None
     assert [c.to_dict() for c in again.checks] == [c.to_dict() for c in report.checks]
@@ -274,7 +275,7 @@ def test_outcomes_metrics_and_samples_are_kept(store: Store) -> None:
 
 
 def test_a_check_stored_before_outcomes_existed_derives_one(store: Store) -> None:
-    run_id = store.save_report(make_report())
+    run_id = store_report(store, make_report())
     with store.engine.begin() as conn:
         conn.exec_driver_sql("UPDATE check_results SET outcome = NULL, metrics = NULL")
     again = store.get_run(run_id)

@@ -14,6 +14,7 @@ import pytest
 from checks.report import CheckResult, Finding, FindingSource, RunReport, Status
 from checks.store.store import Store
 from tests.paths import ROOT
+from tests.stored_reports import store_report
 from worker.cli.safe_text import SafeConsole
 from worker.cli.sparkline import print_histories, sparkline
 from worker.review.history import CheckHistory, HistoryPoint
@@ -116,7 +117,8 @@ def test_lookout_show_prints_a_sparkline_per_check(tmp_path: Path) -> None:
         slot = SLOT + dt.timedelta(days=day)
         passed = None if volume is None else 90 <= volume <= 110
         ids.append(
-            store.save_report(
+            store_report(
+                store,
                 RunReport(
                     automation="orders",
                     scheduled_for=slot,
@@ -141,7 +143,7 @@ def test_lookout_show_prints_a_sparkline_per_check(tmp_path: Path) -> None:
                     ],
                     started_at=slot,
                     finished_at=slot,
-                )
+                ),
             )
         )
     store.close()
