@@ -6,8 +6,9 @@ that cannot open, a check in error or a goal nobody can decide ends in a
 report with status ``error`` or ``skipped`` — never Clear.
 
 With an LLM configured, the agent (``checks.agent.loop``) runs after the declared
-checks and its verified report decides (``checks.agent.verdict``); without one, or
-when the agent gives no valid report, the declared checks decide.
+checks; what it said, once verified, the checks' outcomes and the pinned plan's
+state go to one rule, ``checks.finding.decide``, which decides the finding: the
+agent's report, or the declared checks when it gives no valid one.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import contextlib
 import datetime as dt
 import time
 from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -23,14 +26,22 @@ from checks.agent.trace import MemoryTrace, TraceSink, TraceWriter
 from checks.automation.model import Automation
 from checks.declared.anomaly import HISTORY_READ, History, Point
 from checks.declared.check import run_checks
-from checks.declared.finding import decide_from_checks
 from checks.errors import SourceError, StoreError
+from checks.finding import (
+    NEEDS_LLM,
+    NO_PLAN,
+    AgentAnswer,
+    Decision,
+    PlanState,
+    PlanStatus,
+    RunFacts,
+    decide,
+)
 from checks.opinion.decision_model import make_decision_model
 from checks.opinion.evidence_diff import evidence_key
 from checks.opinion.second_opinion import second_opinion
-from checks.pinned.consult import PlanCheck, consult, pinning_record, take_plan
-from checks.pinned.plan import PinnedPlan
-from checks.report import CheckOutcome, FindingSource, RunReport, Status
+from checks.pinned.consult import PlanCheck, consult, pinning_record
+from checks.report import CheckOutcome, PinnedPlan, RunReport, Status
 from checks.settings.config import Settings, redact
 from checks.sources.base import Source
 from checks.sources.pool import SourcePool as SourcePool
@@ -40,10 +51,10 @@ from checks.store.plans import current_plan
 from checks.store.review_reads import Verdict, verdicts_for_next_run
 from checks.store.store import Store, first_line, utcnow
 
-NEEDS_LLM = (
-    "needs an LLM: set LOOKOUT_LLM_BASE_URL and LOOKOUT_LLM_MODEL (or llm: in the config) "
-    "to run goal-only automations"
-)
+if TYPE_CHECKING:  # the agent is loaded only when an LLM is set
+    from checks.agent.result import AgentResult
+
+__all__ = ["NEEDS_LLM", "SourcePool", "llm_configured", "run_and_store", "run_automation"]
 
 Progress = Callable[[str], None]
 
@@ -137,7 +148,9 @@ def _decide(
     (``checks.pinned.consult``) and taken when its evidence is unchanged; else
     the agent is told ops' verdicts on earlier runs
     (``checks.store.review_reads.verdicts_for_next_run``) and the plan it did
-    not take, and its accepted report becomes the new plan.
+    not take, and its accepted report becomes the new plan. What was found
+    goes to ``checks.finding.decide`` once, and the report ends with its
+    decision (``_end``).
     """
     started = utcnow()
     report = RunReport(
@@ -151,15 +164,20 @@ def _decide(
     say = progress or (lambda _line: None)
     pinning = settings.llm.pin_plans and store is not None
     plan = current_plan(store, automation.name) if pinning and store is not None else None
-    if not automation.checks and not llm_configured(settings) and plan is None:
-        return _end(report, Status.SKIPPED, error=NEEDS_LLM, summary=f"**Skipped** — {NEEDS_LLM}.")
+    facts = RunFacts(
+        declared=bool(automation.checks),
+        llm=llm_configured(settings),
+        plan=NO_PLAN if plan is None else PlanState(PlanStatus.NOT_TAKEN),
+    )
+    if not automation.checks and not facts.llm and plan is None:
+        return _end(report, decide(facts))
     deadline = time.monotonic() + automation.timeout_s
     try:
         say(f"{automation.name}: opening source {automation.source}")
         source = sources.get(automation.source)
         source.catalog()  # read now: a catalog that cannot be read ends the run here
     except SourceError as exc:
-        return _end(report, Status.ERROR, error=str(exc), summary=f"**Error** — {exc}")
+        return _end(report, decide(replace(facts, source_error=str(exc))))
     say(f"{automation.name}: running {len(automation.checks or [])} checks")
     report.checks, report.evidence = run_checks(
         automation,
@@ -169,64 +187,78 @@ def _decide(
         history=_history(store, automation.name, report.scheduled_for) if store else None,
         slot=report.scheduled_for,
     )
+    facts = replace(facts, checks=tuple(report.checks))
     for check in report.checks:
         if check.outcome is CheckOutcome.NOT_EVALUATED:
             say(f"{automation.name}: check '{check.name}' not evaluated: {check.reason}")
     # ops' verdicts go to the pinned plan's consultation and to the agent: read only for them
-    told = plan is not None or llm_configured(settings)
+    told = plan is not None or facts.llm
     verdicts = tuple(verdicts_for_next_run(store, automation.name)) if store and told else ()
     looked = _consult_plan(
         automation, settings, report, source, plan, fresh, verdicts, deadline, say
     )
-    if looked is not None and looked.used:
-        take_plan(report, looked)
-        report.finished_at = utcnow()
-        return report
-    if llm_configured(settings):
-        # the agent, its LLM client and the ranking: loaded only when an LLM is set
-        from checks.agent.loop import run_agent
-        from checks.agent.prompt import AgentTask
-        from checks.agent.verdict import apply_agent_result
-        from checks.pinned.plan import make_plan
-
-        model = automation.model or settings.llm.model
-        say(f"{automation.name}: the agent is exploring ({model})")
-        task = AgentTask(
-            automation.name,
-            automation.goal,
-            automation.instructions or "",
-            source.name,
-            source.dialect,
-            verdicts=verdicts,
-            timezone=automation.timezone,
-            previous=looked,
-        )
-        result = run_agent(
-            task,
-            source,
-            settings,
-            checks=report.checks,
-            check_evidence=report.evidence,
-            trace=trace or MemoryTrace(secrets=settings.secrets()),
-            model=automation.model,
-            deadline=deadline,
-        )
-        apply_agent_result(report, result)
-        if pinning and result.report is not None:
-            report.new_plan = make_plan(report, result.report, model=result.stats.model)
-        if pinning:
-            report.pinning = _pinning(looked, new_plan=report.new_plan is not None)
-        report.finished_at = utcnow()
-        return report
     if looked is not None:
         report.pinning = looked.record()
-    if not automation.checks:  # goal-only, its plan not taken, and no LLM to ask
-        why = f"{NEEDS_LLM}; its pinned plan was not taken: {looked.reason if looked else ''}"
-        return _end(report, Status.SKIPPED, error=why, summary=f"**Skipped** — {why}.")
-    decision = decide_from_checks(report.checks)
-    report.finding = decision.finding
-    report.finding_source = FindingSource.CHECKS if decision.finding else None
-    return _end(report, decision.status, error=decision.error, summary=decision.summary)
+        facts = replace(facts, plan=looked.state())
+        if looked.used:  # the pinned queries as they ran now, with the plan's ids
+            report.evidence = [*report.evidence, *looked.evidence]
+    if not facts.llm or (looked is not None and looked.used):
+        return _end(report, decide(facts))
+    # the agent, its LLM client and the ranking: loaded only when an LLM is set
+    from checks.agent.loop import run_agent
+    from checks.agent.prompt import AgentTask
+    from checks.pinned.plan import make_plan
+
+    model = automation.model or settings.llm.model
+    say(f"{automation.name}: the agent is exploring ({model})")
+    task = AgentTask(
+        automation.name,
+        automation.goal,
+        automation.instructions or "",
+        source.name,
+        source.dialect,
+        verdicts=verdicts,
+        timezone=automation.timezone,
+        previous=looked,
+    )
+    sink = trace or MemoryTrace(secrets=settings.secrets())
+    result = run_agent(
+        task,
+        source,
+        settings,
+        checks=report.checks,
+        check_evidence=report.evidence,
+        trace=sink,
+        model=automation.model,
+        deadline=deadline,
+    )
+    report.evidence = [*report.evidence, *result.evidence]
+    report.agent = result.stats.to_dict()
+    decision = decide(replace(facts, agent=AgentAnswer(result.report, result.why)))
+    _trace_answer(sink, result, decision)
+    _end(report, decision)
+    if pinning:
+        if decision.accepted is not None:
+            report.new_plan = make_plan(report, decision.accepted, model=result.stats.model)
+        report.pinning = _pinning(looked, new_plan=report.new_plan is not None)
+    return report
+
+
+def _trace_answer(trace: TraceSink, result: AgentResult, decision: Decision) -> None:
+    """Write the agent's last events: its report as it stands (when it gave one), then its end."""
+    accepted = decision.accepted
+    if result.report is not None and accepted is not None:
+        trace.note(
+            "report_accepted",
+            {
+                "finding": str(accepted.finding),
+                "finding_source": str(accepted.finding_source),
+                "evidence": accepted.evidence,
+                "confidence": accepted.confidence,
+                "override_reason": accepted.override_reason,
+            },
+        )
+    trace.append("agent_end", result.stats.to_dict())
 
 
 def _consult_plan(
@@ -275,10 +307,13 @@ def _history(store: Store, automation: str, slot: dt.datetime) -> History:
     return read
 
 
-def _end(report: RunReport, status: Status, *, error: str | None, summary: str) -> RunReport:
-    report.status = status
-    report.error = error
-    report.summary = summary
+def _end(report: RunReport, decision: Decision) -> RunReport:
+    """Finish ``report`` with ``decision``: the one place its status, finding, summary are set."""
+    report.status = decision.status
+    report.finding = decision.finding
+    report.finding_source = decision.finding_source
+    report.error = decision.error
+    report.summary = decision.summary
     report.finished_at = utcnow()
     return report
 

@@ -9,7 +9,7 @@ from checks.report import Evidence
 
 if TYPE_CHECKING:  # the terminal reads ``cost_text`` without loading the LLM client
     from checks.agent.chat_client import ChatReply
-    from checks.agent.contract import AcceptedReport
+    from checks.finding import SubmittedReport
 
 
 @dataclass
@@ -88,9 +88,9 @@ def cost_text(steps: int, cost_usd: float | None) -> str:
 
 @dataclass
 class AgentResult:
-    """What the loop produced: an accepted report, or None and why not."""
+    """What the loop produced: the agent's report that passed the contract, or None and why not."""
 
-    report: AcceptedReport | None
+    report: SubmittedReport | None
     evidence: list[Evidence]
     stats: AgentStats
     why: str | None = None

@@ -200,7 +200,6 @@ def _fill(result: CheckResult, judged: _Judged, metrics: Metrics, spec: Kind) ->
     outcome = judged.outcome
     result.metrics = metrics
     result.value = outcome.value
-    result.passed = outcome.passed
     result.error = outcome.error
     result.reason = outcome.not_evaluated or judged.reason
     if outcome.error is not None:

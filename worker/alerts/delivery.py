@@ -34,7 +34,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from checks.declared.finding import anomaly_lines, not_evaluated_lines
+from checks.finding import anomaly_lines, not_evaluated_lines
 from checks.opinion.row_diff import change_lines
 from checks.report import RunReport
 from checks.settings.config import Settings
