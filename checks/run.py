@@ -18,7 +18,6 @@ import datetime as dt
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -28,7 +27,6 @@ from checks.declared.anomaly import HISTORY_READ, History, Point
 from checks.declared.check import run_checks
 from checks.errors import SourceError, StoreError
 from checks.finding import (
-    NEEDS_LLM,
     NO_PLAN,
     AgentAnswer,
     Decision,
@@ -50,11 +48,6 @@ from checks.store.opinion_reads import OpinionInputs, opinion_inputs
 from checks.store.plans import current_plan
 from checks.store.review_reads import Verdict, verdicts_for_next_run
 from checks.store.store import Store, first_line, utcnow
-
-if TYPE_CHECKING:  # the agent is loaded only when an LLM is set
-    from checks.agent.result import AgentResult
-
-__all__ = ["NEEDS_LLM", "SourcePool", "llm_configured", "run_and_store", "run_automation"]
 
 Progress = Callable[[str], None]
 
@@ -204,6 +197,40 @@ def _decide(
             report.evidence = [*report.evidence, *looked.evidence]
     if not facts.llm or (looked is not None and looked.used):
         return _end(report, decide(facts))
+    return _ask_agent(
+        automation,
+        settings,
+        report,
+        source,
+        facts,
+        looked,
+        verdicts,
+        deadline,
+        trace,
+        say,
+        pinning=pinning,
+    )
+
+
+def _ask_agent(
+    automation: Automation,
+    settings: Settings,
+    report: RunReport,
+    source: Source,
+    facts: RunFacts,
+    looked: PlanCheck | None,
+    verdicts: tuple[Verdict, ...],
+    deadline: float,
+    trace: TraceSink | None,
+    say: Progress,
+    *,
+    pinning: bool,
+) -> RunReport:
+    """The agent explores; the finding is decided from what it said; its report may be pinned.
+
+    With ``pinning`` (plans kept, a store given) the accepted report becomes
+    the automation's new plan (``checks.pinned.plan.make_plan``).
+    """
     # the agent, its LLM client and the ranking: loaded only when an LLM is set
     from checks.agent.loop import run_agent
     from checks.agent.prompt import AgentTask
@@ -235,30 +262,13 @@ def _decide(
     report.evidence = [*report.evidence, *result.evidence]
     report.agent = result.stats.to_dict()
     decision = decide(replace(facts, agent=AgentAnswer(result.report, result.why)))
-    _trace_answer(sink, result, decision)
+    result.trace_end(sink, decision.accepted)
     _end(report, decision)
     if pinning:
         if decision.accepted is not None:
             report.new_plan = make_plan(report, decision.accepted, model=result.stats.model)
         report.pinning = _pinning(looked, new_plan=report.new_plan is not None)
     return report
-
-
-def _trace_answer(trace: TraceSink, result: AgentResult, decision: Decision) -> None:
-    """Write the agent's last events: its report as it stands (when it gave one), then its end."""
-    accepted = decision.accepted
-    if result.report is not None and accepted is not None:
-        trace.note(
-            "report_accepted",
-            {
-                "finding": str(accepted.finding),
-                "finding_source": str(accepted.finding_source),
-                "evidence": accepted.evidence,
-                "confidence": accepted.confidence,
-                "override_reason": accepted.override_reason,
-            },
-        )
-    trace.append("agent_end", result.stats.to_dict())
 
 
 def _consult_plan(
