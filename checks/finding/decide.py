@@ -50,6 +50,9 @@ def decide(facts: RunFacts) -> Decision:
     Returns:
         the status, finding, finding source, error and summary; ``accepted``
         is set when the agent's report decided (a new pinned plan keeps it).
+
+    Raises:
+        ValueError: the plan is taken but has no finding (``PlanState`` misbuilt).
     """
     plan, checks = facts.plan, facts.checks
     if not facts.declared and not facts.llm and plan.status is PlanStatus.NONE:

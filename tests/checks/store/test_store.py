@@ -276,7 +276,7 @@ def test_outcomes_metrics_and_samples_are_kept(store: Store) -> None:
             "SELECT COUNT(*) AS rows_in_scope …",
             "== 0",
             None,
-            None,
+            CheckOutcome.NOT_EVALUATED,
             None,
             "C2",
             kind="missing",
