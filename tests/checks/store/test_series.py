@@ -13,7 +13,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import create_engine, select, text
 
-from checks.report import CheckResult, Finding, FindingSource, RunReport, Status
+from checks.report import CheckOutcome, CheckResult, Finding, FindingSource, RunReport, Status
 from checks.store.run_tables import RunRow, SeriesRow
 from checks.store.series import expectation_band, run_series
 from checks.store.store import Store
@@ -48,7 +48,7 @@ def report(day: int, *, rows: int, missing: int, status: Status = Status.COMPLET
                 "SELECT …",
                 "<= 1%",
                 percent,
-                percent <= 1,
+                CheckOutcome.PASSED if percent <= 1 else CheckOutcome.FAILED,
                 None,
                 "C1",
                 kind="missing",
@@ -59,8 +59,16 @@ def report(day: int, *, rows: int, missing: int, status: Status = Status.COMPLET
                     "compared": "missing",
                 },
             ),
-            CheckResult("paid", "SELECT true", "is true", True, True, None, "C2"),
-            CheckResult("sum", "SELECT 1.5", "between 1 and 2", Decimal("1.5"), True, None, "C3"),
+            CheckResult("paid", "SELECT true", "is true", True, CheckOutcome.PASSED, None, "C2"),
+            CheckResult(
+                "sum",
+                "SELECT 1.5",
+                "between 1 and 2",
+                Decimal("1.5"),
+                CheckOutcome.PASSED,
+                None,
+                "C3",
+            ),
         ],
         started_at=slot,
         finished_at=slot + dt.timedelta(seconds=1),

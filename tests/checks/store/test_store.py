@@ -12,7 +12,15 @@ import psycopg
 import pytest
 
 from checks.errors import StoreError
-from checks.report import CheckResult, Evidence, Finding, FindingSource, RunReport, Status
+from checks.report import (
+    CheckOutcome,
+    CheckResult,
+    Evidence,
+    Finding,
+    FindingSource,
+    RunReport,
+    Status,
+)
 from checks.sources.row_set import RowSet
 from checks.store.store import Store
 from tests.stored_reports import store_report
@@ -57,7 +65,15 @@ def make_report(name: str = "a", finding: Finding = Finding.NEEDS_ATTENTION) -> 
         finding_source=FindingSource.CHECKS,
         summary="**Needs attention** [C1]",
         checks=[
-            CheckResult("rate", "SELECT 0.0245", "< 0.03", Decimal("0.0245"), True, None, "C1")
+            CheckResult(
+                "rate",
+                "SELECT 0.0245",
+                "< 0.03",
+                Decimal("0.0245"),
+                CheckOutcome.PASSED,
+                None,
+                "C1",
+            )
         ],
         evidence=[Evidence("C1", "SELECT 0.0245", ["r"], [[0.0245]], 1, False, "ab" * 32)],
         started_at=SLOT,
@@ -74,7 +90,9 @@ def test_save_and_read_back(store: Store) -> None:
     assert got.scheduled_for == SLOT
     assert got.status == Status.COMPLETED
     assert got.finding == Finding.NEEDS_ATTENTION
-    assert got.checks == [CheckResult("rate", "SELECT 0.0245", "< 0.03", 0.0245, True, None, "C1")]
+    assert got.checks == [
+        CheckResult("rate", "SELECT 0.0245", "< 0.03", 0.0245, CheckOutcome.PASSED, None, "C1")
+    ]
     assert got.evidence[0].rows == [[0.0245]]
     assert got.evidence[0].fingerprint == "ab" * 32
     assert got.definition == {"name": "a", "goal": "g"}
@@ -113,7 +131,7 @@ def test_a_result_written_while_the_run_still_runs_is_replaced_by_the_next(store
     early.evidence[0].query_key, early.evidence[0].row_set = "k" * 64, RowSet(b"\x01" * 8, b"")
     assert store.finish_run(run_id, 1, early) is True
     late = make_report()
-    late.checks = [CheckResult("other", "SELECT 2", "== 2", 2, True, None, "C9")]
+    late.checks = [CheckResult("other", "SELECT 2", "== 2", 2, CheckOutcome.PASSED, None, "C9")]
     late.evidence = [Evidence("C9", "SELECT 2", ["n"], [[2]], 1, False, "cd" * 32)]
     assert store.finish_run(run_id, 1, late) is True
     got = store.get_run(run_id)
@@ -246,7 +264,7 @@ def test_outcomes_metrics_and_samples_are_kept(store: Store) -> None:
             "SELECT COUNT(*) AS rows_in_scope …",
             "<= 1%",
             2.5,
-            False,
+            CheckOutcome.FAILED,
             None,
             "C1",
             kind="missing",
@@ -259,7 +277,7 @@ def test_outcomes_metrics_and_samples_are_kept(store: Store) -> None:
             "SELECT COUNT(*) AS rows_in_scope …",
             "== 0",
             None,
-            None,
+            CheckOutcome.NOT_EVALUATED,
             None,
             "C2",
             kind="missing",

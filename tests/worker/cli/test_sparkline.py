@@ -11,7 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from checks.report import CheckResult, Finding, FindingSource, RunReport, Status
+from checks.report import (
+    CheckOutcome,
+    CheckResult,
+    Finding,
+    FindingSource,
+    RunReport,
+    Status,
+    outcome_of,
+)
 from checks.store.store import Store
 from tests.paths import ROOT
 from tests.stored_reports import store_report
@@ -136,10 +144,12 @@ def test_lookout_show_prints_a_sparkline_per_check(tmp_path: Path) -> None:
                             "SELECT count(*) FROM orders",
                             "between 90 and 110",
                             volume,
-                            passed,
+                            outcome_of(passed, "connection reset" if volume is None else None),
                             "connection reset" if volume is None else None,
                         ),
-                        CheckResult("paid", "SELECT true", "is true", True, True, None),
+                        CheckResult(
+                            "paid", "SELECT true", "is true", True, CheckOutcome.PASSED, None
+                        ),
                     ],
                     started_at=slot,
                     finished_at=slot,

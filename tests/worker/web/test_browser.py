@@ -24,7 +24,7 @@ from sqlalchemy import select
 
 from checks.automation.loader import load_automations
 from checks.automation.model import Automation
-from checks.report import CheckResult, Finding, FindingSource, RunReport, Status
+from checks.report import CheckResult, Finding, FindingSource, RunReport, Status, outcome_of
 from checks.run import SourcePool
 from checks.run_lifecycle import run_and_store
 from checks.settings.config import Settings
@@ -224,7 +224,7 @@ def earlier_runs(world: World, automation: str, check: str, count: int) -> list[
                         "SELECT …",
                         "< 0.03",
                         value,
-                        passed,
+                        outcome_of(passed, "connection reset" if value is None else None),
                         "connection reset" if value is None else None,
                         "C1",
                     )
