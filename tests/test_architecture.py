@@ -76,7 +76,7 @@ def test_every_top_level_module_of_checks_is_a_room() -> None:
     top = sorted(
         str(p.relative_to(ROOT)) for p in (ROOT / "checks").glob("*.py") if p.name != "__init__.py"
     )
-    assert top == ["checks/errors.py", "checks/run.py"]
+    assert top == ["checks/errors.py", "checks/run.py", "checks/run_lifecycle.py"]
     assert all(path in named for path in top)
 
 
@@ -102,21 +102,6 @@ def test_importing_all_of_checks_loads_neither_celery_nor_the_web_framework() ->
 # ARCHITECTURE.md's "Package order" draws them; each may import only rooms below it.
 ORDER_BLOCK = re.compile(r"^## Package order\n.*?```\n(?P<rooms>.*?)```", re.M | re.S)
 ORDER_ROOM = re.compile(r"^(?P<room>(?:checks|worker)/\S*)", re.M)
-
-# Imports against the order that another branch of the same restructuring removes
-# (the finding's own package takes the agent's accepted report and the pinned plan's
-# types out of checks/agent/ and checks/pinned/). Empty this once it is merged; never
-# add to it.
-BEING_BROKEN_ON_THE_FINDING_BRANCH = {
-    (
-        "checks/pinned/",
-        "checks/agent/",
-    ),  # pinned/plan → agent/contract: agent → store → pinned → agent
-    (
-        "checks/report/",
-        "checks/pinned/",
-    ),  # report/run_report → pinned/plan → agent/contract → report
-}
 
 
 def drawn_order() -> list[str]:
@@ -170,10 +155,7 @@ def test_each_room_imports_only_rooms_below_it_in_the_package_order() -> None:
             a, b = room_of(importer), room_of(imported)
             if a != b and rank.get(a, 0) <= rank.get(b, 0):
                 upward.add((a, b, f"{importer} -> {imported}"))
-    against = sorted(u for u in upward if (u[0], u[1]) not in BEING_BROKEN_ON_THE_FINDING_BRANCH)
-    assert against == []
-    # The allow-list holds only what still happens: once merged, it must be emptied.
-    assert {(a, b) for a, b, _ in upward} >= BEING_BROKEN_ON_THE_FINDING_BRANCH
+    assert sorted(upward) == []
 
 
 def strongly_connected(graph: grimp.ImportGraph) -> list[list[str]]:
@@ -214,12 +196,6 @@ def test_no_module_imports_itself_through_others() -> None:
     assert strongly_connected(import_graph(type_checking=False)) == []
 
 
-# Private names still imported from another module in files the kinds branch of the
-# same restructuring rewrites (checks/declared/typed*.py, kind_sql.py). Empty this once
-# it is merged (the test below then says which, if any, are left); never add to it.
-PRIVATE_ON_THE_KINDS_BRANCH: set[tuple[str, str]] = set()
-
-
 def private_imports() -> set[tuple[str, str]]:
     """(importer, module.name) for every ``_name`` of one module imported by another."""
     found: set[tuple[str, str]] = set()
@@ -240,6 +216,4 @@ def private_imports() -> set[tuple[str, str]]:
 
 
 def test_no_module_imports_another_modules_private_names() -> None:
-    found = private_imports()
-    assert sorted(found - PRIVATE_ON_THE_KINDS_BRANCH) == []
-    assert found >= PRIVATE_ON_THE_KINDS_BRANCH  # the allow-list holds only what still happens
+    assert sorted(private_imports()) == []

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from checks.automation.loader import load_automations
+from checks.finding import NEEDS_LLM
 from checks.report import RunReport
-from checks.run import NEEDS_LLM, SourcePool, run_automation
+from checks.run import SourcePool, run_automation
 from checks.settings.config import Settings
 from tests.shipped import shipped_files, shipped_folder
 from tests.test_examples_data import EXAMPLES, FIRST_ROWS, SAMPLE_FIRST_ROWS, Expected

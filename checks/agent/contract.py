@@ -2,67 +2,25 @@
 
 The report's contract: ``submit_report`` is called once with a valid payload (``finding``
 clear or needs_attention, ``confidence`` low, medium or high, a non-empty
-``evidence`` list of ids); every cited id — in ``evidence`` and every ``[Qn]``
-or ``[Cn]`` in the summary — exists in this run; and a Clear while a declared
-check failed (or was in error, or not evaluated) becomes Needs attention with
-``finding_source: override`` and the reason written into the summary.
+``evidence`` list of ids); and every cited id — in ``evidence`` and every ``[Qn]``
+or ``[Cn]`` in the summary — exists in this run. What the verified report then
+decides (a Clear against a failed declared check does not stand) is
+``checks.finding``'s, not the loop's.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
-from typing import Literal, cast
+from typing import cast
 
 from checks.agent.toolspec import SUBMIT_REPORT, ToolArgumentError, check_arguments
-from checks.report import CheckOutcome, CheckResult, Finding, FindingSource
-
-Confidence = Literal["low", "medium", "high"]
+from checks.finding import Confidence, SubmittedReport
+from checks.report import Finding, cited_ids
 
 _ID = re.compile(r"[QCS][1-9][0-9]*")
-_CITATION = re.compile(r"\[\s*([QCS]\d+(?:\s*[,;]\s*[QCS]\d+)*)\s*\]")
 
-
-@dataclass(frozen=True)
-class SubmittedReport:
-    """The arguments of one well-formed ``submit_report`` call."""
-
-    finding: Finding
-    summary: str
-    evidence: list[str]
-    confidence: Confidence
-
-
-@dataclass(frozen=True)
-class AcceptedReport:
-    """A report that passed the contract, after any override.
-
-    Attributes:
-        finding: the run's finding.
-        finding_source: ``agent``, or ``override`` when the runtime changed a Clear.
-        summary: the agent's Markdown, plus the override's reason when there is one.
-        evidence: the ids the finding rests on.
-        confidence: the agent's stated confidence.
-        override_reason: why the finding was overridden, or None.
-    """
-
-    finding: Finding
-    finding_source: FindingSource
-    summary: str
-    evidence: list[str]
-    confidence: Confidence
-    override_reason: str | None = None
-
-
-def cited_ids(summary: str) -> list[str]:
-    """Return the ids cited as ``[Q1]``, ``[C2]`` or ``[Q1, Q3]``, in order, once each."""
-    found: list[str] = []
-    for group in _CITATION.findall(summary):
-        for part in re.split(r"\s*[,;]\s*", group):
-            if part not in found:
-                found.append(part)
-    return found
+__all__ = ["SubmittedReport", "cited_ids", "read_report", "repair_request", "verify"]
 
 
 def read_report(arguments: str) -> tuple[SubmittedReport | None, list[str]]:
@@ -114,44 +72,6 @@ def verify(report: SubmittedReport, known_ids: Collection[str]) -> list[str]:
             f"in this run (ids: {known})"
         )
     return problems
-
-
-def failing_checks(checks: Sequence[CheckResult]) -> list[CheckResult]:
-    """The declared checks a Clear cannot stand against: failed or not evaluated."""
-    return [c for c in checks if c.passed is not True]
-
-
-def accept(report: SubmittedReport, checks: Sequence[CheckResult]) -> AcceptedReport:
-    """Turn a verified report into the run's finding, overriding a Clear against failed checks."""
-    against = failing_checks(checks)
-    if report.finding is Finding.CLEAR and against:
-        parts = []
-        for c in against:
-            if c.passed is False:
-                state = "failed"
-            elif c.outcome is CheckOutcome.NOT_EVALUATED:
-                state = f"was not evaluated ({c.reason})"
-            else:
-                state = f"was in error ({c.error})"
-            cite = f" [{c.evidence_id}]" if c.evidence_id else ""
-            parts.append(f"**{c.name}** {state}{cite}")
-        reason = "the agent reported Clear, but declared checks are authoritative and " + "; ".join(
-            parts
-        )
-        summary = (
-            f"{report.summary.rstrip()}\n\n**Overridden by Lookout — Needs attention:** {reason}."
-        )
-        return AcceptedReport(
-            Finding.NEEDS_ATTENTION,
-            FindingSource.OVERRIDE,
-            summary,
-            report.evidence,
-            report.confidence,
-            override_reason=reason,
-        )
-    return AcceptedReport(
-        report.finding, FindingSource.AGENT, report.summary, report.evidence, report.confidence
-    )
 
 
 def repair_request(problems: Sequence[str], known_ids: Collection[str]) -> str:

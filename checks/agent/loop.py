@@ -21,9 +21,10 @@ One run, in order:
    gets exactly one repair turn (the problems sent back, ``submit_report``
    forced). A valid one ends the loop.
 
-The loop never decides a fallback itself: ``AgentResult.report`` is None and
-``why`` says why, and the run path (``checks.run``) builds the report from the
-declared checks.
+The loop decides nothing: it returns what the agent said once it passed the
+contract (``AgentResult.report``), or None and ``why`` says why not. The run
+path (``checks.run``) decides the finding from it (``checks.finding.decide``)
+and then writes ``report_accepted`` and ``agent_end`` to the trace.
 """
 
 from __future__ import annotations
@@ -35,14 +36,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from checks.agent.chat_client import ChatClient, ChatReply, Message, RetryNote, ToolCall
-from checks.agent.contract import (
-    AcceptedReport,
-    SubmittedReport,
-    accept,
-    read_report,
-    repair_request,
-    verify,
-)
+from checks.agent.contract import SubmittedReport, read_report, repair_request, verify
 from checks.agent.inline_calls import text_call_format
 from checks.agent.prompt import (
     FINAL_CALL,
@@ -96,7 +90,6 @@ class AgentLoop:
         ranker: DecisionModel | None = None,
     ) -> None:
         self.task, self.settings, self.llm = task, settings, settings.llm
-        self.checks = list(checks)
         self.written_call: str | None = None  # a tool call the model wrote as text, unread
         self.check_ids = {e.id for e in check_evidence}
         self.trace = trace
@@ -140,7 +133,11 @@ class AgentLoop:
         return self.check_ids | {e.id for e in self.tools.evidence}
 
     def run(self) -> AgentResult:
-        """Run the loop to an accepted report or a reason why there is none."""
+        """Run the loop to a verified report or a reason why there is none.
+
+        Writes every event up to the report; ``report_accepted`` and
+        ``agent_end`` follow from the run path once the finding is decided.
+        """
         self.trace.note(
             "agent_start",
             {
@@ -149,7 +146,7 @@ class AgentLoop:
                 "tools": [t["function"]["name"] for t in TOOL_SCHEMAS],
             },
         )
-        report: AcceptedReport | None = None
+        report: SubmittedReport | None = None
         why: str | None = None
         with self.dispatcher, self.client:
             try:
@@ -171,12 +168,11 @@ class AgentLoop:
         self.stats.tool_calls = self.dispatcher.calls
         self.stats.cache_hits = self.dispatcher.cache_hits
         self.stats.rankings = list(self.tools.rankings)
-        self.trace.append("agent_end", self.stats.to_dict())
         return AgentResult(report, list(self.tools.evidence), self.stats, why)
 
     # -- the loop ------------------------------------------------------------
 
-    def _explore(self) -> AcceptedReport:
+    def _explore(self) -> SubmittedReport:
         while self.stats.steps < self.llm.max_steps:
             if self._time_left() <= 0:
                 raise _Failed(
@@ -204,7 +200,7 @@ class AgentLoop:
             self.stats.stopped_by = "step_budget"
         return self._final_call()
 
-    def _final_call(self) -> AcceptedReport:
+    def _final_call(self) -> SubmittedReport:
         if self._time_left() <= 0:
             raise _Failed(
                 "time_budget", "the automation's time limit ran out before the agent reported"
@@ -229,7 +225,9 @@ class AgentLoop:
             )
         return self._take_report(reply, submits, turn)
 
-    def _take_report(self, reply: ChatReply, submits: list[ToolCall], turn: Turn) -> AcceptedReport:
+    def _take_report(
+        self, reply: ChatReply, submits: list[ToolCall], turn: Turn
+    ) -> SubmittedReport:
         problems, report = self._check_submission(submits)
         if report is not None and not problems:
             return self._accepted(report, repaired=False)
@@ -261,21 +259,10 @@ class AgentLoop:
             return problems, None
         return verify(report, self.known_ids), report
 
-    def _accepted(self, report: SubmittedReport, *, repaired: bool) -> AcceptedReport:
-        accepted = accept(report, self.checks)
+    def _accepted(self, report: SubmittedReport, *, repaired: bool) -> SubmittedReport:
         self.stats.ended = "repaired" if repaired else "submitted"
-        self.stats.confidence = accepted.confidence
-        self.trace.note(
-            "report_accepted",
-            {
-                "finding": str(accepted.finding),
-                "finding_source": str(accepted.finding_source),
-                "evidence": accepted.evidence,
-                "confidence": accepted.confidence,
-                "override_reason": accepted.override_reason,
-            },
-        )
-        return accepted
+        self.stats.confidence = report.confidence
+        return report
 
     # -- one model call --------------------------------------------------------
 
@@ -449,7 +436,7 @@ def run_agent(
     model: str | None = None,
     deadline: float | None = None,
 ) -> AgentResult:
-    """Run the agent on one automation and return its accepted report or why there is none.
+    """Run the agent on one automation and return its verified report or why there is none.
 
     Args:
         task: goal, instructions, source name and dialect.

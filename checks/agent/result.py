@@ -9,7 +9,8 @@ from checks.report import Evidence
 
 if TYPE_CHECKING:  # the terminal reads ``cost_text`` without loading the LLM client
     from checks.agent.chat_client import ChatReply
-    from checks.agent.contract import AcceptedReport
+    from checks.agent.trace import TraceSink
+    from checks.finding import AcceptedReport, SubmittedReport
 
 
 @dataclass
@@ -88,9 +89,29 @@ def cost_text(steps: int, cost_usd: float | None) -> str:
 
 @dataclass
 class AgentResult:
-    """What the loop produced: an accepted report, or None and why not."""
+    """What the loop produced: the agent's report that passed the contract, or None and why not."""
 
-    report: AcceptedReport | None
+    report: SubmittedReport | None
     evidence: list[Evidence]
     stats: AgentStats
     why: str | None = None
+
+    def trace_end(self, trace: TraceSink, accepted: AcceptedReport | None) -> None:
+        """Write the agent's last events once the finding is decided (``checks.run``).
+
+        ``report_accepted`` (the report as it stands: its finding, who decided
+        it, the override's reason) when the agent gave one, then ``agent_end``
+        with the counters; written now, before the run's next wait.
+        """
+        if self.report is not None and accepted is not None:
+            trace.note(
+                "report_accepted",
+                {
+                    "finding": str(accepted.finding),
+                    "finding_source": str(accepted.finding_source),
+                    "evidence": accepted.evidence,
+                    "confidence": accepted.confidence,
+                    "override_reason": accepted.override_reason,
+                },
+            )
+        trace.append("agent_end", self.stats.to_dict())

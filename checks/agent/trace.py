@@ -11,7 +11,8 @@ An error raised in the loop writes them before it propagates. Payloads are
 JSON with every secret of the settings redacted (``checks.settings.config.redact``)
 before they are written. ``lookout show RUN_ID --trace`` prints them as JSONL.
 
-Event kinds written by the agent loop (``checks.agent.loop``):
+Event kinds written by the agent loop (``checks.agent.loop``), the last two by
+the run path (``checks.run``) once the finding is decided:
 
 ======================  =====================================================
 ``agent_start``         model, step budget, tools offered

@@ -55,6 +55,8 @@ from checks.kinds.registry import KINDS, over_kinds
 
 LOADER_FIELDS = ("path", "line")  # set by the loader, never from YAML
 _BEFORE_KIND = ("name", "sql", "expect", "allow_empty")  # the keys written before the kind
+CHECKS_GOAL = "Every declared check passes."
+"""The goal of an automation that states none: its checks are what must hold."""
 
 
 class _Strict(BaseModel):
@@ -229,14 +231,19 @@ class Check(_Strict):
 
         The keys keep the order a check is written in: name, sql, expect,
         allow_empty, the kind, over. ``allow_empty`` appears only when true: a raw
-        check's definition keeps the shape it had before typed checks existed.
+        check's definition keeps the shape it had before typed checks existed. A
+        kind that states its own expectation (``freshness``' ``max_age``) is dumped
+        without the ``expect`` filled in from it: the two together do not load
+        (what is dumped loads back as the same check).
         """
         data: dict[str, Any] = handler(self)
+        derived = self._spec is not None and self._spec.expect_conflict() is not None
         kept = {
             key: value
             for key, value in data.items()
             if (value is not None or key not in ("sql", "over"))
             and not (key == "allow_empty" and value is False)
+            and not (key == "expect" and derived)
         }
         dumped = {key: value for key, value in kept.items() if key != "over"}
         spec = self._spec
@@ -284,7 +291,9 @@ class Automation(_Strict):
     keys ``catchup_window``, ``repeat_interval``, ``repin_after``: the oldest its
     pinned plan may be, None for ``llm.repin_after``). ``path`` and ``line`` say where the
     automation was defined (1-based line of its first key); they are set by the
-    loader and refused in YAML. Rules for ``schedule`` and ``day_match`` are in
+    loader and refused in YAML. ``goal`` may be left out when the automation
+    declares checks (they say what must hold: ``task_goal``), never otherwise.
+    Rules for ``schedule`` and ``day_match`` are in
     ``checks.fields.schedule`` and docs/design.md, Scheduling.
     """
 
@@ -295,9 +304,9 @@ class Automation(_Strict):
     day_match: Literal["any", "all"] | None = Field(default=None, validate_default=True)
     timezone: str = "UTC"
     source: str
-    goal: str
+    goal: str | None = Field(default=None, validate_default=True)
     instructions: str | None = None
-    checks: list[Check] = Field(default_factory=list)
+    checks: list[Check] = Field(default_factory=list, validate_default=True)
     severity: Literal["low", "medium", "high"] = "medium"
     owner: str | None = None
     tags: list[str] = Field(default_factory=list)
@@ -355,12 +364,20 @@ class Automation(_Strict):
 
     @field_validator("goal")
     @classmethod
-    def _not_blank(cls, value: str) -> str:
-        return not_blank(value)
+    def _not_blank(cls, value: str | None) -> str | None:
+        return None if value is None else not_blank(value)
+
+    @property
+    def task_goal(self) -> str:
+        """What must hold, for the agent and the second opinion: the goal, or the checks."""
+        return self.goal or CHECKS_GOAL
 
     @field_validator("checks")
     @classmethod
-    def _unique_checks(cls, checks: list[Check]) -> list[Check]:
+    def _unique_checks(cls, checks: list[Check], info: ValidationInfo) -> list[Check]:
+        # goal may be left out when checks say what must hold; said beside any other error
+        if not checks and "goal" in info.data and info.data["goal"] is None:
+            raise fail("required field is missing", ("goal",))
         first: dict[str, int] = {}
         for index, check in enumerate(checks):
             if check.name in first:

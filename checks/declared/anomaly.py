@@ -193,7 +193,6 @@ def apply(
         rule, float(value), tested_at, baseline, source=source, zone=zone, hourly=hourly
     )
     result.anomaly = found
-    result.passed = passed
     result.reason = note
     if passed is None:
         result.outcome = CheckOutcome.NOT_EVALUATED

@@ -130,7 +130,7 @@ def run_check(
     """
     assert check.sql is not None  # raw checks only; typed ones go to run_typed_check
     expect = check.expectation
-    result = CheckResult(check.name, check.sql, expect.text, None, None, None)
+    result = CheckResult(check.name, check.sql, expect.text, None, CheckOutcome.NOT_EVALUATED)
     result.warnings = _lint(check.sql, source, timezone)
     probes = empty_tables or EmptyTables(source)
     try:
@@ -157,7 +157,7 @@ def run_check(
         row_count=row_count,
         row_count_exact=not found.scan_capped or not expect.scalar,  # rows: recounted
     )
-    result.value, result.passed, result.error = outcome.value, outcome.passed, outcome.error
+    result.value, result.error = outcome.value, outcome.error
     result.evidence_id = evidence_id
     if not expect.scalar:
         result.metrics = {"rows": row_count}
@@ -233,7 +233,7 @@ def run_checks(
                     check.sql or "",
                     check.expectation.text,
                     None,
-                    None,
+                    CheckOutcome.ERROR,
                     f"not run: the automation's time limit ({automation.timeout_s:g} s) ran out",
                     kind=check.kind,
                 )

@@ -65,7 +65,9 @@ def run_typed_check(
     spec = check.spec
     assert spec is not None  # only typed checks come here
     expect = check.expectation
-    result = CheckResult(check.name, "", expect.text, None, None, None, kind=spec.KIND)
+    result = CheckResult(
+        check.name, "", expect.text, None, CheckOutcome.NOT_EVALUATED, kind=spec.KIND
+    )
     now = slot or clock()
     found = buckets.window(check.over, timezone, now) if check.over else None
     try:

@@ -94,7 +94,6 @@ def fill_result(result: CheckResult, judged: Judged, metrics: Metrics, spec: Kin
     outcome = judged.outcome
     result.metrics = metrics
     result.value = outcome.value
-    result.passed = outcome.passed
     result.error = outcome.error
     result.reason = outcome.not_evaluated or judged.reason
     if outcome.error is not None:

@@ -1,6 +1,6 @@
 """A check's result in words: ``12 of 1,000 rows missing (1.20 %)``, ``3h 12m old``.
 
-Used by the finding's Markdown summary (``checks.declared.finding``), the
+Used by the finding's Markdown summary (``checks.finding.check_lines``), the
 agent's override text and the alerts. Numbers come from the check's metrics,
 each typed kind's words from its kind (``Kind.words``), shown as
 ``checks.kinds.in_words`` shows numbers, percents and durations.

@@ -1,10 +1,10 @@
 """``lookout eval``: run a suite's cases K times through the real run path and score them.
 
 Each case's data is built into its own DuckDB file (``checks.eval.suite``) and
-exposed as the source ``case``; every run then goes through
-``checks.run.run_automation`` with the configured LLM and decision backends,
-each with its own source pool and so a fresh agent. Whatever that path does is
-what is measured: with no LLM configured, cases with declared checks are
+exposed as the source ``case``; every run then goes through the run lifecycle
+(``checks.run_lifecycle.run_and_store``, without a store) with the configured
+LLM and decision backends, each with its own source pool and so a fresh agent.
+Whatever that path does is what is measured: with no LLM configured, cases with declared checks are
 decided by the checks and goal-only cases come back ``skipped`` (reported as
 skipped, not wrong).
 
@@ -150,16 +150,20 @@ def run_eval(
 def run_case_once(
     automation: Automation, settings: Settings, run: int, at: dt.datetime | None = None
 ) -> RunOutcome:
-    """Run one case once through ``run_automation`` with a source pool of its own.
+    """Run one case once through the run lifecycle, unstored, with a source pool of its own.
 
-    ``at`` is the run's slot time (a case's ``at:``); None: now.
+    ``at`` is the run's slot time (a case's ``at:``); None: now. No store:
+    an eval's runs are measured, never kept (``checks.run_lifecycle``).
     """
-    from checks.run import SourcePool, run_automation  # the run path: only when run
+    from checks.run import SourcePool  # the run path: only when run
+    from checks.run_lifecycle import run_and_store
 
     started = time.monotonic()
     try:
         with SourcePool(settings) as sources:
-            report = run_automation(automation, settings, sources, scheduled_for=at, trigger="eval")
+            report = run_and_store(
+                automation, settings, sources, None, scheduled_for=at, trigger="eval"
+            )
     except Exception as exc:  # the run path never raises on purpose: record, don't stop
         return RunOutcome(
             automation.name,

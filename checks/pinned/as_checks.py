@@ -28,8 +28,7 @@ from typing import Any
 import yaml
 
 from checks.automation.model import Automation
-from checks.pinned.plan import PinnedPlan, PinnedQuery
-from checks.report import Finding
+from checks.report import Finding, PinnedPlan, PinnedQuery
 
 LEFT_OUT = ("path", "line")
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9 _.-]")

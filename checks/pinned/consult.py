@@ -1,7 +1,8 @@
 """Whether a run may take its automation's pinned plan, and the report when it does.
 
 ``consult`` runs after the declared checks. The plan is taken — the run's
-finding is the plan's, ``finding_source: pinned``, and no LLM is called — only
+finding is the plan's (``PlanCheck.state``; ``checks.finding.decide`` decides),
+``finding_source: pinned``, and no LLM is called — only
 when all of these hold, checked in this order (the first that fails is the
 reason the agent is asked again):
 
@@ -31,10 +32,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from checks.declared.finding import check_line
 from checks.errors import LookoutError
-from checks.pinned.plan import PinnedPlan, PinnedQuery, definition_hash
-from checks.report import CheckOutcome, Evidence, Finding, FindingSource, RunReport, Status
+from checks.finding import PlanState, PlanStatus, failing_checks
+from checks.pinned.plan import definition_hash
+from checks.report import Evidence, Finding, PinnedPlan, PinnedQuery, RunReport
 
 if TYPE_CHECKING:
     from checks.report.ops_resolution import OpsResolution
@@ -67,6 +68,25 @@ class PlanCheck:
     def record(self, *, new_plan: bool = False) -> dict[str, Any]:
         """Return ``RunReport.pinning`` for this run (the shape is ``pinning_record``'s)."""
         return pinning_record(self.plan, self.used, self.reason, self.changes, new_plan=new_plan)
+
+    def state(self) -> PlanState:
+        """The plan's part in the finding (``checks.finding.decide``): taken, or why not.
+
+        Taken, its summary is the plan's, then a line naming the run it came
+        from; the finding's rule adds this run's declared checks.
+        """
+        if not self.used:
+            return PlanState(PlanStatus.NOT_TAKEN, reason=self.reason)
+        plan = self.plan
+        when = plan.made_at.strftime("%Y-%m-%d %H:%M UTC")
+        count = len(plan.queries)
+        note = (
+            f"*Pinned plan from run {plan.run_id}* ({plan.model}, {when}): its "
+            f"{count} cited {'query' if count == 1 else 'queries'} and "
+            "the declared checks returned what they did then, so its finding stands; the LLM "
+            "was not asked."
+        )
+        return PlanState(PlanStatus.TAKEN, plan.finding, f"{plan.summary}\n\n{note}")
 
 
 NO_PLAN = "no pinned plan yet"
@@ -167,7 +187,7 @@ def consult(
         check.reason = f"the plan is {_days(age_s)} old; repin_after is {_days(repin_after_s)}"
         return check
     check.changes = _check_changes(plan, report)
-    failing = [c.name for c in report.checks if c.outcome is not CheckOutcome.PASSED]
+    failing = [c.name for c in failing_checks(report.checks)]
     if not check.changes and plan.finding is Finding.CLEAR and failing:
         check.changes.append(f"the plan is Clear but declared check '{failing[0]}' did not pass")
     if check.changes:
@@ -234,30 +254,3 @@ def _run_again(
     except LookoutError as exc:
         return str(exc)
     return Evidence.of_result(result, evidence_id=pinned.id, origin="pinned", limits=limits)
-
-
-def take_plan(report: RunReport, check: PlanCheck) -> None:
-    """Fill ``report`` from a plan ``consult`` found usable: its finding, cited, no LLM asked.
-
-    The summary is the plan's, then a line naming the run it came from, then
-    this run's declared checks; the evidence is the checks' followed by the
-    pinned queries as they ran now (with the plan's ids, so its citations hold).
-    """
-    plan = check.plan
-    when = plan.made_at.strftime("%Y-%m-%d %H:%M UTC")
-    note = (
-        f"*Pinned plan from run {plan.run_id}* ({plan.model}, {when}): its "
-        f"{len(plan.queries)} cited {'query' if len(plan.queries) == 1 else 'queries'} and "
-        "the declared checks returned what they did then, so its finding stands; the LLM "
-        "was not asked."
-    )
-    summary = f"{plan.summary}\n\n{note}"
-    if report.checks:
-        summary += "\n\nDeclared checks:\n" + "\n".join(check_line(c) for c in report.checks)
-    report.evidence = [*report.evidence, *check.evidence]
-    report.finding = plan.finding
-    report.finding_source = FindingSource.PINNED
-    report.summary = summary
-    report.status = Status.COMPLETED
-    report.error = None
-    report.pinning = check.record()

@@ -7,12 +7,23 @@ keeps the raw database value until it is serialised.
 
 One module per part: ``vocabulary`` (status, finding, outcome, finding source),
 ``evidence`` (a query's evidence and ``json_value``), ``check_result`` (a
-declared check's result, its anomaly and buckets) and ``run_report`` (the run's
-report and its ``--json`` document). Every name is importable from here.
+declared check's result, its anomaly and buckets), ``citations`` (the ids a
+summary cites), ``pinned_plan`` (the plan an accepted agent report makes, carried
+by the report to the store) and ``run_report`` (the run's report and its
+``--json`` document). Every name is importable from here.
 """
 
-from checks.report.check_result import Anomaly, Buckets, CheckResult, Metrics
+from checks.report.check_result import (
+    Anomaly,
+    Buckets,
+    CheckResult,
+    Metrics,
+    outcome_of,
+    passed_of,
+)
+from checks.report.citations import cited_ids
 from checks.report.evidence import Evidence, json_value
+from checks.report.pinned_plan import PinnedPlan, PinnedQuery
 from checks.report.run_report import RunReport
 from checks.report.vocabulary import FRESH_TRIGGER, CheckOutcome, Finding, FindingSource, Status
 
@@ -26,7 +37,12 @@ __all__ = [
     "Finding",
     "FindingSource",
     "Metrics",
+    "PinnedPlan",
+    "PinnedQuery",
     "RunReport",
     "Status",
+    "cited_ids",
     "json_value",
+    "outcome_of",
+    "passed_of",
 ]

@@ -105,6 +105,22 @@ class Buckets:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
+def passed_of(outcome: CheckOutcome) -> bool | None:
+    """The old two-valued ``passed`` of an outcome: True, False, or None when not judged."""
+    if outcome is CheckOutcome.PASSED:
+        return True
+    return False if outcome is CheckOutcome.FAILED else None
+
+
+def outcome_of(passed: bool | None, error: str | None) -> CheckOutcome:
+    """The outcome of a check stored before outcomes were kept (only ``passed`` and ``error``)."""
+    if error is not None:
+        return CheckOutcome.ERROR
+    if passed is None:
+        return CheckOutcome.NOT_EVALUATED
+    return CheckOutcome.PASSED if passed else CheckOutcome.FAILED
+
+
 Metrics = dict[str, int | float | str | None]
 """A check's numbers by name (``rows_in_scope``, ``missing``…); see ``CheckResult``."""
 
@@ -119,12 +135,11 @@ class CheckResult:
             Lookout compiled from it).
         expect: the expectation's normalised text.
         value: the value compared, JSON-safe (``checks.fields.judgement.Value``).
-        passed: True or False when judged; None when in error or not evaluated.
+        outcome: how it came out (``CheckOutcome``), the check's one state:
+            ``passed``, ``failed``, ``error`` or ``not_evaluated``.
         error: why the check could not be judged; an error is never a pass.
         evidence_id: ``C…``: the evidence of ``sql``'s result, when it ran.
         kind: ``sql`` for a raw query, else the typed kind (``missing``, …).
-        outcome: ``CheckOutcome``; derived from ``passed`` and ``error`` when
-            not given.
         reason: why the check was not evaluated ("0 rows in scope: orders
             where name = 'Diana'"), or, for a check that allows an empty scope,
             the note saying it was empty.
@@ -143,11 +158,10 @@ class CheckResult:
     sql: str
     expect: str
     value: Any
-    passed: bool | None
-    error: str | None
+    outcome: CheckOutcome
+    error: str | None = None
     evidence_id: str | None = None
     kind: str = "sql"
-    outcome: CheckOutcome | None = None
     reason: str | None = None
     metrics: Metrics = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -156,15 +170,17 @@ class CheckResult:
     buckets: Buckets | None = None
 
     def __post_init__(self) -> None:
-        if self.outcome is None:
-            if self.error is not None:
-                self.outcome = CheckOutcome.ERROR
-            elif self.passed is None:
-                self.outcome = CheckOutcome.NOT_EVALUATED
-            else:
-                self.outcome = CheckOutcome.PASSED if self.passed else CheckOutcome.FAILED
-        else:
-            self.outcome = CheckOutcome(self.outcome)
+        self.outcome = CheckOutcome(self.outcome)  # a stored or JSON text reads as the enum
+
+    @property
+    def passed(self) -> bool | None:
+        """The ``passed`` key of ``--json`` and the store, derived from ``outcome``.
+
+        True when passed, False when failed, None in error or not evaluated.
+        Deciding anything reads ``outcome``: this exists for the shapes that
+        carried it before outcomes did.
+        """
+        return passed_of(self.outcome)
 
     @property
     def not_evaluated(self) -> bool:

@@ -5,14 +5,12 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from checks.report.check_result import CheckResult
 from checks.report.evidence import Evidence
+from checks.report.pinned_plan import PinnedPlan
 from checks.report.vocabulary import Finding, FindingSource, Status
-
-if TYPE_CHECKING:  # the plan imports this package
-    from checks.pinned.plan import PinnedPlan
 
 
 @dataclass

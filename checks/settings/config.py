@@ -32,6 +32,7 @@ from checks.settings.review import ReviewSettings
 from checks.settings.service import ServiceSettings
 from checks.settings.sources import SourceConfig
 from checks.settings.strict import Strict, redis_url
+from checks.settings.unknown_keys import unknown_key_message
 
 DEFAULT_CONFIG = Path("config/lookout.yaml")
 DEFAULT_AUTOMATIONS_DIR = Path("automations")
@@ -308,6 +309,8 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
         err = _fitting_branch(exc.errors())
         field, line, column = _locate(text, tuple(err["loc"]))
         message = str(err["msg"]).removeprefix("Value error, ")  # pydantic's, for a ValueError
+        if err["type"] == "extra_forbidden":
+            message = unknown_key_message(Settings, tuple(err["loc"]))
         raise ConfigError(
             message, path=str(config_path), line=line, column=column, field=field
         ) from None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
@@ -27,6 +27,9 @@ class DuckDBSource(Strict):
     Files are copied once into a DuckDB file under ``cache_dir`` (rebuilt when a
     file changes) so that queries run with external access off.
     """
+
+    MEANT: ClassVar[dict[str, str]] = {"path": "database", "file": "database"}
+    """Keys written for ``database`` (``checks.settings.unknown_keys``)."""
 
     type: Literal["duckdb"]
     database: str | None = None

@@ -8,8 +8,8 @@ the source's dialect and warns, with the line and column in the SQL where it
 can, about the classic traps of data checks:
 
 - ``not-in-subquery``: ``x NOT IN (SELECT col …)`` where ``col`` can be NULL:
-  one NULL makes NOT IN true for no row, so nothing is ever found. Use
-  ``NOT EXISTS``.
+  while the subquery returns a NULL, NOT IN is true for no row and nothing is
+  found (rows found today only mean it holds no NULL yet). Use ``NOT EXISTS``.
 - ``not-in-null``: ``col NOT IN (…list…)`` where ``col`` can be NULL and the
   query does not say what a NULL means (no ``col IS NULL OR …`` beside it, no
   ``col IS NOT NULL AND …``): NOT IN is never true for a NULL, so those rows
@@ -232,8 +232,8 @@ class _Linter:
             LintWarning(
                 "not-in-subquery",
                 f"{outer} NOT IN (SELECT {picked.name} FROM {table} ...): {picked.name} can be "
-                "NULL, and one NULL makes NOT IN true for no row, so nothing is ever found; "
-                f"use NOT EXISTS (SELECT 1 FROM {table} WHERE {match})",
+                "NULL, and while the subquery returns a NULL, NOT IN is true for no row and "
+                f"nothing is found; use NOT EXISTS (SELECT 1 FROM {table} WHERE {match})",
                 line,
                 col,
             )

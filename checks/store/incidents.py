@@ -28,7 +28,7 @@ announced on every announcing run that has them. A run planned without
 run's ``alert_runs`` row (primary key: the run) and then moves its incidents,
 so a redelivered task, a retry or a second worker finds the events decided and
 reuses them: incidents move and events are decided exactly once, when the run
-is stored (``checks.run.run_and_store``, the service's run task). A run older
+is stored (``checks.run_lifecycle.run_and_store``, for every trigger). A run older
 than one already planned for the same automation announces nothing and moves
 nothing (its note says so).
 """

@@ -17,8 +17,7 @@ from typing import Any
 from sqlalchemy import JSON, ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from checks.pinned.plan import PinnedPlan, PinnedQuery
-from checks.report import Finding, FindingSource
+from checks.report import Finding, FindingSource, PinnedPlan, PinnedQuery
 from checks.store.run_tables import Base, UTCDateTime, dialect_insert
 
 

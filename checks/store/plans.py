@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from checks.pinned.plan import PinnedPlan
+from checks.report import PinnedPlan
 from checks.store.plan_tables import PinnedPlanRow
 from checks.store.store import Store
 

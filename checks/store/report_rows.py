@@ -36,6 +36,7 @@ from checks.report import (
     RunReport,
     Status,
     json_value,
+    outcome_of,
 )
 from checks.store.list_columns import definition_columns, urgency_column, usage_columns
 from checks.store.row_sets import write_row_sets
@@ -248,11 +249,11 @@ def check_result(row: CheckRow) -> CheckResult:
         row.sql,
         row.expect,
         row.value,
-        row.passed,
+        # a row stored before outcomes were kept has only passed and error
+        CheckOutcome(row.outcome) if row.outcome else outcome_of(row.passed, row.error),
         row.error,
         row.evidence_id,
         kind=row.kind or "sql",
-        outcome=CheckOutcome(row.outcome) if row.outcome else None,
         reason=row.reason,
         metrics=row.metrics or {},
         warnings=row.warnings or [],

@@ -273,28 +273,6 @@ class Store:
                 write_plan(session, report.new_plan, run_id)
             return True
 
-    def save_report(self, report: RunReport) -> int:
-        """Store a finished in-process run (create, claim, finish) and return its id.
-
-        Raises:
-            StoreError: the slot already has a run.
-        """
-        run_id = self.create_run(
-            report.automation,
-            report.scheduled_for,
-            trigger=report.trigger,
-            definition=report.definition,
-        )
-        if run_id is None:
-            raise StoreError(
-                f"{report.automation} already has a run for {report.scheduled_for.isoformat()}"
-            )
-        attempt = self.claim_run(run_id, lease_s=3600)
-        assert attempt is not None  # just created, nobody else knows the id
-        self.finish_run(run_id, attempt, report)
-        report.run_id = run_id
-        return run_id
-
     # -- reading -----------------------------------------------------------
 
     def get_run(self, run_id: int) -> RunReport | None:

@@ -14,7 +14,8 @@ import pytest
 from checks.automation.model import Automation
 from checks.clock import utcnow
 from checks.report import Status
-from checks.run import SourcePool, run_and_store
+from checks.run import SourcePool
+from checks.run_lifecycle import run_and_store
 from checks.settings.config import Settings
 from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource

@@ -11,7 +11,8 @@ from checks.agent.prompt import UNTRUSTED_LABEL
 from checks.fakes.decision_server import FakeDecision
 from checks.fakes.llm_server import FakeLLM
 from checks.opinion.calibration import Recalibration
-from checks.run import SourcePool, run_and_store
+from checks.run import SourcePool
+from checks.run_lifecycle import run_and_store
 from checks.settings.llm import LLMSettings
 from checks.store.review_reads import save_recalibration
 from checks.store.store import Store

@@ -19,7 +19,8 @@ from checks.automation.model import Automation
 from checks.fakes.decision_server import FakeDecision
 from checks.fakes.llm_server import FakeLLM, Step
 from checks.opinion.decision_model import read_untrusted_state
-from checks.run import SourcePool, run_and_store
+from checks.run import SourcePool
+from checks.run_lifecycle import run_and_store
 from checks.settings.alerts import EventKind
 from checks.settings.config import Settings
 from checks.settings.decision import DecisionSettings

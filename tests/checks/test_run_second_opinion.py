@@ -9,7 +9,8 @@ import pytest
 
 from checks.automation.model import Automation
 from checks.fakes.decision_server import FakeDecision
-from checks.run import SourcePool, run_and_store
+from checks.run import SourcePool
+from checks.run_lifecycle import run_and_store
 from checks.settings.config import Settings
 from checks.settings.decision import DecisionSettings
 from checks.settings.sources import DuckDBSource

@@ -25,7 +25,8 @@ import yaml
 from checks.agent.trace import read_trace
 from checks.automation.loader import load_automations
 from checks.report import Finding, Status
-from checks.run import SourcePool, run_and_store
+from checks.run import SourcePool
+from checks.run_lifecycle import run_and_store
 from checks.settings.config import Settings
 from checks.settings.llm import LLMSettings
 from checks.store.store import Store

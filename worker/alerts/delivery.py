@@ -35,7 +35,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from checks.clock import utcnow
-from checks.declared.finding import anomaly_lines, not_evaluated_lines
+from checks.finding import anomaly_lines, not_evaluated_lines
 from checks.opinion.row_diff import change_lines
 from checks.report import RunReport
 from checks.settings.config import Settings

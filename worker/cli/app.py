@@ -32,9 +32,6 @@ from worker.cli.selection import select_automations
 from worker.cli.validation import sql_problems, unknown_channels
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
-    from checks.automation.loader import LoadResult
     from checks.automation.model import Automation
     from checks.settings.config import Settings
     from checks.sources.pool import SourcePool
@@ -106,13 +103,6 @@ def main_options(
 
 _ENDS_OWN_STARTUP = frozenset({"run", "validate"})
 """The commands that resume the cycle collector themselves, once their imports are done."""
-
-
-def _report_load_problems(loaded: LoadResult, console: Console, *, warnings: bool = True) -> None:
-    for problem in loaded.errors:
-        console.print(f"error: {problem.location_message()}")
-    for warning in loaded.warnings if warnings else []:
-        console.print(f"warning: {warning}")
 
 
 @app.command()
@@ -254,7 +244,7 @@ def _run_chosen(
     fresh: bool = False,
 ) -> list[RunReport]:
     """Run and store each automation in turn, printing each report as it ends."""
-    from checks.run import run_and_store
+    from checks.run_lifecycle import run_and_store
     from checks.settings.config import redact
 
     reports: list[RunReport] = []

@@ -246,6 +246,7 @@ def report_view(
             agent=redacted(run.agent, keys) if run.agent else None,
             pinning=redacted(run.pinning, keys) if run.pinning else None,
             checks=[_check_view(c) for c in run.checks],
+            declared_checks=len(definition.get("checks") or []),
             evidence=[
                 EvidenceView(
                     e.query_id,

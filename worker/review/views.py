@@ -152,7 +152,8 @@ class ReportView:
     """Everything the report page shows except the trace (``trace_of``).
 
     ``history`` is each check's value over the last runs up to this one
-    (``worker.review.history``), in the order of ``checks``.
+    (``worker.review.history``), in the order of ``checks``. ``declared_checks``
+    counts the checks its definition declares, whether or not they ran.
     """
 
     run_id: int
@@ -187,6 +188,7 @@ class ReportView:
     deliveries: list[DeliveryRecord]
     timeline: list[TimelineEntry]
     history: list[CheckHistory]
+    declared_checks: int = 0
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,10 @@
 """The Celery tasks: ``dispatch_due`` (beat's one entry) and ``run_automation`` (one run).
 
 Thin edges: ``dispatch_due`` calls ``worker.service.dispatch.Dispatcher``; the run task
-claims the run (``worker.service.run_queue``), calls ``checks.run.run_automation`` —
-the single run path — and stores the report, fenced on its attempt. Each
+claims the run (``worker.service.run_queue``), keeps its lease (``worker.service.lease``)
+and hands the claimed row to ``checks.run_lifecycle.run_and_store`` — the lifecycle
+``lookout run`` takes too: run, finish fenced on the attempt, move the incidents —
+adding only the time limits' reasons and the delivery of its alerts. Each
 worker process keeps its own store connection, open sources and dispatcher
 (``process()``), made after the fork.
 """
@@ -23,14 +25,14 @@ from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
 from celery.signals import worker_init
 from pydantic import ValidationError
 
-from checks.agent.trace import TraceWriter
 from checks.automation.model import Automation
 from checks.clock import utcnow
 from checks.errors import LookoutError
 from checks.report import FRESH_TRIGGER, RunReport, Status
-from checks.run import SourcePool, run_automation
-from checks.settings.config import Settings, redact
-from checks.store.incidents import decide_run_events
+from checks.run import SourcePool
+from checks.run_lifecycle import Claim, run_and_store
+from checks.settings.config import Settings
+from checks.store.incidents import RunEvents, decide_run_events
 from checks.store.store import Store
 from worker.alerts.routing import routes
 from worker.service.celery_app import (
@@ -154,8 +156,13 @@ def dispatch_due() -> dict[str, object]:
     return result.to_dict()
 
 
-def announce(run_id: int, store: Store | None = None, report: RunReport | None = None) -> None:
-    """A run has just ended: move its incidents and plan its events, then queue its alerts.
+def announce(
+    run_id: int,
+    store: Store | None = None,
+    report: RunReport | None = None,
+    run_events: RunEvents | None = None,
+) -> None:
+    """A run has just ended: move its incidents and decide its events, then queue its alerts.
 
     The incidents move here, in the run's task, whether or not any channel is
     configured and whether or not the broker takes the delivery task
@@ -170,16 +177,19 @@ def announce(run_id: int, store: Store | None = None, report: RunReport | None =
         store: the store to use (default: this process's).
         report: the report just stored for it (``Store.finish_run``), when the
             caller has it; else the run is read back from the store.
+        run_events: its events, when its incidents have already moved
+            (``checks.run_lifecycle``); else they move here.
     """
-    needed = True  # unless the plan says no channel would get anything
+    needed = True  # unless the events say no channel would get anything
     try:
         store = store or process().store
         if report is None:
             report = store.get_run(run_id)
         if report is not None and report.status in (Status.COMPLETED, Status.ERROR):
-            run_events = decide_run_events(
-                store.engine, report, now=utcnow(), enabled=settings.alerts.events
-            )
+            if run_events is None:
+                run_events = decide_run_events(
+                    store.engine, report, now=utcnow(), enabled=settings.alerts.events
+                )
             notify = [n for n in report.definition.get("notify") or [] if isinstance(n, str)]
             needed = bool(routes(run_events.events, notify, settings))
         else:
@@ -192,6 +202,12 @@ def announce(run_id: int, store: Store | None = None, report: RunReport | None =
         enqueue_delivery(run_id)
     except Exception:
         log.exception("run %d: could not queue its alerts", run_id)
+
+
+def _deliver(report: RunReport, run_events: RunEvents | None) -> None:
+    """The lifecycle's last step in the service: the stored run's alerts, queued."""
+    if report.run_id is not None:
+        announce(report.run_id, report=report, run_events=run_events)
 
 
 class RunTask(Task):  # type: ignore[misc]
@@ -298,32 +314,27 @@ def _run(state: _Process, run: RunInfo, automation: Automation, attempt: int) ->
 
 
 def _attempt(state: _Process, run: RunInfo, automation: Automation, attempt: int) -> None:
-    try:
-        # open the source once per process, even with the threads pool; a source
-        # that cannot open is reported by run_automation, in the run
-        with state.lock, contextlib.suppress(LookoutError):
-            state.sources.get(automation.source)
-        trace = TraceWriter(state.store, run.id, secrets=state.settings.secrets(), attempt=attempt)
-        report = run_automation(
-            automation,
-            state.settings,
-            state.sources,
-            scheduled_for=run.scheduled_for,
-            trigger=run.trigger,
-            trace=trace,
-            store=state.store,
-            fresh=run.trigger == FRESH_TRIGGER,
-        )
-        report.run_id, report.attempt = run.id, attempt
-        if state.store.finish_run(run.id, attempt, report):
-            announce(run.id, report=report)  # what was stored: no second read of it
-        else:
-            log.warning("run %d attempt %d: result refused (no longer current)", run.id, attempt)
-    except SoftTimeLimitExceeded:
-        if state.queue.fail(run.id, soft_limit_reason(automation.timeout_s), attempt=attempt):
-            announce(run.id)
-    except Exception as exc:
-        reason = redact(f"internal error: {type(exc).__name__}: {exc}", state.settings.secrets())
-        if state.queue.fail(run.id, reason, attempt=attempt):
-            announce(run.id)
-        raise
+    """Take the claimed attempt through the run lifecycle; the soft time limit is its reason."""
+    # open the source once per process, even with the threads pool; a source
+    # that cannot open is reported by the run itself
+    with state.lock, contextlib.suppress(LookoutError):
+        state.sources.get(automation.source)
+
+    def known_failure(exc: Exception) -> str | None:
+        if isinstance(exc, SoftTimeLimitExceeded):
+            return soft_limit_reason(automation.timeout_s)
+        return None
+
+    run_and_store(
+        automation,
+        state.settings,
+        state.sources,
+        state.store,
+        claim=Claim(run.id, attempt),
+        scheduled_for=run.scheduled_for,
+        trigger=run.trigger,
+        announce=True,
+        fresh=run.trigger == FRESH_TRIGGER,
+        deliver=_deliver,
+        known_failure=known_failure,
+    )

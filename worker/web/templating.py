@@ -18,6 +18,8 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from starlette.templating import Jinja2Templates
 
 from checks.agent.result import cost_text
+from checks.fields.expectation import parse_expectation
+from checks.kinds.in_words import duration
 from worker.review import RESOLVE_LABELS, QuickFilter, ResolveReason
 from worker.web.chart import history_chart
 
@@ -93,6 +95,36 @@ def cell(value: Any) -> str:
     return str(value)
 
 
+def check_value(value: Any, expect: str) -> str:
+    """Return a check's value as the terminal's report writes it.
+
+    A duration (a ``freshness`` age, or an interval a query returns, compared
+    with a duration such as ``< 3h``) reads ``3d 5h``
+    (``checks.kinds.in_words.duration``); anything else as an evidence cell.
+    """
+    if (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and _unit(expect) == "duration"
+    ):
+        return duration(float(value))
+    return cell(value)
+
+
+def metric(value: Any, name: str) -> str:
+    """Return one of a check's metrics: ``age_s`` as a duration, anything else as a cell."""
+    if name == "age_s" and isinstance(value, int | float) and not isinstance(value, bool):
+        return duration(float(value))
+    return cell(value)
+
+
+def _unit(expect: str) -> str | None:
+    try:
+        return parse_expectation(expect).unit
+    except ValueError:
+        return None
+
+
 def pretty(value: Any) -> str:
     """Return a JSON value indented for reading."""
     return json.dumps(value, ensure_ascii=False, indent=2, default=str)
@@ -130,6 +162,8 @@ def make_templates() -> Jinja2Templates:
         when=when,
         pct=pct,
         cell=cell,
+        check_value=check_value,
+        metric=metric,
         pretty=pretty,
         agent_cost=agent_cost,
         chart=history_chart,

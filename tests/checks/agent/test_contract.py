@@ -9,13 +9,12 @@ import pytest
 
 from checks.agent.contract import (
     SubmittedReport,
-    accept,
     cited_ids,
     read_report,
     repair_request,
     verify,
 )
-from checks.report import CheckResult, Finding, FindingSource
+from checks.report import Finding
 
 KNOWN = {"C1", "Q1", "Q2"}
 
@@ -105,46 +104,6 @@ def test_citations_must_exist_in_this_run(case: Cited) -> None:
 
 def test_cited_ids_in_order_once() -> None:
     assert cited_ids("a [Q2] b [Q1; C3] c [Q2] [not an id] [q4]") == ["Q2", "Q1", "C3"]
-
-
-def check(passed: bool | None, name: str = "no orphans") -> CheckResult:
-    error = None if passed is not None else "table missing"
-    return CheckResult(
-        name, "SELECT 1", "= 0", 1, passed, error, "C1" if passed is not None else None
-    )
-
-
-def test_clear_against_a_failed_check_is_overridden() -> None:
-    report = SubmittedReport(Finding.CLEAR, "Looks fine [Q1].", ["Q1"], "high")
-    accepted = accept(report, [check(False)])
-    assert accepted.finding is Finding.NEEDS_ATTENTION
-    assert accepted.finding_source is FindingSource.OVERRIDE
-    assert accepted.summary.startswith("Looks fine [Q1].\n\n**Overridden by Lookout")
-    assert "**no orphans** failed [C1]" in accepted.summary
-    assert accepted.override_reason is not None
-
-
-def test_clear_against_a_check_in_error_is_overridden() -> None:
-    accepted = accept(SubmittedReport(Finding.CLEAR, "ok [Q1]", ["Q1"], "low"), [check(None)])
-    assert accepted.finding_source is FindingSource.OVERRIDE
-    assert accepted.override_reason == (
-        "the agent reported Clear, but declared checks are authoritative and "
-        "**no orphans** was in error (table missing)"
-    )
-    assert "evaluated" not in accepted.summary
-
-
-def test_agent_findings_that_stand() -> None:
-    clear = accept(SubmittedReport(Finding.CLEAR, "ok [Q1]", ["Q1"], "low"), [check(True)])
-    assert (clear.finding, clear.finding_source) == (Finding.CLEAR, FindingSource.AGENT)
-    attention = accept(
-        SubmittedReport(Finding.NEEDS_ATTENTION, "bad [C1]", ["C1"], "high"), [check(False)]
-    )
-    assert (attention.finding, attention.finding_source) == (
-        Finding.NEEDS_ATTENTION,
-        FindingSource.AGENT,
-    )
-    assert attention.override_reason is None
 
 
 def test_repair_request_says_exactly_what_was_wrong() -> None:

@@ -24,7 +24,8 @@ from checks.agent.trace import TraceEvent, read_trace
 from checks.automation.loader import load_automations
 from checks.fakes.llm_server import FakeLLM, Step
 from checks.report import Finding, FindingSource, RunReport, Status
-from checks.run import SourcePool, run_and_store
+from checks.run import SourcePool
+from checks.run_lifecycle import run_and_store
 from checks.settings.config import Settings
 from checks.settings.llm import LLMSettings
 from checks.settings.sources import DuckDBSource

@@ -20,7 +20,8 @@ from checks.fakes.synthetic_catalog import (
     synthetic_catalog,
 )
 from checks.opinion.decision_model import Backend
-from checks.run import SourcePool, run_and_store
+from checks.run import SourcePool
+from checks.run_lifecycle import run_and_store
 from checks.settings.config import Settings
 from checks.settings.decision import DecisionSettings
 from checks.settings.llm import LLMSettings

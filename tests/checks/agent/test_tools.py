@@ -147,9 +147,9 @@ def test_a_query_result_carries_the_lint_warnings(source: Source) -> None:
     )
     assert trap["id"] == "Q1" and trap["rows"] == [[0]]
     assert trap["warnings"] == [
-        "carrier NOT IN (SELECT carrier FROM airlines ...): carrier can be NULL, and one NULL "
-        "makes NOT IN true for no row, so nothing is ever found; use NOT EXISTS (SELECT 1 FROM "
-        "airlines WHERE airlines.carrier = flights.carrier)",
+        "carrier NOT IN (SELECT carrier FROM airlines ...): carrier can be NULL, and while the "
+        "subquery returns a NULL, NOT IN is true for no row and nothing is found; use NOT "
+        "EXISTS (SELECT 1 FROM airlines WHERE airlines.carrier = flights.carrier)",
         "NOW() is read in UTC (sessions run in UTC), not in America/New_York, this "
         "automation's time zone; for its local time write (now() AT TIME ZONE "
         "'America/New_York'), and ::date for its local date",

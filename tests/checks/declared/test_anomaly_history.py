@@ -20,7 +20,8 @@ import pytest
 from checks.automation.model import Automation
 from checks.opinion.decision_model import read_untrusted_state
 from checks.report import RunReport
-from checks.run import SourcePool, run_and_store
+from checks.run import SourcePool
+from checks.run_lifecycle import run_and_store
 from checks.settings.alerts import EventKind
 from checks.settings.config import Settings
 from checks.settings.decision import DecisionSettings

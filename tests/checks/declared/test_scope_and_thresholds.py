@@ -12,8 +12,8 @@ import duckdb
 import psycopg
 import pytest
 
-from checks.declared.finding import decide_from_checks
 from checks.declared.wording import describe_value
+from checks.finding import decide_from_checks
 from checks.report import CheckOutcome, Finding, Status
 from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource

@@ -22,7 +22,8 @@ from checks.fakes.decision_server import FakeDecision, request_state
 from checks.opinion.decision_model import Backend, read_untrusted_state
 from checks.opinion.row_diff import Compared, RowChange
 from checks.report import RunReport
-from checks.run import SourcePool, run_and_store
+from checks.run import SourcePool
+from checks.run_lifecycle import run_and_store
 from checks.settings.config import Settings
 from checks.settings.decision import DecisionSettings
 from checks.settings.limits import Limits

@@ -19,7 +19,8 @@ from checks.fakes.llm_server import FakeLLM, one_query_agent
 from checks.pinned.consult import FRESH
 from checks.pinned.plan import reads_a_table
 from checks.report import Finding, FindingSource, RunReport, Status
-from checks.run import SourcePool, run_and_store
+from checks.run import SourcePool
+from checks.run_lifecycle import run_and_store
 from checks.settings.config import Settings
 from checks.settings.llm import LLMSettings
 from checks.settings.sources import DuckDBSource

@@ -62,7 +62,19 @@ def test_environment_wins_and_expands(tmp_path: Path) -> None:
             "llm:\n  api_key: ${NOPE_NOT_SET}\n",
             "lookout.yaml:2:12: llm.api_key: environment variable NOPE_NOT_SET is not set",
         ),
-        ("stor_url: x\n", "lookout.yaml:1:11: stor_url: Extra inputs are not permitted"),
+        (
+            "stor_url: x\n",
+            "lookout.yaml:1:11: stor_url: unknown field 'stor_url' (did you mean 'store_url'?)",
+        ),
+        (
+            "sources:\n  shop:\n    type: duckdb\n    path: shop.duckdb\n",
+            "lookout.yaml:4:11: sources.shop.path: unknown field 'path' (did you mean 'database'?)",
+        ),
+        (
+            "sources:\n  shop:\n    type: duckdb\n    tables:\n      t: {path: a.csv, nulls: []}\n",
+            "lookout.yaml:5:31: sources.shop.tables.t.nulls: unknown field 'nulls'",
+        ),
+        ("limits:\n  max_rowz: 3\n", "unknown field 'max_rowz' (did you mean 'max_rows'?)"),
         ("decision:\n  backend: gpt\n", "lookout.yaml:2:12: decision.backend: Input should be"),
         ("sources: [\n", "lookout.yaml:2:1: not valid YAML"),
         ("- a\n", "lookout.yaml: the config file must be a mapping"),

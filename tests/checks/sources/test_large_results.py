@@ -16,6 +16,7 @@ from checks.settings.limits import Limits
 from checks.sources.base import collect, row_digest
 from checks.sources.duckdb_source import DuckDBQuerySource
 from checks.store.store import Store
+from tests.stored_reports import store_report
 from worker.cli import render
 from worker.cli.render import SafeConsole
 
@@ -102,7 +103,7 @@ def test_a_lower_bound_is_marked_in_the_evidence_the_store_and_the_terminal(
     report = RunReport(
         automation="a", scheduled_for=utcnow(), status=Status.COMPLETED, evidence=evidence
     )
-    run_id = store.save_report(report)
+    run_id = store_report(store, report)
     stored = store.get_run(run_id)
     assert stored is not None
     assert [(e.row_count, e.row_count_exact) for e in stored.evidence] == [

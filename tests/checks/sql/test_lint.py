@@ -164,9 +164,9 @@ def test_messages_say_why_and_what_to_write() -> None:
         catalog=CATALOG,
     )
     assert sub.message == (
-        "customer_id NOT IN (SELECT id FROM customers ...): id can be NULL, and one NULL makes "
-        "NOT IN true for no row, so nothing is ever found; use NOT EXISTS (SELECT 1 FROM "
-        "customers WHERE id = customer_id)"
+        "customer_id NOT IN (SELECT id FROM customers ...): id can be NULL, and while the "
+        "subquery returns a NULL, NOT IN is true for no row and nothing is found; use NOT "
+        "EXISTS (SELECT 1 FROM customers WHERE id = customer_id)"
     )
     assert in_list.message == (
         "status NOT IN (...) is never true where status is NULL, so those rows are skipped; "

@@ -11,10 +11,12 @@ import yaml
 
 from checks.automation.loader import load_automations
 from checks.report import Finding, RunReport, Status
-from checks.run import SourcePool, run_and_store
+from checks.run import SourcePool
+from checks.run_lifecycle import run_and_store
 from checks.settings.config import Settings
 from checks.store.incidents import NOT_ANNOUNCED, decide_run_events, load_run_events, open_incidents
 from checks.store.store import Store
+from tests.stored_reports import store_report
 
 T0 = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
 HOUR = dt.timedelta(hours=1)
@@ -38,7 +40,7 @@ def stored(
         finding=finding,
         definition={"repeat_interval": 86_400},
     )
-    store.save_report(report)
+    store_report(store, report)
     return report
 
 

@@ -36,6 +36,7 @@ from checks.store.list_rows import (
 from checks.store.review_tables import ListRow
 from checks.store.run_tables import RunRow, table_of
 from checks.store.store import Store
+from tests.stored_reports import store_report
 from worker.review import Filters, board
 from worker.service.queue_records import NewRun
 from worker.service.run_queue import RunQueue
@@ -137,7 +138,7 @@ def stored(
         definition=DEFINITION,
         second_opinion={"urgency": "act_soon", "flags": ["changed_since_last_run"]},
     )
-    store.save_report(report)
+    store_report(store, report)
     decide_run_events(store.engine, report, now=T0 + hours * HOUR, announce=False)
     return report
 
@@ -205,9 +206,9 @@ def test_an_incident_lists_its_newest_run_of_its_kind_since_the_run_that_opened_
 ) -> None:
     stored(store, "a", 0, Status.COMPLETED, CLEAR)
     newer = RunReport("a", T0 + 5 * HOUR, Status.COMPLETED, finding=NA, definition=DEFINITION)
-    store.save_report(newer)  # a newer slot's problem, stored first and not planned yet
+    store_report(store, newer)  # a newer slot's problem, stored first and not planned yet
     older = RunReport("a", T0 + 2 * HOUR, Status.COMPLETED, finding=NA, definition=DEFINITION)
-    store.save_report(older)
+    store_report(store, older)
     decide_run_events(store.engine, older, now=T0, announce=False)  # opens the incident at its id
     agree(store)
     decide_run_events(
@@ -278,7 +279,7 @@ def test_a_run_ending_while_its_incident_opens_is_listed_either_way(empty_pg_url
     try:
         # a run ends and has not committed yet: the incident opening meanwhile waits
         opening = _needs_attention("a", 0)
-        store.save_report(opening)  # ended, not planned yet
+        store_report(store, opening)  # ended, not planned yet
         started = store.start_run("a", T0 + HOUR, lease_s=600, definition=DEFINITION)
         assert started is not None
         with store.engine.connect() as other:
@@ -294,7 +295,7 @@ def test_a_run_ending_while_its_incident_opens_is_listed_either_way(empty_pg_url
         # an incident opens (as decide_run_events opens one) and has not committed yet: a run ending
         # meanwhile waits, then lists itself as the incident's newest run
         first = _needs_attention("b", 0)
-        store.save_report(first)
+        store_report(store, first)
         started = store.start_run("b", T0 + HOUR, lease_s=600, definition=DEFINITION)
         assert started is not None and first.run_id is not None
         with store.engine.connect() as other:

@@ -13,11 +13,12 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import create_engine, select, text
 
-from checks.report import CheckResult, Finding, FindingSource, RunReport, Status
+from checks.report import CheckOutcome, CheckResult, Finding, FindingSource, RunReport, Status
 from checks.store.run_tables import RunRow, SeriesRow
 from checks.store.series import expectation_band, run_series
 from checks.store.store import Store
 from tests.conftest import scratch_pg_database
+from tests.stored_reports import store_report
 
 SLOT = dt.datetime(2026, 3, 2, 6, 0, tzinfo=dt.UTC)
 
@@ -47,7 +48,7 @@ def report(day: int, *, rows: int, missing: int, status: Status = Status.COMPLET
                 "SELECT …",
                 "<= 1%",
                 percent,
-                percent <= 1,
+                CheckOutcome.PASSED if percent <= 1 else CheckOutcome.FAILED,
                 None,
                 "C1",
                 kind="missing",
@@ -58,8 +59,16 @@ def report(day: int, *, rows: int, missing: int, status: Status = Status.COMPLET
                     "compared": "missing",
                 },
             ),
-            CheckResult("paid", "SELECT true", "is true", True, True, None, "C2"),
-            CheckResult("sum", "SELECT 1.5", "between 1 and 2", Decimal("1.5"), True, None, "C3"),
+            CheckResult("paid", "SELECT true", "is true", True, CheckOutcome.PASSED, None, "C2"),
+            CheckResult(
+                "sum",
+                "SELECT 1.5",
+                "between 1 and 2",
+                Decimal("1.5"),
+                CheckOutcome.PASSED,
+                None,
+                "C3",
+            ),
         ],
         started_at=slot,
         finished_at=slot + dt.timedelta(seconds=1),
@@ -68,7 +77,7 @@ def report(day: int, *, rows: int, missing: int, status: Status = Status.COMPLET
 
 def test_each_run_writes_its_values_bands_and_metrics(store_url: str) -> None:
     store = Store(store_url)
-    ids = [store.save_report(report(day, rows=100 + day, missing=day % 3)) for day in range(5)]
+    ids = [store_report(store, report(day, rows=100 + day, missing=day % 3)) for day in range(5)]
     with store.session() as session:
         stored = session.scalars(
             select(SeriesRow).where(SeriesRow.run_id == ids[2]).order_by(SeriesRow.id)
@@ -97,8 +106,8 @@ def test_each_run_writes_its_values_bands_and_metrics(store_url: str) -> None:
 
 def test_a_baseline_reads_completed_runs_and_a_chart_finished_ones(store_url: str) -> None:
     store = Store(store_url)
-    done = store.save_report(report(0, rows=10, missing=0))
-    failed = store.save_report(report(1, rows=10, missing=1, status=Status.ERROR))
+    done = store_report(store, report(0, rows=10, missing=0))
+    failed = store_report(store, report(1, rows=10, missing=1, status=Status.ERROR))
     assert [p.run_id for p in store.series("orders", "emails")] == [done]
     assert [p.run_id for p in store.series("orders", "emails", completed_only=False)] == [
         done,
@@ -109,7 +118,7 @@ def test_a_baseline_reads_completed_runs_and_a_chart_finished_ones(store_url: st
 
 def test_a_runs_chart_holds_the_runs_up_to_it_and_itself(store_url: str) -> None:
     store = Store(store_url)
-    ids = [store.save_report(report(day, rows=10, missing=day % 2)) for day in range(6)]
+    ids = [store_report(store, report(day, rows=10, missing=day % 2)) for day in range(6)]
     with store.session() as session:
         third = session.get(RunRow, ids[3])
         assert third is not None
@@ -124,7 +133,7 @@ def test_a_runs_chart_holds_the_runs_up_to_it_and_itself(store_url: str) -> None
 
 def test_points_go_with_their_run(store_url: str) -> None:
     store = Store(store_url)
-    run = store.save_report(report(0, rows=10, missing=0))
+    run = store_report(store, report(0, rows=10, missing=0))
     with store.engine.begin() as conn:
         conn.execute(text("DELETE FROM runs WHERE id = :id"), {"id": run})
         left = conn.execute(text("SELECT count(*) FROM check_series")).scalar_one()

@@ -12,9 +12,18 @@ import psycopg
 import pytest
 
 from checks.errors import StoreError
-from checks.report import CheckResult, Evidence, Finding, FindingSource, RunReport, Status
+from checks.report import (
+    CheckOutcome,
+    CheckResult,
+    Evidence,
+    Finding,
+    FindingSource,
+    RunReport,
+    Status,
+)
 from checks.sources.row_set import RowSet
 from checks.store.store import Store
+from tests.stored_reports import store_report
 
 PG_ADMIN = os.environ.get("LOOKOUT_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 
@@ -56,7 +65,15 @@ def make_report(name: str = "a", finding: Finding = Finding.NEEDS_ATTENTION) -> 
         finding_source=FindingSource.CHECKS,
         summary="**Needs attention** [C1]",
         checks=[
-            CheckResult("rate", "SELECT 0.0245", "< 0.03", Decimal("0.0245"), True, None, "C1")
+            CheckResult(
+                "rate",
+                "SELECT 0.0245",
+                "< 0.03",
+                Decimal("0.0245"),
+                CheckOutcome.PASSED,
+                None,
+                "C1",
+            )
         ],
         evidence=[Evidence("C1", "SELECT 0.0245", ["r"], [[0.0245]], 1, False, "ab" * 32)],
         started_at=SLOT,
@@ -66,14 +83,16 @@ def make_report(name: str = "a", finding: Finding = Finding.NEEDS_ATTENTION) -> 
 
 
 def test_save_and_read_back(store: Store) -> None:
-    run_id = store.save_report(make_report())
+    run_id = store_report(store, make_report())
     got = store.get_run(run_id)
     assert got is not None
     assert got.run_id == run_id
     assert got.scheduled_for == SLOT
     assert got.status == Status.COMPLETED
     assert got.finding == Finding.NEEDS_ATTENTION
-    assert got.checks == [CheckResult("rate", "SELECT 0.0245", "< 0.03", 0.0245, True, None, "C1")]
+    assert got.checks == [
+        CheckResult("rate", "SELECT 0.0245", "< 0.03", 0.0245, CheckOutcome.PASSED, None, "C1")
+    ]
     assert got.evidence[0].rows == [[0.0245]]
     assert got.evidence[0].fingerprint == "ab" * 32
     assert got.definition == {"name": "a", "goal": "g"}
@@ -86,7 +105,7 @@ def test_one_run_per_slot(store: Store) -> None:
     assert store.create_run("a", SLOT, trigger="schedule") is None
     assert store.create_run("b", SLOT, trigger="schedule") is not None
     with pytest.raises(StoreError, match="already has a run"):
-        store.save_report(make_report("a"))
+        store_report(store, make_report("a"))
 
 
 def test_claim_is_fenced_on_attempt(store: Store) -> None:
@@ -112,7 +131,7 @@ def test_a_result_written_while_the_run_still_runs_is_replaced_by_the_next(store
     early.evidence[0].query_key, early.evidence[0].row_set = "k" * 64, RowSet(b"\x01" * 8, b"")
     assert store.finish_run(run_id, 1, early) is True
     late = make_report()
-    late.checks = [CheckResult("other", "SELECT 2", "== 2", 2, True, None, "C9")]
+    late.checks = [CheckResult("other", "SELECT 2", "== 2", 2, CheckOutcome.PASSED, None, "C9")]
     late.evidence = [Evidence("C9", "SELECT 2", ["n"], [[2]], 1, False, "cd" * 32)]
     assert store.finish_run(run_id, 1, late) is True
     got = store.get_run(run_id)
@@ -128,7 +147,7 @@ def test_list_and_last_completed(store: Store) -> None:
     for i, finding in enumerate([Finding.CLEAR, Finding.NEEDS_ATTENTION, Finding.CLEAR]):
         report = make_report("a", finding)
         report.scheduled_for = SLOT + dt.timedelta(hours=i)
-        store.save_report(report)
+        store_report(store, report)
     runs = store.list_runs(automation="a")
     assert [r.finding for r in runs] == [Finding.CLEAR, Finding.NEEDS_ATTENTION, Finding.CLEAR]
     assert [r.scheduled_for.hour for r in runs] == [8, 7, 6]
@@ -245,7 +264,7 @@ def test_outcomes_metrics_and_samples_are_kept(store: Store) -> None:
             "SELECT COUNT(*) AS rows_in_scope …",
             "<= 1%",
             2.5,
-            False,
+            CheckOutcome.FAILED,
             None,
             "C1",
             kind="missing",
@@ -258,7 +277,7 @@ def test_outcomes_metrics_and_samples_are_kept(store: Store) -> None:
             "SELECT COUNT(*) AS rows_in_scope …",
             "== 0",
             None,
-            None,
+            CheckOutcome.NOT_EVALUATED,
             None,
             "C2",
             kind="missing",
@@ -266,7 +285,7 @@ def test_outcomes_metrics_and_samples_are_kept(store: Store) -> None:
             metrics={"rows_in_scope": 0, "missing": 0, "missing_percent": None},
         ),
     ]
-    run_id = store.save_report(report)
+    run_id = store_report(store, report)
     again = store.get_run(run_id)
     assert again is not None
     assert [c.to_dict() for c in again.checks] == [c.to_dict() for c in report.checks]
@@ -274,7 +293,7 @@ def test_outcomes_metrics_and_samples_are_kept(store: Store) -> None:
 
 
 def test_a_check_stored_before_outcomes_existed_derives_one(store: Store) -> None:
-    run_id = store.save_report(make_report())
+    run_id = store_report(store, make_report())
     with store.engine.begin() as conn:
         conn.exec_driver_sql("UPDATE check_results SET outcome = NULL, metrics = NULL")
     again = store.get_run(run_id)

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from checks.report import Finding, RunReport, Status
 from checks.settings.config import Settings
 from checks.store.store import Store
+from tests.stored_reports import store_report
 from worker.alerts.delivery import deliver_for_run, send_test
 from worker.alerts.delivery_log import attempts_of, deliveries_by_run, list_deliveries, summarize
 from worker.alerts.fake_chat import FakeChat, Reply
@@ -68,7 +69,7 @@ def stored(
         summary=summary,
         definition={"notify": list(notify), "owner": "data-team", "severity": "high"},
     )
-    store.save_report(report)
+    store_report(store, report)
     return report
 
 

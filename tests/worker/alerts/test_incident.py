@@ -19,6 +19,7 @@ from checks.settings.config import Settings
 from checks.store.alert_tables import DeliveryRow
 from checks.store.incidents import decide_run_events, load_run_events, open_incidents
 from checks.store.store import Store
+from tests.stored_reports import store_report
 from worker.alerts.delivery import deliver_due, deliver_for_run
 from worker.alerts.delivery_log import list_deliveries
 from worker.alerts.fake_chat import FakeChat
@@ -72,7 +73,7 @@ class Runs:
             error=error,
             definition=self.definition,
         )
-        self.store.save_report(report)
+        store_report(self.store, report)
         return report
 
 

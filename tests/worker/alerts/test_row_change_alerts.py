@@ -12,7 +12,8 @@ from typing import Any
 import duckdb
 
 from checks.automation.model import Automation
-from checks.run import SourcePool, run_and_store
+from checks.run import SourcePool
+from checks.run_lifecycle import run_and_store
 from checks.settings.config import Settings
 from checks.store.store import Store
 from worker.alerts.delivery import deliver_for_run

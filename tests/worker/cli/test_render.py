@@ -9,7 +9,15 @@ import re
 import pytest
 from rich.cells import cell_len
 
-from checks.report import CheckResult, Evidence, Finding, FindingSource, RunReport, Status
+from checks.report import (
+    CheckOutcome,
+    CheckResult,
+    Evidence,
+    Finding,
+    FindingSource,
+    RunReport,
+    Status,
+)
 from worker.cli.layout import Column, Grid
 from worker.cli.render import agent_line, print_report, print_runs, totals_line
 from worker.cli.safe_text import SafeConsole, print_markdown
@@ -63,8 +71,10 @@ def report(**fields: object) -> RunReport:
 
 
 def test_a_report_says_each_problem_once_and_null_as_null() -> None:
-    check = CheckResult("n", "SELECT a, b FROM t", "empty", 2, False, None, "C1")
-    broken = CheckResult("m", "SELECT NULL", "== 0", None, None, "returned NULL", "C2")
+    check = CheckResult("n", "SELECT a, b FROM t", "empty", 2, CheckOutcome.FAILED, None, "C1")
+    broken = CheckResult(
+        "m", "SELECT NULL", "== 0", None, CheckOutcome.ERROR, "returned NULL", "C2"
+    )
     rows = [["x", None], ["y", 2]]
     evidence = [Evidence("C1", "SELECT a, b FROM t", ["a", "b"], rows, 2, False, "f")]
     console, buffer = terminal(80)

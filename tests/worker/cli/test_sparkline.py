@@ -11,9 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from checks.report import CheckResult, Finding, FindingSource, RunReport, Status
+from checks.report import (
+    CheckOutcome,
+    CheckResult,
+    Finding,
+    FindingSource,
+    RunReport,
+    Status,
+    outcome_of,
+)
 from checks.store.store import Store
 from tests.paths import ROOT
+from tests.stored_reports import store_report
 from worker.cli.safe_text import SafeConsole
 from worker.cli.sparkline import print_histories, sparkline
 from worker.review.history import CheckHistory, HistoryPoint
@@ -116,7 +125,8 @@ def test_lookout_show_prints_a_sparkline_per_check(tmp_path: Path) -> None:
         slot = SLOT + dt.timedelta(days=day)
         passed = None if volume is None else 90 <= volume <= 110
         ids.append(
-            store.save_report(
+            store_report(
+                store,
                 RunReport(
                     automation="orders",
                     scheduled_for=slot,
@@ -134,14 +144,16 @@ def test_lookout_show_prints_a_sparkline_per_check(tmp_path: Path) -> None:
                             "SELECT count(*) FROM orders",
                             "between 90 and 110",
                             volume,
-                            passed,
+                            outcome_of(passed, "connection reset" if volume is None else None),
                             "connection reset" if volume is None else None,
                         ),
-                        CheckResult("paid", "SELECT true", "is true", True, True, None),
+                        CheckResult(
+                            "paid", "SELECT true", "is true", True, CheckOutcome.PASSED, None
+                        ),
                     ],
                     started_at=slot,
                     finished_at=slot,
-                )
+                ),
             )
         )
     store.close()

@@ -19,7 +19,7 @@ from worker.cli import startup
 
 PROBE = """
 import atexit, gc, sys
-import checks.run, checks.declared.validation as validation
+import checks.run_lifecycle, checks.declared.validation as validation
 
 def spy(module, name):
     real = getattr(module, name)
@@ -28,7 +28,7 @@ def spy(module, name):
         return real(*args, **kwargs)
     setattr(module, name, call)
 
-spy(checks.run, "run_and_store")
+spy(checks.run_lifecycle, "run_and_store")
 spy(validation, "validate_checks")
 atexit.register(lambda: print(
     f"at exit: collector {'on' if gc.isenabled() else 'off'}, "

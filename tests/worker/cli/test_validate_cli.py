@@ -81,8 +81,8 @@ def lines_for(path: str) -> list[str]:
 def warnings_for(path: str) -> list[str]:
     return [
         f"warning: {path}:22:13: checks.3.sql: customer_id NOT IN (SELECT id FROM customers ...): "
-        "id can be NULL, and one NULL makes NOT IN true for no row, so nothing is ever found; "
-        "use NOT EXISTS (SELECT 1 FROM customers WHERE id = customer_id)",
+        "id can be NULL, and while the subquery returns a NULL, NOT IN is true for no row and "
+        "nothing is found; use NOT EXISTS (SELECT 1 FROM customers WHERE id = customer_id)",
         f"warning: {path}:34:10: checks.7.sql: CURRENT_DATE is read in UTC (sessions run in "
         "UTC), not in America/New_York, this automation's time zone; for its local time write "
         "(now() AT TIME ZONE 'America/New_York'), and ::date for its local date",

@@ -17,6 +17,7 @@ from checks.report import Finding, FindingSource, RunReport, Status
 from checks.store.review_reads import current_recalibrations, resolutions_for_next_run
 from checks.store.store import Store
 from tests.paths import ROOT
+from tests.stored_reports import store_report
 from worker.cli.calibrate import nothing_to_score
 from worker.review.actions import ActionRequest, record
 from worker.review.calibrate import calibrate, report_json
@@ -72,7 +73,7 @@ def labelled_run(
         started_at=at,
         finished_at=at + dt.timedelta(minutes=1),
     )
-    run_id = store.save_report(report)
+    run_id = store_report(store, report)
     resolve = ActionRequest(ActionKind.RESOLVE, reason=reason, comment=comment)
     record(store, run_id, resolve, actor="alice", now=at + dt.timedelta(minutes=30))
     return run_id
@@ -222,7 +223,8 @@ def test_verdicts_reach_only_the_next_run(store: Store) -> None:
     ]
     # the next run finishes: the run after it is not told again
     later = START + dt.timedelta(days=1)
-    store.save_report(
+    store_report(
+        store,
         RunReport(
             automation="orders",
             scheduled_for=later,
@@ -230,7 +232,7 @@ def test_verdicts_reach_only_the_next_run(store: Store) -> None:
             finding=Finding.CLEAR,
             started_at=later,
             finished_at=later,
-        )
+        ),
     )
     assert resolutions_for_next_run(store, "orders") == []
     assert resolutions_for_next_run(store, "other") == []  # fixed is not given as context

@@ -8,9 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from checks.report import CheckResult, Finding, FindingSource, RunReport, Status
+from checks.report import (
+    CheckOutcome,
+    CheckResult,
+    Finding,
+    FindingSource,
+    RunReport,
+    Status,
+    outcome_of,
+)
 from checks.store.store import Store
 from tests.conftest import scratch_pg_database
+from tests.stored_reports import store_report
 from worker.review.history import HISTORY_POINTS, bucket_history, histories_of_run
 from worker.review.vocabulary import NotFound
 
@@ -46,12 +55,20 @@ def report(day: int, volume: float | None, *, status: Status = Status.COMPLETED)
                 "SELECT count(*) FROM orders",
                 "between 90 and 110",
                 volume,
-                passed,
+                outcome_of(passed, "no such table" if volume is None else None),
                 "no such table" if volume is None else None,
                 "C1",
             ),
-            CheckResult("paid", "SELECT true", "is true", True, True, None, "C2"),
-            CheckResult("late share", "SELECT 0.000913184", "< 1%", 0.000913184, True, None, "C3"),
+            CheckResult("paid", "SELECT true", "is true", True, CheckOutcome.PASSED, None, "C2"),
+            CheckResult(
+                "late share",
+                "SELECT 0.000913184",
+                "< 1%",
+                0.000913184,
+                CheckOutcome.PASSED,
+                None,
+                "C3",
+            ),
         ],
         started_at=slot,
         finished_at=slot + dt.timedelta(seconds=1),
@@ -64,8 +81,8 @@ def volume(day: int) -> float | None:
 
 def test_the_history_of_a_run_is_its_last_points_with_how_many_there_are(store: Store) -> None:
     ids = [
-        store.save_report(
-            report(day, volume(day), status=Status.ERROR if day == 11 else Status.COMPLETED)
+        store_report(
+            store, report(day, volume(day), status=Status.ERROR if day == 11 else Status.COMPLETED)
         )
         for day in range(36)
     ]
@@ -90,7 +107,7 @@ def test_the_history_of_a_run_is_its_last_points_with_how_many_there_are(store: 
 
 
 def test_a_first_run_has_one_point_and_an_unfinished_run_none(store: Store) -> None:
-    first = store.save_report(report(0, 100.0))
+    first = store_report(store, report(0, 100.0))
     (only, _, _) = histories_of_run(store, first)
     assert [(p.run_id, p.value, p.current) for p in only.points] == [(first, 100.0, True)]
     assert only.total == 1

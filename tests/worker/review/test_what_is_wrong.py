@@ -7,11 +7,9 @@ from worker.review.what_is_wrong import MAX_CHARS, first_paragraph, what_is_wron
 
 
 def check(name: str, outcome: CheckOutcome, **fields: object) -> CheckResult:
-    base: dict[str, object] = {"value": None, "passed": None, "error": None}
+    base: dict[str, object] = {"value": None, "error": None}
     if outcome is CheckOutcome.PASSED:
-        base.update(value=0, passed=True)
-    if outcome is CheckOutcome.FAILED:
-        base["passed"] = False
+        base.update(value=0)
     sql = str(fields.pop("sql", "SELECT 1"))
     expect = str(fields.pop("expect", "empty"))
     return CheckResult(name, sql, expect, **{**base, **fields}, outcome=outcome)  # type: ignore[arg-type]

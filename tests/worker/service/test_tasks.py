@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
+from checks import run_lifecycle
 from checks.automation.model import Automation
 from checks.clock import utcnow
 from checks.report import Status
@@ -32,12 +33,12 @@ def test_an_internal_error_in_the_task_fails_the_run_and_announces_it(
     run_id = store.create_run("a", utcnow(), definition=automation.definition())
     assert run_id is not None and store.claim_run(run_id, lease_s=60) == 1
     announced: list[int] = []
-    monkeypatch.setattr(tasks, "announce", announced.append)
+    monkeypatch.setattr(tasks, "announce", lambda run_id, **_: announced.append(run_id))
 
     def broken(*_: object, **__: object) -> object:
         raise RuntimeError("a bug after the claim")
 
-    monkeypatch.setattr(tasks, "run_automation", broken)
+    monkeypatch.setattr(run_lifecycle, "run_automation", broken)
     state = tasks._Process(flights_settings, store, queue, SourcePool(flights_settings))
     info = RunInfo(run_id, "a", "running", 1, utcnow() - dt.timedelta(seconds=1), "schedule",
                    "flights", automation.definition())  # fmt: skip

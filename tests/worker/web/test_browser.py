@@ -24,11 +24,13 @@ from sqlalchemy import select
 
 from checks.automation.loader import load_automations
 from checks.automation.model import Automation
-from checks.report import CheckResult, Finding, FindingSource, RunReport, Status
-from checks.run import SourcePool, run_and_store
+from checks.report import CheckResult, Finding, FindingSource, RunReport, Status, outcome_of
+from checks.run import SourcePool
+from checks.run_lifecycle import run_and_store
 from checks.settings.config import Settings
 from checks.store.run_tables import CheckRow
 from checks.store.store import Store
+from tests.stored_reports import store_report
 from tests.worker.web.web_support import (
     PASSWORD,
     PROBLEM_ROWS,
@@ -204,7 +206,8 @@ def earlier_runs(world: World, automation: str, check: str, count: int) -> list[
         value = None if i == 25 else 0.045 if i == 20 else 0.02 + (i % 5) / 1000
         slot = first.scheduled_for - dt.timedelta(days=count - i)
         passed = None if value is None else value < 0.03
-        world.store.save_report(
+        store_report(
+            world.store,
             RunReport(
                 automation=automation,
                 scheduled_for=slot,
@@ -221,14 +224,14 @@ def earlier_runs(world: World, automation: str, check: str, count: int) -> list[
                         "SELECT …",
                         "< 0.03",
                         value,
-                        passed,
+                        outcome_of(passed, "connection reset" if value is None else None),
                         "connection reset" if value is None else None,
                         "C1",
                     )
                 ],
                 started_at=slot,
                 finished_at=slot,
-            )
+            ),
         )
         values.append(value)
     return values

