@@ -50,6 +50,20 @@ def errors_text(checks: Sequence[CheckResult]) -> str | None:
     return "; ".join(f"check '{c.name}': {c.error}" for c in errored) or None
 
 
+def _lint_note(checks: Sequence[CheckResult]) -> str:
+    """``; 1 lint warning (on **nulls**)`` when checks' SQL drew lint warnings, else ``""``.
+
+    A check may pass on a query the lint says can mislead (``NOT IN`` over a
+    NULL): the summary's first line says so, not only the check's own line.
+    """
+    warned = [c for c in checks if c.warnings]
+    if not warned:
+        return ""
+    count = sum(len(c.warnings) for c in warned)
+    names = ", ".join(f"**{c.name}**" for c in warned)
+    return f"; {count} lint warning{'' if count == 1 else 's'} (on {names})"
+
+
 def decide_from_checks(checks: Sequence[CheckResult], *, why: str | None = None) -> Decision:
     """Decide a run from its declared checks (the rule is in the module docstring).
 
@@ -90,6 +104,7 @@ def decide_from_checks(checks: Sequence[CheckResult], *, why: str | None = None)
         head = "**Clear** — " + (
             "the check passed" if len(checks) == 1 else f"all {len(checks)} checks passed"
         )
+    head += _lint_note(checks)
     lines = [f"{head}.", ""]
     lines += [f"Not evaluated: **{c.name}** — {c.reason}." for c in unseen]
     if unseen:

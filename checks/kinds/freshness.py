@@ -2,12 +2,17 @@
 
 ::
 
-    freshness: {table, column, max_age, timezone?, filter?}          expect "<= max_age"
+    freshness: {table, column, max_age, timezone?, future_tolerance?, filter?}
+                                                                 expect "<= max_age"
 
 NULL rule: NULL timestamps are ignored; a scope holding only NULLs is not
 evaluated. A timestamp without a time zone is read in ``timezone`` (default
-UTC); a date is its midnight there. Metrics: ``rows_in_scope``,
-``rows_with_value``, ``latest`` (ISO 8601, UTC), ``age_s``.
+UTC); a date is its midnight there. A newest value more than
+``future_tolerance`` (default 5 minutes: clocks differ a little) ahead of now
+fails the check, whatever ``expect`` says: a row mistyped a year ahead, or a
+local time read as UTC, would otherwise make a table look fresh for ever.
+Metrics: ``rows_in_scope``, ``rows_with_value``, ``latest`` (ISO 8601, UTC),
+``age_s`` (negative: in the future).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ class Freshness(OneColumn):
 
     max_age_s: DurationS | None = Field(default=None, alias="max_age")
     timezone: str | None = None
+    future_tolerance_s: DurationS = Field(default=300.0, alias="future_tolerance")
 
     @field_validator("timezone")
     @classmethod
@@ -91,6 +97,14 @@ class Freshness(OneColumn):
         metrics["latest"] = instant.astimezone(dt.UTC).isoformat()
         outcome = judge_duration(counts.expect, now - instant)
         metrics["age_s"] = outcome.value if isinstance(outcome.value, float) else None
+        ahead = (instant - now).total_seconds()
+        if ahead > self.future_tolerance_s:
+            return Judged(
+                Judgement(value=outcome.value, passed=False),
+                f"the newest {self.column} is {duration(ahead)} in the future (beyond the"
+                f" {duration(self.future_tolerance_s)} tolerance): a mistyped row, or a local"
+                " time read as UTC (timezone:)",
+            )
         return Judged(outcome)
 
     def unmeasured(self, metrics: Metrics) -> None:
@@ -99,10 +113,13 @@ class Freshness(OneColumn):
 
     @classmethod
     def words(cls, result: CheckResult) -> str:
-        """``newest 2026-12-01 02:00:00 UTC, 3h 12m old``."""
+        """``newest 2026-12-01 02:00:00 UTC, 3h 12m old`` (or ``… 7h 59m in the future``)."""
         age, latest = result.metrics.get("age_s"), result.metrics.get("latest")
         if isinstance(age, int | float) and latest:
-            return f"newest {str(latest)[:19].replace('T', ' ')} UTC, {duration(age)} old"
+            when = f"newest {str(latest)[:19].replace('T', ' ')} UTC"
+            if age < 0:
+                return f"{when}, {duration(-age)} in the future"
+            return f"{when}, {duration(age)} old"
         return f"{rows(metric(result, 'rows_in_scope'))} in scope"
 
     def column_problems(self, column_type: str, have: str) -> list[tuple[Loc, str]]:

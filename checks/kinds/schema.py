@@ -7,7 +7,10 @@
 A type is a family (``TYPE_FAMILIES``) or an exact SQL type (``decimal(10,2)``)
 compared in the source's dialect (``checks.sql.types.matches``). It reads the
 live columns when judged; a missing column is what it reports, not a mistake
-in it. It has no NULL rule. Metrics: ``rows_in_scope``, ``columns_expected``,
+in it. A column is found by its exact name, else by a name differing only in
+case when exactly one column has it; two columns differing only in case
+(PostgreSQL's ``"Amount"`` and ``amount``) make a name written in neither case
+an error naming both. It has no NULL rule. Metrics: ``rows_in_scope``, ``columns_expected``,
 ``missing_columns``, ``wrong_types``, ``problems``.
 """
 
@@ -19,12 +22,13 @@ from typing import ClassVar
 from pydantic import Field, field_validator
 
 from checks.fields.expectation import Unit
-from checks.fields.judgement import judge_count
+from checks.fields.judgement import failure, judge_count
 from checks.fields.rules import did_you_mean, fail_here
 from checks.kinds.base import Compiled, Counts, Judged, Kind, Loc, Scope
 from checks.kinds.in_words import metric
 from checks.kinds.row_count import in_scope
 from checks.report import CheckResult
+from checks.sql.catalog import Column
 from checks.sql.types import matches
 
 TYPE_FAMILIES: dict[str, str] = {
@@ -89,15 +93,28 @@ class Schema(Kind):
     def judged(self, counts: Counts) -> Judged:
         """The live columns against ``columns``: each missing or wrongly typed is a problem."""
         source = counts.source
-        live = {c.name.lower(): c for c in source.table_columns(counts.table)}
+        columns = source.table_columns(counts.table)
+        exact = {c.name: c for c in columns}
+        folded: dict[str, list[Column]] = {}
+        for column in columns:
+            folded.setdefault(column.name.lower(), []).append(column)
         missing: list[str] = []
         wrong: list[str] = []
         for name, wanted in self.columns.items():
-            found = live.get(name.lower())
-            if found is None:
+            # the exact name first; another case only when one column alone has it
+            same = [exact[name]] if name in exact else folded.get(name.lower(), [])
+            if len(same) > 1:
+                named = " and ".join(repr(c.name) for c in same)
+                return Judged(
+                    failure(
+                        f"column {name!r} is ambiguous in {counts.table}: {named} differ only"
+                        " in case; write the exact name"
+                    )
+                )
+            if not same:
                 missing.append(name)
-            elif not matches(found.type, wanted, source.dialect):
-                wrong.append(f"{found.name} is {found.type}, not {wanted}")
+            elif not matches(same[0].type, wanted, source.dialect):
+                wrong.append(f"{same[0].name} is {same[0].type}, not {wanted}")
         counts.metrics.update(
             columns_expected=len(self.columns),
             missing_columns=len(missing),

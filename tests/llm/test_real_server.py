@@ -119,7 +119,7 @@ def test_a_failing_declared_check_is_never_clear_with_a_real_server(
     server: str, tmp_path: Path, flights_settings: Settings
 ) -> None:
     doc = {
-        "name": "cancelled flights",
+        "name": "cancelled-flights",
         "source": "flights",
         "timeout_s": TIMEOUT_S,
         "goal": "No flight in 2013 was cancelled (a cancelled flight has no dep_time).",

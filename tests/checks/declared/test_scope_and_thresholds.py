@@ -332,7 +332,7 @@ def test_sessions_are_utc_whatever_tz_and_pgtz_say(
     assert [(r.outcome, r.value) for r in results] == [
         (CheckOutcome.PASSED, 1),
         (CheckOutcome.PASSED, 1),
-        (CheckOutcome.PASSED, -7200.0),
+        (CheckOutcome.FAILED, -7200.0),  # read as UTC: 2h in the future, never fresh
         (CheckOutcome.FAILED, 5400.0),  # 01:30 UTC, 1h30m before 03:00 UTC
     ]
     assert results[3].metrics["latest"] == "2024-01-10T01:30:00+00:00"

@@ -220,13 +220,33 @@ def test_freshness_of_naive_utc_and_zoned_timestamps(shop: Source) -> None:
         "latest": "2024-01-10T05:00:00+00:00",
         "age_s": -7200.0,
     }
-    assert (naive.outcome, naive.value) == (CheckOutcome.PASSED, -7200.0)
+    # in the future beyond the 5m tolerance: never fresh (it passed before)
+    assert (naive.outcome, naive.value) == (CheckOutcome.FAILED, -7200.0)
+    assert naive.reason == (
+        "the newest loaded_at is 2h in the future (beyond the 5m tolerance): a mistyped row,"
+        " or a local time read as UTC (timezone:)"
+    )
     # timestamptz 01:30 UTC is 1h30m before 03:00 UTC: over the 1h limit.
     assert (zoned.outcome, zoned.value) == (CheckOutcome.FAILED, 5400.0)
     assert zoned.metrics["latest"] == "2024-01-10T01:30:00+00:00"
     # 05:00 in New York (EST) is 10:00 UTC: 7h ahead.
     assert new_york.metrics["latest"] == "2024-01-10T10:00:00+00:00"
-    assert (new_york.outcome, new_york.value) == (CheckOutcome.PASSED, -25200.0)
+    assert (new_york.outcome, new_york.value) == (CheckOutcome.FAILED, -25200.0)
+
+
+def test_freshness_tolerates_a_little_clock_skew(shop: Source) -> None:
+    lenient = one(
+        shop,
+        {
+            "freshness": {
+                "table": "loads",
+                "column": "loaded_at",
+                "max_age": "1h",
+                "future_tolerance": "3h",
+            }
+        },
+    )
+    assert (lenient.outcome, lenient.value) == (CheckOutcome.PASSED, -7200.0)
 
 
 def test_range_inclusive_bounds_and_nulls(shop: Source) -> None:

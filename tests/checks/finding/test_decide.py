@@ -230,3 +230,17 @@ def test_a_source_that_did_not_open_is_an_error(plan: str, llm: bool) -> None:
 def test_goal_only_without_an_llm_is_skipped_before_the_source_is_opened() -> None:
     decision = decide(RunFacts(declared=False, llm=False, source_error="cannot open shop.db"))
     assert decision.status is Status.SKIPPED
+
+
+def test_a_clear_run_whose_check_drew_a_lint_warning_says_so_in_its_first_line() -> None:
+    from checks.finding import decide_from_checks
+
+    warned = CheckResult("no orphans", "SELECT 1", "== 0", 0, P)
+    warned.warnings = ["customer_id NOT IN (SELECT id FROM customers ...): id can be NULL"]
+    plain = CheckResult("rows", "SELECT 1", "> 0", 5, P)
+    decision = decide_from_checks([warned, plain])
+    assert (decision.status, decision.finding) == (DONE, C)
+    assert decision.summary.splitlines()[0] == (
+        "**Clear** — all 2 checks passed; 1 lint warning (on **no orphans**)."
+    )
+    assert decide_from_checks([plain]).summary.splitlines()[0] == "**Clear** — the check passed."
