@@ -13,10 +13,11 @@ the first three):
   ``postgresql``); else marked where it is written.
 
 pytest-xdist groups (``--dist loadgroup``): a group's tests run on one worker,
-one after the other. ``SAME_WORKER`` keeps the tests of a module-scoped
-fixture that waits for a real minute together (else each worker would wait);
-tests whose assertions measure wall time carry ``xdist_group("timing")``
-where they are written, so that they never share the machine with each other.
+one after the other. ``SAME_WORKER`` keeps the tests of an expensive
+module-scoped fixture together (else each worker would build it); the tests
+that must not run beside each other carry ``xdist_group("alone")`` where they
+are written: those whose assertions measure wall time, and the one that writes
+a file into ``automations/``. (Other workers still run other tests meanwhile.)
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ SERVICE_MODULES = frozenset(
 SLOW_MODULES = BROWSER_MODULES | SERVICE_MODULES
 POSTGRES_FIXTURES = frozenset({"pg_url", "empty_pg_url", "shop_pg", "shop_pg_url", "pg_source"})
 POSTGRES_PARAMS = frozenset({"postgres", "postgresql"})
-SAME_WORKER = {"next_minute": "next-minute"}
+SAME_WORKER = {"next_minute": "redis-restart"}
 """Module-scoped fixtures whose tests share one worker: fixture name → xdist group."""
 
 
