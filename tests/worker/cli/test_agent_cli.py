@@ -103,6 +103,7 @@ def test_run_json_fills_agent_and_show_trace_prints_jsonl(
     assert KEY not in shown.stdout
 
 
+@pytest.mark.slow
 def test_a_crash_halfway_keeps_the_trace_written_so_far(
     tmp_path: Path, flights_settings: Settings
 ) -> None:

@@ -11,6 +11,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 from checks.automation.loader import load_automations
@@ -26,6 +27,7 @@ GOAL = (
 )
 
 
+@pytest.mark.slow
 def test_run_pins_show_cites_fresh_asks_and_pin_prints_checks(tmp_path: Path) -> None:
     db = tmp_path / "shop.duckdb"
     write_orders(db, [(1, 10.0, False), (2, -5.0, True)])

@@ -267,6 +267,7 @@ def test_recalibration_round_trips_through_the_store(store: Store) -> None:
     assert back == recal
 
 
+@pytest.mark.slow
 def test_the_cli_says_what_to_do_when_there_is_nothing_to_score(tmp_path: Path) -> None:
     env = {
         "PATH": "/usr/bin:/bin",

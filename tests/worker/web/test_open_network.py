@@ -115,6 +115,7 @@ def test_failed_logins_back_off_per_client_and_per_user(web_world: World) -> Non
     assert bob.status_code == 303
 
 
+@pytest.mark.slow
 def test_a_login_flood_does_not_stop_healthz(web_world: World) -> None:
     with LiveServer(app_for(web_world)) as server, httpx.Client(base_url=server.url) as probe:
         stop = threading.Event()
