@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.paths import ROOT
 
 ROOM_ROW = re.compile(r"^\| `(?P<room>(?:checks|worker)/[^`]*)` \| (?P<owns>.*) \|$", re.M)
@@ -88,6 +90,7 @@ print(",".join(sorted({m.split(".")[0] for m in sys.modules} & service)))
 """
 
 
+@pytest.mark.slow
 def test_importing_all_of_checks_loads_neither_celery_nor_the_web_framework() -> None:
     out = subprocess.run(
         [sys.executable, "-c", BOUNDARY], cwd=ROOT, capture_output=True, text=True, check=True

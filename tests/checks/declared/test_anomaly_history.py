@@ -30,6 +30,8 @@ from checks.store.store import Store
 from tests.conftest import scratch_pg_database
 from worker.alerts.delivery import build_alert
 
+pytestmark = pytest.mark.slow  # every test here runs the anomaly path over weeks of runs
+
 MONDAY = dt.datetime(2026, 11, 2, 6, 0, tzinfo=dt.UTC)
 NORMAL = [100, 102, 98, 101, 99, 100, 103]
 
@@ -160,7 +162,6 @@ def test_a_normal_day_is_clear_and_its_band_is_stored(tmp_path: Path, store: Sto
     assert normal.to_dict()["checks"][0]["anomaly"]["baseline_size"] == 7
 
 
-@pytest.mark.slow
 def test_a_constant_baseline_flags_any_change(tmp_path: Path, store: Store) -> None:
     days = Days(tmp_path, store, automation())
     days.history([50] * 7)
@@ -209,7 +210,6 @@ def test_direction_and_mad(tmp_path: Path, store: Store) -> None:
     assert volume.outcome == "failed"
 
 
-@pytest.mark.slow
 def test_weekly_seasonality_compares_the_same_weekday(tmp_path: Path, store: Store) -> None:
     rule = {"anomaly": {"seasonality": "weekly", "min_history": 3}}
     days = Days(tmp_path, store, automation(rule, timezone="Europe/Paris"))
@@ -231,7 +231,6 @@ def test_weekly_seasonality_compares_the_same_weekday(tmp_path: Path, store: Sto
     assert volume.reason == "constant baseline (all 3 points are 100): any change is an anomaly"
 
 
-@pytest.mark.slow
 def test_the_second_opinion_gets_the_computed_anomaly(tmp_path: Path, store: Store) -> None:
     from checks.fakes.decision_server import FakeDecision
 

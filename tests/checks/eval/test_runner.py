@@ -306,6 +306,7 @@ def png_size(path: Path) -> tuple[int, int]:
     return width, height
 
 
+@pytest.mark.slow
 def test_json_output_and_the_reliability_png(tmp_path: Path, settings: Settings) -> None:
     plot = tmp_path / "out" / "reliability.png"
     args = ["eval", "--runs", "2", "--json", "--plot", str(plot), "--concurrency", "2"]
@@ -363,6 +364,7 @@ def test_text_output_names_every_figure(tmp_path: Path, settings: Settings) -> N
     assert not plot.exists()
 
 
+@pytest.mark.slow
 def test_the_reliability_png_is_written_when_the_decision_model_answered(
     tmp_path: Path, settings: Settings
 ) -> None:
@@ -467,6 +469,7 @@ def scripted_agent(
     return step, peak
 
 
+@pytest.mark.slow
 def test_the_agent_path_is_scored_with_its_steps_tokens_and_cost(settings: Settings) -> None:
     answers = {
         "injection-in-cell-goal-only": ["needs_attention", "needs_attention"],  # right twice

@@ -52,7 +52,11 @@ IN_A_PROCESS = frozenset({"unknown option", "clear", "needs attention"})
 """One case per exit status (2, 0, 1; 3 below) through a real process; the rest in this one."""
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize(
+    "case",
+    [pytest.param(c, marks=pytest.mark.slow) if c.name in IN_A_PROCESS else c for c in CASES],
+    ids=lambda c: c.name,
+)
 def test_exit_status(case: Case, tmp_path: Path, flights_settings: Settings) -> None:
     env = {
         "PATH": "/usr/bin:/bin",
@@ -75,6 +79,7 @@ def test_exit_status(case: Case, tmp_path: Path, flights_settings: Settings) -> 
     assert case.stdout in proc.stdout
 
 
+@pytest.mark.slow
 def test_run_error_exit_3_when_a_check_errors(tmp_path: Path, flights_settings: Settings) -> None:
     (tmp_path / "a.yaml").write_text(
         "name: null-check\nsource: flights\ngoal: g\nchecks:\n"
