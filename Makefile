@@ -2,8 +2,9 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# pytest-xdist processes for make test and test-fast: 3 was the fastest on 2 cores (make TEST_WORKERS=1 for one)
-TEST_WORKERS ?= 3
+# pytest-xdist processes for make test and test-fast: on 2 cores 2 beat 3 (each worker collects and
+# builds the session fixtures again); at most 4 (tests/parallel.py). make TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 2
 PYTEST := $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup
 FAST := not slow and not service and not browser
 
