@@ -3,8 +3,9 @@
 The markers (registered in ``pyproject.toml``; ``make test-fast`` leaves out
 the first three):
 
-* ``slow``: a test over ~2 s on an idle machine, marked where it is written
-  (``@pytest.mark.slow``), or every test of a module listed here.
+* ``slow``: a test over ~2 s on an idle machine (``pytest --durations``),
+  marked where it is written (``@pytest.mark.slow``, or ``pytestmark`` for a
+  whole module); every service and browser test is slow too.
 * ``service``: real service processes: Celery workers and beat, a
   ``redis-server``, or the machine's Redis.
 * ``browser``: headless chromium (``tests/worker/web/test_browser.py``).
