@@ -2,9 +2,14 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# pytest-xdist processes for make test and test-fast: on 2 cores 2 beat 3 (each worker collects and
+# builds the session fixtures again); at most 4 (tests/parallel.py). make TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 2
+PYTEST := $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup
+FAST := not slow and not service and not browser
 
 .DEFAULT_GOAL := all
-.PHONY: all help demo install dev test test-llm lint format typecheck bench clean
+.PHONY: all help demo install dev test test-fast test-llm browser lint format typecheck bench clean
 
 all: lint test ## lint, then the tests
 
@@ -30,8 +35,15 @@ demo: install ## run every example automation on the bundled flights data
 	  echo "lookout run --all exited $$s (0 all Clear, 1 some Needs attention, 3 a run in error)"; \
 	  test $$s -le 1
 
-test: dev ## run the test suite (needs PostgreSQL on 127.0.0.1:5432, Redis on 127.0.0.1:6379 and chromium)
-	$(BIN)/pytest -q
+# Every test, on TEST_WORKERS processes; chromium is installed first when it is missing.
+test: dev browser ## run the test suite (needs PostgreSQL on 127.0.0.1:5432, Redis on 127.0.0.1:6379 and chromium)
+	$(PYTEST)
+
+test-fast: dev ## the inner loop: leaves out the tests marked slow, service (Celery, Redis) and browser (chromium); needs PostgreSQL
+	$(PYTEST) -m "$(FAST)"
+
+browser: ## install Debian's chromium for the browser tests when it is missing (.ci/browser)
+	.ci/browser
 
 # The real LLM server in its own venv: llama-cpp-python compiles llama.cpp (about 15 min on
 # 2 cores, once: pip keeps the wheel), GGML_NATIVE=OFF for a build that runs on any x86-64.

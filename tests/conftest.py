@@ -13,8 +13,14 @@ import pytest
 
 from checks.settings.config import Settings, default_config_data
 from checks.sources import Source, open_source
+from tests import markers
 
 PG_ADMIN_URL = os.environ.get("LOOKOUT_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with what it needs (``tests/markers.py``)."""
+    markers.apply(items)
 
 
 @contextlib.contextmanager

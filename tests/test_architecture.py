@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import grimp
+import pytest
 
 from tests.paths import ROOT
 
@@ -91,6 +92,7 @@ print(",".join(sorted({m.split(".")[0] for m in sys.modules} & service)))
 """
 
 
+@pytest.mark.slow
 def test_importing_all_of_checks_loads_neither_celery_nor_the_web_framework() -> None:
     out = subprocess.run(
         [sys.executable, "-c", BOUNDARY], cwd=ROOT, capture_output=True, text=True, check=True

@@ -309,6 +309,7 @@ def test_comment_and_quoting_tricks_run_as_the_guard_read_them(
     assert guard(sql, dialect=dialect, allowed_tables=["flights"]) == runs
 
 
+@pytest.mark.xdist_group("alone")  # measures wall time: never beside another of its group
 def test_engine_side_timeout_stops_an_endless_recursive_cte(flights_source: Source) -> None:
     started = time.monotonic()
     with pytest.raises(QueryTimeout):
@@ -359,6 +360,7 @@ def test_query_result_budget_covers_column_names(flights_source: Source) -> None
     assert len(json.dumps(result)) <= 2 * limits.max_result_chars
 
 
+@pytest.mark.xdist_group("alone")  # measures wall time: never beside another of its group
 def test_time_limit_covers_fetching_a_huge_value(flights_source: Source) -> None:
     # One cell holding 673,552 TIMESTAMPTZ values: DuckDB builds it in milliseconds,
     # Python needs ~300x longer to turn it into datetimes.

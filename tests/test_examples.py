@@ -129,6 +129,7 @@ def test_cli_runs_every_example_and_stores_it(
         )
 
 
+@pytest.mark.xdist_group("alone")  # writes into automations/, which other tests read
 def test_a_users_own_file_beside_the_examples_is_not_one_of_them() -> None:
     # shipped means tracked by git: a file a user adds to automations/ is not, until committed
     assert "planes-registry-coverage.yaml" in [p.name for p in shipped_files()]

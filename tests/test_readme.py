@@ -11,6 +11,7 @@ import subprocess
 from fractions import Fraction
 from pathlib import Path
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -126,6 +127,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.slow
 def test_the_walkthrough_runs_as_written_on_a_fresh_clone(
     tmp_path: Path, flights_settings: Settings
 ) -> None:

@@ -177,6 +177,7 @@ NO_CANCELLED = DeclaredCheck(
 # -- scenarios -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_normal_run_over_flights(lab: Lab) -> None:
     script: list[Step] = [
         turn(call("list_data_sets", query=None), call("describe_data_set", name="flights")),
@@ -245,6 +246,7 @@ def test_bad_sql_is_corrected_on_the_next_step(lab: Lab) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_a_model_that_never_submits_falls_back_to_the_checks(lab: Lab) -> None:
     def explore(body: dict[str, Any]) -> dict[str, Any]:
         if body["tool_choice"] == FORCED:
@@ -287,6 +289,7 @@ def test_goal_only_without_a_report_is_an_error_never_clear(lab: Lab) -> None:
     assert fake.chat_requests[1]["messages"][-1]["content"].startswith("No tool was called.")
 
 
+@pytest.mark.slow
 def test_citing_a_query_that_never_ran(lab: Lab) -> None:
     script: list[Step] = [
         turn(call("execute_query", sql=CANCEL_RATE_SQL)),

@@ -31,6 +31,8 @@ from checks.store.store import Store
 from tests.conftest import scratch_pg_database
 from worker.alerts.delivery import build_alert
 
+pytestmark = pytest.mark.slow  # every test here runs the anomaly path over weeks of runs
+
 MONDAY = dt.datetime(2026, 11, 2, 6, 0, tzinfo=dt.UTC)
 NORMAL = [100, 102, 98, 101, 99, 100, 103]
 

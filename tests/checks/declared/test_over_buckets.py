@@ -222,6 +222,7 @@ def test_timestamps_without_zone_and_dates_give_the_same_buckets(shop: Shop) -> 
         assert result.anomaly.score == with_zone.anomaly.score
 
 
+@pytest.mark.slow
 def test_bucket_boundaries_follow_the_automation_time_zone(shop: Shop) -> None:
     source = shop.fill(tested=10)
     # In UTC the 23:30 New York rows are the next day: every count changes.
@@ -232,6 +233,7 @@ def test_bucket_boundaries_follow_the_automation_time_zone(shop: Shop) -> None:
     assert (result.outcome, result.value) == ("passed", 10)
 
 
+@pytest.mark.slow
 def test_an_empty_window_is_not_evaluated(shop: Shop) -> None:
     later = dt.datetime(2027, 6, 1, 12, 0, tzinfo=dt.UTC)
     (result,), _ = run(shop.fill(tested=10), check(), now=later)

@@ -93,6 +93,7 @@ def test_the_shipped_suite_holds_every_trap_and_says_why() -> None:
     assert findings.count("clear") >= 10 and findings.count("needs_attention") >= 10
 
 
+@pytest.mark.slow
 def test_every_shipped_case_with_checks_gives_its_answer_without_an_llm(
     settings: Settings,
 ) -> None:
@@ -117,6 +118,7 @@ def test_every_shipped_case_with_checks_gives_its_answer_without_an_llm(
     assert overall["agent"]["runs"] == 0 and result.scorecard.decision.answers == 0
 
 
+@pytest.mark.slow
 def test_goal_only_cases_are_proved_by_their_verify_checks(settings: Settings) -> None:
     for case in [c for c in SHIPPED.cases if not c.automation.checks]:
         case_config = case_settings(settings, build_database(case, settings.cache_dir))
@@ -142,6 +144,7 @@ ANOMALY_CASES = {
 }
 
 
+@pytest.mark.slow
 def test_the_anomaly_cases_are_right_for_the_stated_reason(settings: Settings) -> None:
     cases = {c.id: c for c in SHIPPED.cases if c.id in ANOMALY_CASES}
     assert set(cases) == set(ANOMALY_CASES)
@@ -303,6 +306,7 @@ def png_size(path: Path) -> tuple[int, int]:
     return width, height
 
 
+@pytest.mark.slow
 def test_json_output_and_the_reliability_png(tmp_path: Path, settings: Settings) -> None:
     plot = tmp_path / "out" / "reliability.png"
     args = ["eval", "--runs", "2", "--json", "--plot", str(plot), "--concurrency", "2"]
@@ -360,6 +364,7 @@ def test_text_output_names_every_figure(tmp_path: Path, settings: Settings) -> N
     assert not plot.exists()
 
 
+@pytest.mark.slow
 def test_the_reliability_png_is_written_when_the_decision_model_answered(
     tmp_path: Path, settings: Settings
 ) -> None:
@@ -464,6 +469,7 @@ def scripted_agent(
     return step, peak
 
 
+@pytest.mark.slow
 def test_the_agent_path_is_scored_with_its_steps_tokens_and_cost(settings: Settings) -> None:
     answers = {
         "injection-in-cell-goal-only": ["needs_attention", "needs_attention"],  # right twice

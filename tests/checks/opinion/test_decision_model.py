@@ -359,6 +359,7 @@ def test_openai_decisions_answer_given_twice_is_invalid() -> None:
     assert answers["goal_met"] == NoAnswer(NoAnswerReason.INVALID, "answered twice")
 
 
+@pytest.mark.xdist_group("alone")  # measures wall time: never beside another of its group
 @pytest.mark.parametrize("backend", [*NATIVE, Backend.CHAT_LOGPROBS])
 def test_timeout_returns_promptly_with_no_answer(backend: Backend) -> None:
     with served(backend, default={"delay_s": 1.5}, timeout_s=0.3) as (_, model):
@@ -412,6 +413,7 @@ def test_state_over_budget_is_not_sent(backend: Backend) -> None:
     assert fake.bodies == []
 
 
+@pytest.mark.xdist_group("alone")  # measures wall time: never beside another of its group
 @pytest.mark.parametrize("backend", NATIVE)
 def test_questions_beyond_the_budget_go_in_parallel_chunks(backend: Backend) -> None:
     questions = [YesNo(f"q{i}", f"Is item {i} needed? " + "detail " * 100) for i in range(40)]

@@ -159,6 +159,7 @@ def test_rows_added(engine: str, tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_rows_removed(engine: str, tmp_path: Path) -> None:
     with fleet(engine, tmp_path) as f:
         first = run(f, BEFORE)
@@ -170,6 +171,7 @@ def test_rows_removed(engine: str, tmp_path: Path) -> None:
     assert change["line"] == "no new rows since the last run; 1 gone (N100AA)"
 
 
+@pytest.mark.slow
 def test_rows_added_and_removed(engine: str, tmp_path: Path) -> None:
     with fleet(engine, tmp_path) as f:
         run(f, BEFORE)
@@ -187,6 +189,7 @@ def test_rows_added_and_removed(engine: str, tmp_path: Path) -> None:
     assert change["line"] == "1 new row since the last run (N100AA); 1 gone (N100AA)"
 
 
+@pytest.mark.slow
 def test_no_rows_changed(engine: str, tmp_path: Path) -> None:
     with fleet(engine, tmp_path) as f:
         run(f, BEFORE)
@@ -198,6 +201,7 @@ def test_no_rows_changed(engine: str, tmp_path: Path) -> None:
     assert second.second_opinion["evidence_diff"]["unchanged"] == ["C1"]
 
 
+@pytest.mark.slow
 def test_the_same_query_is_matched_after_whitespace_and_case_changes(
     engine: str, tmp_path: Path
 ) -> None:
@@ -220,6 +224,7 @@ def test_the_same_query_is_matched_after_whitespace_and_case_changes(
     assert [c["sql"] for c in third.second_opinion["evidence_diff"]["removed"]] == [rewritten]
 
 
+@pytest.mark.slow
 def test_a_capped_result_says_what_was_compared(engine: str, tmp_path: Path) -> None:
     limits = Limits(fingerprint_max_rows=4, max_rows=3)
     planes = [(f"N{i:03d}XX", 101 + i) for i in range(10)]
@@ -237,6 +242,7 @@ def test_a_capped_result_says_what_was_compared(engine: str, tmp_path: Path) -> 
     )
 
 
+@pytest.mark.slow
 def test_row_sets_are_bounded_in_the_store(tmp_path: Path) -> None:
     limits = Limits(fingerprint_max_rows=4, max_rows=3)
     with fleet("duckdb", tmp_path, limits) as f:
@@ -269,6 +275,7 @@ def test_line_of_a_lower_bound() -> None:
     )
 
 
+@pytest.mark.slow
 def test_the_decision_model_is_given_the_computed_row_changes(tmp_path: Path) -> None:
     steps = [
         {"answers": {"goal_met": 0.9, "urgency": CALM}},
@@ -303,6 +310,7 @@ def test_the_decision_model_is_given_the_computed_row_changes(tmp_path: Path) ->
     ]
 
 
+@pytest.mark.slow
 def test_repeated_rows_count_as_often_as_they_appear(engine: str, tmp_path: Path) -> None:
     twice = [("N100AA", 150), ("N100AA", 150), ("N200AA", 180)]
     with fleet(engine, tmp_path) as f:
@@ -315,6 +323,7 @@ def test_repeated_rows_count_as_often_as_they_appear(engine: str, tmp_path: Path
     assert change["line"] == "2 new rows since the last run (N200AA, N200AA); 1 gone (N100AA)"
 
 
+@pytest.mark.slow
 def test_pinned_queries_are_compared_with_the_agents_same_query(tmp_path: Path) -> None:
     with pinned_agent() as llm:
         world = PinnedWorld(tmp_path, llm)

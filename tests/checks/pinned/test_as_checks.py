@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from checks.automation.loader import load_automations
 from checks.declared.check import run_checks
 from checks.fakes.llm_server import FakeLLM, one_query_agent
@@ -40,6 +42,7 @@ def outcomes(world: World, text: str, tmp_path: Path) -> dict[str, str]:
     return {c.name: str(c.outcome) for c in checks}
 
 
+@pytest.mark.slow
 def test_a_number_becomes_an_exact_check_that_passes_then_fails(tmp_path: Path) -> None:
     world, text = pinned_yaml(tmp_path, TOTAL)
     assert text.splitlines()[:4] == [

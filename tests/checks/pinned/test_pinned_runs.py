@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pytest
 from sqlalchemy import update
 
 from checks.agent.prompt import UNTRUSTED_LABEL
@@ -87,6 +88,7 @@ def agent() -> FakeLLM:
     return FakeLLM(default=one_query_agent({"no-negative-orders": NEGATIVES}))
 
 
+@pytest.mark.slow
 def test_the_next_run_takes_the_plan_without_calling_the_llm(tmp_path: Path) -> None:
     with agent() as llm:
         world = World(tmp_path, llm)
@@ -130,6 +132,7 @@ def test_the_next_run_takes_the_plan_without_calling_the_llm(tmp_path: Path) -> 
     )
 
 
+@pytest.mark.slow
 def test_a_data_change_asks_the_agent_again_with_what_changed(tmp_path: Path) -> None:
     with agent() as llm:
         world = World(tmp_path, llm)
@@ -172,6 +175,7 @@ def test_a_data_change_asks_the_agent_again_with_what_changed(tmp_path: Path) ->
     assert told["queries"][0]["rows_now"] == [[3, "-7.50"]]  # DECIMAL, exact
 
 
+@pytest.mark.slow
 def test_a_definition_change_asks_again_and_an_owner_change_does_not(tmp_path: Path) -> None:
     with agent() as llm:
         world = World(tmp_path, llm)
@@ -188,6 +192,7 @@ def test_a_definition_change_asks_again_and_an_owner_change_does_not(tmp_path: P
     assert edited.pinning["changes"] == []
 
 
+@pytest.mark.slow
 def test_a_plan_older_than_repin_after_asks_again(tmp_path: Path) -> None:
     with agent() as llm:
         world = World(tmp_path, llm)
@@ -229,6 +234,7 @@ def test_a_plan_older_than_repin_after_asks_again(tmp_path: Path) -> None:
     assert kept.finding_source == FindingSource.PINNED
 
 
+@pytest.mark.slow
 def test_fresh_asks_again_and_pinning_off_always_asks(tmp_path: Path) -> None:
     with agent() as llm:
         world = World(tmp_path, llm)
@@ -247,6 +253,7 @@ def test_fresh_asks_again_and_pinning_off_always_asks(tmp_path: Path) -> None:
     assert [r.pinning for r in off] == [None, None]
 
 
+@pytest.mark.slow
 def test_a_model_change_asks_again(tmp_path: Path) -> None:
     with agent() as llm:
         world = World(tmp_path, llm)
@@ -293,6 +300,7 @@ def test_a_pinned_run_is_never_clear_against_a_failed_declared_check(tmp_path: P
     assert run.pinning["reason"] == "the declared checks differ from when the plan was made"
 
 
+@pytest.mark.slow
 def test_a_check_outcome_change_asks_again_and_the_override_still_holds(tmp_path: Path) -> None:
     clear = {"finding": "clear", "summary": "Fine [C1].", "evidence": ["C1"], "confidence": "high"}
     with FakeLLM(default={"tool_calls": [{"name": "submit_report", "arguments": clear}]}) as llm:
@@ -324,6 +332,7 @@ def test_a_check_outcome_change_asks_again_and_the_override_still_holds(tmp_path
 REFUNDS = "SELECT count(*) AS refunds FROM refunds"
 
 
+@pytest.mark.slow
 def test_a_pinned_query_that_now_fails_falls_back(tmp_path: Path) -> None:
     checked = goal_only(name="orders-checked", **CHECKED)
     queries = {"no-negative-orders": REFUNDS, "orders-checked": REFUNDS}
@@ -371,6 +380,7 @@ def test_without_an_llm_a_plan_still_decides_while_its_evidence_holds(tmp_path: 
     assert pinned.pinning is not None and pinned.pinning["from_run"] == first.run_id
 
 
+@pytest.mark.slow
 def test_a_false_positive_verdict_sends_the_next_run_to_the_agent(tmp_path: Path) -> None:
     from worker.review.actions import ActionRequest, record
     from worker.review.vocabulary import ActionKind, ResolveReason
@@ -392,6 +402,7 @@ def test_a_false_positive_verdict_sends_the_next_run_to_the_agent(tmp_path: Path
     assert again.pinning is not None and again.pinning["from_run"] == asked.run_id
 
 
+@pytest.mark.slow
 def test_an_unreadable_plan_row_asks_the_agent_and_is_replaced(tmp_path: Path) -> None:
     with agent() as llm:
         world = World(tmp_path, llm)

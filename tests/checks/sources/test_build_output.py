@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from tests.paths import ROOT
 
@@ -62,6 +63,7 @@ def child(script: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_a_slow_cache_build_draws_no_progress_bar(tmp_path: Path) -> None:
     plain = child(PLAIN, str(tmp_path / "plain.duckdb"))  # DuckDB's default, to compare
     assert "100%" in plain.stdout

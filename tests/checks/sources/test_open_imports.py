@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.paths import ROOT
 
 PROBE = """
@@ -24,6 +26,7 @@ source.close()
 """
 
 
+@pytest.mark.slow
 def test_opening_a_duckdb_source_imports_neither_sqlalchemy_nor_sqlglot() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOOKOUT_")}
     env["LOOKOUT_CACHE_DIR"] = str(ROOT / ".lookout" / "cache")

@@ -56,6 +56,7 @@ def test_duckdb_time_limit_holds_inside_one_vector(tiny_duck: Path) -> None:
         assert source.query("SELECT sum(id) AS s FROM t").rows == [(45,)]
 
 
+@pytest.mark.slow
 def test_duckdb_memory_limit_fails_the_query_fast(tiny_duck: Path) -> None:
     limits = Limits(query_timeout_s=120, query_memory="256MiB")
     with DuckDBQuerySource("tiny", tiny_duck, limits) as source:

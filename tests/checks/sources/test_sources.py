@@ -488,6 +488,7 @@ SLOW = {
 }
 
 
+@pytest.mark.xdist_group("alone")  # measures wall time: never beside another of its group
 @pytest.mark.parametrize("engine", ENGINES)
 def test_timeout_interrupts_a_long_query(sources: dict[str, Source], engine: str) -> None:
     started = time.monotonic()
@@ -497,6 +498,7 @@ def test_timeout_interrupts_a_long_query(sources: dict[str, Source], engine: str
     assert sources[engine].query("SELECT 1 AS ok").rows == [(1,)]  # the connection still works
 
 
+@pytest.mark.xdist_group("alone")  # measures wall time: never beside another of its group
 def test_postgres_timeout_without_the_guard(sources: dict[str, Source]) -> None:
     started = time.monotonic()
     with pytest.raises(QueryTimeout):
@@ -801,6 +803,7 @@ def sqlite_source(tmp_path: Path) -> Iterator[Source]:
         yield source
 
 
+@pytest.mark.xdist_group("alone")  # measures wall time: never beside another of its group
 def test_sqlite_source(sqlite_source: Source) -> None:
     assert isinstance(sqlite_source, SQLQuerySource) and sqlite_source.dialect == "sqlite"
     assert [(d.name, d.row_count) for d in sqlite_source.catalog()] == [("orders", 10)]

@@ -169,6 +169,7 @@ def test_bad_url_says_which_store_without_password() -> None:
     assert "cannot open the store at postgresql+psycopg://u:***@127.0.0.1:1/nope" in str(info.value)
 
 
+@pytest.mark.slow
 def test_two_processes_opening_a_fresh_postgres_store_at_once_both_succeed() -> None:
     import subprocess
     import sys

@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import text
@@ -43,6 +44,7 @@ def _opens_with_alembic(url: str) -> bool:
     return out.stdout.strip() == "True"
 
 
+@pytest.mark.slow
 def test_a_store_at_head_opens_without_alembic_and_an_older_one_is_migrated(
     tmp_path: Path,
 ) -> None:

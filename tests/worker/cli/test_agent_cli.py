@@ -1,4 +1,8 @@
-"""The agent through the real entry point: ``run --json``, ``show --trace``, and a crash."""
+"""The agent through the real entry point: ``run --json``, ``show --trace``, and a crash.
+
+In this process (``tests.cli_support.run_lookout``), except the crash: a child process
+killed halfway.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from checks.fakes.llm_server import FakeLLM, Step
 from checks.report import Status
 from checks.settings.config import Settings, default_config_data
 from checks.store.store import Store
+from tests.cli_support import run_lookout
 from tests.paths import ROOT
 
 KEY = "sk-cli-test-SECRET-7777"
@@ -46,6 +51,7 @@ def setup(tmp_path: Path, flights: Settings, fake: FakeLLM) -> tuple[Path, str]:
 
 
 def lookout(config: Path, *args: str) -> list[str]:
+    """The child process's command line; ``[3:]`` of it is what ``run_lookout`` takes."""
     return [
         sys.executable,
         "-c",
@@ -77,10 +83,7 @@ def test_run_json_fills_agent_and_show_trace_prints_jsonl(
     ]
     with FakeLLM(script) as fake:
         config, _ = setup(tmp_path, flights_settings, fake)
-        proc = subprocess.run(
-            lookout(config, "run", "cancellation-probe", "--json"),
-            cwd=ROOT, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+        proc = run_lookout(lookout(config, "run", "cancellation-probe", "--json")[3:])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     doc = json.loads(proc.stdout)
     assert (doc["status"], doc["finding"], doc["finding_source"]) == ("completed", "clear", "agent")
@@ -92,10 +95,7 @@ def test_run_json_fills_agent_and_show_trace_prints_jsonl(
     assert agent["cost_usd"] == pytest.approx(0.003)
     assert [e["id"] for e in doc["evidence"]] == ["Q1"]
 
-    shown = subprocess.run(
-        lookout(config, "show", str(doc["run_id"]), "--trace"),
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    shown = run_lookout(lookout(config, "show", str(doc["run_id"]), "--trace")[3:])
     assert shown.returncode == 0, shown.stderr
     events = [json.loads(line) for line in shown.stdout.splitlines()]
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
@@ -103,6 +103,7 @@ def test_run_json_fills_agent_and_show_trace_prints_jsonl(
     assert KEY not in shown.stdout
 
 
+@pytest.mark.slow
 def test_a_crash_halfway_keeps_the_trace_written_so_far(
     tmp_path: Path, flights_settings: Settings
 ) -> None:
@@ -160,18 +161,12 @@ def test_a_summary_echoing_secrets_is_redacted_before_it_is_printed_or_stored(
         data = yaml.safe_load(config.read_text(encoding="utf-8"))
         data["channels"] = {"ops": {"type": "slack", "url": hook}}
         config.write_text(yaml.safe_dump(data), encoding="utf-8")
-        ran = subprocess.run(
-            lookout(config, "run", "cancellation-probe"),
-            cwd=ROOT, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+        ran = run_lookout(lookout(config, "run", "cancellation-probe")[3:])
     assert ran.returncode == 0, ran.stdout + ran.stderr
     store = Store(store_url)
     [stored] = store.list_runs()
     store.close()
-    shown = subprocess.run(
-        lookout(config, "show", str(stored.run_id)),
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    shown = run_lookout(lookout(config, "show", str(stored.run_id))[3:])
     for text in (ran.stdout, shown.stdout, stored.summary):
         assert KEY not in text and "XXXXXXXXXXXXXXXX" not in text, text
         assert "My key is ***" in text

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from checks.settings.config import Settings
+from tests.cli_support import run_lookout
 from tests.paths import ROOT
 
 
@@ -47,26 +48,38 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+IN_A_PROCESS = frozenset({"unknown option", "clear", "needs attention"})
+"""One case per exit status (2, 0, 1; 3 below) through a real process; the rest in this one."""
+
+
+@pytest.mark.parametrize(
+    "case",
+    [pytest.param(c, marks=pytest.mark.slow) if c.name in IN_A_PROCESS else c for c in CASES],
+    ids=lambda c: c.name,
+)
 def test_exit_status(case: Case, tmp_path: Path, flights_settings: Settings) -> None:
     env = {
         "PATH": "/usr/bin:/bin",
         "LOOKOUT_STORE_URL": f"sqlite:///{tmp_path}/lookout.db",
         "LOOKOUT_CACHE_DIR": flights_settings.cache_dir,
     }
-    proc = subprocess.run(
-        [sys.executable, "-c", "from worker.cli.app import main; main()", *case.args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    if case.name not in IN_A_PROCESS:  # main's SystemExit status is what the process exits with
+        proc = run_lookout(case.args, env)
+    else:
+        proc = subprocess.run(
+            [sys.executable, "-c", "from worker.cli.app import main; main()", *case.args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert proc.returncode == case.code, proc.stdout + proc.stderr
     assert case.stderr in proc.stderr
     assert case.stdout in proc.stdout
 
 
+@pytest.mark.slow
 def test_run_error_exit_3_when_a_check_errors(tmp_path: Path, flights_settings: Settings) -> None:
     (tmp_path / "a.yaml").write_text(
         "name: null-check\nsource: flights\ngoal: g\nchecks:\n"
@@ -109,11 +122,8 @@ def test_trace_of_a_run_without_agent_says_why_it_is_empty(
         "LOOKOUT_STORE_URL": f"sqlite:///{tmp_path}/lookout.db",
         "LOOKOUT_CACHE_DIR": flights_settings.cache_dir,
     }
-    entry = [sys.executable, "-c", "from worker.cli.app import main; main()"]
-    subprocess.run([*entry, "run", "flights-carrier-integrity"], cwd=ROOT, env=env, check=True)
-    proc = subprocess.run(
-        [*entry, "show", "1", "--trace"], cwd=ROOT, env=env, capture_output=True, text=True
-    )
+    run_lookout(["run", "flights-carrier-integrity"], env).check_returncode()
+    proc = run_lookout(["show", "1", "--trace"], env)
     assert proc.returncode == 0
     assert proc.stdout == ""
     assert "run 1 has no trace: no agent ran (the declared checks decided)" in proc.stderr
@@ -142,14 +152,7 @@ def test_run_now_refuses_a_hard_limit_over_half_the_visibility_timeout(
         "LOOKOUT_AUTOMATIONS_DIR": str(tmp_path),
         "LOOKOUT_REDIS_URL": "redis://127.0.0.1:9/0",  # never reached: refused before sending
     }
-    proc = subprocess.run(
-        [sys.executable, "-c", "from worker.cli.app import main; main()", "run-now", "long-run"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = run_lookout(["run-now", "long-run"], env)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert (
         "long-run cannot be sent to the workers: timeout_s 600 s: its hard limit (630 s) must"
@@ -166,11 +169,7 @@ def test_validate_escapes_a_newline_in_a_file_name(
         "LOOKOUT_STORE_URL": f"sqlite:///{tmp_path}/lookout.db",
         "LOOKOUT_CACHE_DIR": flights_settings.cache_dir,
     }
-    proc = subprocess.run(
-        [sys.executable, "-c", "from worker.cli.app import main; main()", "validate",
-         str(tmp_path)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    proc = run_lookout(["validate", str(tmp_path)], env)
     assert proc.returncode == 2
     lines = (proc.stdout + proc.stderr).splitlines()
     errors = [ln for ln in lines if "evil" in ln]

@@ -54,6 +54,7 @@ def test_help_loads_no_store_no_settings_no_service() -> None:
     assert found & heavy == set()
 
 
+@pytest.mark.slow
 def test_validate_loads_no_store_no_llm_client_and_no_service() -> None:
     found = loaded("validate")  # it opens the sources to check the SQL against their catalogs
     assert found & (SERVICE | LLM | DATA | {"alembic", "httpx"}) == set()
@@ -61,6 +62,7 @@ def test_validate_loads_no_store_no_llm_client_and_no_service() -> None:
     assert found & {"sqlalchemy", "markdown_it"} == set()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["planes-build-year"])
 def test_run_without_an_llm_loads_no_llm_client_and_no_service(tmp_path: Path, name: str) -> None:
     env = {

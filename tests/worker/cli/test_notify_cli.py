@@ -1,21 +1,21 @@
 """Nothing to deliver or list is said, not silent: ``notify log`` and ``run --notify``.
 
-Through the real entry point (``worker.cli.app.main``) in a child process, a
-SQLite store and the fake chat service of ``worker.alerts.fake_chat``.
+Through the real entry point (``worker.cli.app.main``), run in this process as a
+child process would run it (``tests.cli_support.run_lookout``), a SQLite store and
+the fake chat service of ``worker.alerts.fake_chat``.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from checks.settings.config import Settings, default_config_data
-from tests.paths import ROOT
+from tests.cli_support import run_lookout
 from tests.worker.service.service_support import write_automation
 from worker.alerts.fake_chat import FakeChat
 
@@ -43,14 +43,8 @@ def environment(tmp_path: Path, flights_settings: Settings, **config: Any) -> di
 
 
 def lookout(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from worker.cli.app import main; main()", *argv],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    """``lookout ARGV`` in this process, as a child with only ``env``'s variables."""
+    return run_lookout(argv, env)
 
 
 def test_notify_log_says_when_no_delivery_is_recorded(

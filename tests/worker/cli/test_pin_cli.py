@@ -1,4 +1,8 @@
-"""Pinning through the real entry point: run, run again (no LLM call), show, --fresh, pin."""
+"""Pinning through the real entry point: run, run again (no LLM call), show, --fresh, pin.
+
+The first test starts ``lookout`` as a child process (each command's smoke test of a real
+process); the second runs it in this one (``tests.cli_support.run_lookout``).
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,13 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 from checks.automation.loader import load_automations
 from checks.fakes.llm_server import FakeLLM, one_query_agent
 from tests.checks.pinned.test_pinned_runs import NEGATIVES, write_orders
+from tests.cli_support import run_lookout
 from tests.paths import ROOT
 from tests.worker.cli.test_agent_cli import lookout
 
@@ -21,6 +27,7 @@ GOAL = (
 )
 
 
+@pytest.mark.slow
 def test_run_pins_show_cites_fresh_asks_and_pin_prints_checks(tmp_path: Path) -> None:
     db = tmp_path / "shop.duckdb"
     write_orders(db, [(1, 10.0, False), (2, -5.0, True)])
@@ -112,14 +119,7 @@ def test_without_an_llm_the_first_line_says_a_pinned_plan_still_decides(tmp_path
     without.write_text(yaml.safe_dump(settings), encoding="utf-8")
 
     def cli(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            lookout(config, *args),
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env={**os.environ, "COLUMNS": "300"},
-        )
+        return run_lookout(lookout(config, *args)[3:], {**os.environ, "COLUMNS": "300"})
 
     with FakeLLM(default=one_query_agent({"no-negative-orders": NEGATIVES})) as llm:
         llm_settings = {"base_url": llm.base_url, "model": "fake-model", "max_retries": 0}

@@ -8,14 +8,12 @@ DuckDB and on PostgreSQL; each check's JSON is compared whole.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from tests.paths import ROOT
+from tests.cli_support import run_lookout
 
 CHECKS: list[dict[str, Any]] = [
     {"name": "rows", "row_count": {"table": "orders"}},
@@ -158,16 +156,8 @@ def test_run_json_gives_each_kinds_metrics_on_duckdb_and_postgresql(
     for source in ("shop", "shop_pg"):
         doc = {"name": source.replace("_", "-"), "source": source, "goal": "g", "checks": CHECKS}
         (autos / f"{source}.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
-    entry = [sys.executable, "-c", "from worker.cli.app import main; main()"]
     folders = ["--config", str(tmp_path / "lookout.yaml"), "--automations", str(autos)]
-    proc = subprocess.run(
-        [*entry, *folders, "run", "--all", "--json"],
-        cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = run_lookout([*folders, "run", "--all", "--json"], {"PATH": "/usr/bin:/bin"})
     assert proc.returncode == 1, proc.stderr  # Needs attention
     runs = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [r["automation"] for r in runs] == ["shop", "shop-pg"]

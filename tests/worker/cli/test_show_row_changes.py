@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import yaml
 
-from tests.paths import ROOT
+from tests.cli_support import run_lookout
 
 AUTOMATION = """\
 name: small-planes
@@ -24,12 +23,10 @@ checks:
 
 
 def lookout(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from worker.cli.app import main; main()", "--config", str(config),
-         *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
-        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
+    """``lookout --config CONFIG ARGS`` in this process, as a child with only these variables."""
+    return run_lookout(
+        ["--config", str(config), *args], {"COLUMNS": "200", "PATH": "/usr/bin:/bin"}
+    )
 
 
 def test_show_prints_the_row_change_line(tmp_path: Path) -> None:

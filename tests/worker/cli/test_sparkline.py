@@ -5,8 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import io
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,7 +19,7 @@ from checks.report import (
     outcome_of,
 )
 from checks.store.store import Store
-from tests.paths import ROOT
+from tests.cli_support import run_lookout
 from tests.stored_reports import store_report
 from worker.cli.safe_text import SafeConsole
 from worker.cli.sparkline import print_histories, sparkline
@@ -163,14 +161,7 @@ def test_lookout_show_prints_a_sparkline_per_check(tmp_path: Path) -> None:
         "LOOKOUT_STORE_URL": f"sqlite:///{tmp_path}/lookout.db",
         "HOME": os.environ.get("HOME", "/root"),
     }
-    proc = subprocess.run(
-        [sys.executable, "-c", "from worker.cli.app import main; main()", "show", str(ids[-1])],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = run_lookout(["show", str(ids[-1])], env)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     start = lines.index(
@@ -181,30 +172,9 @@ def test_lookout_show_prints_a_sparkline_per_check(tmp_path: Path) -> None:
         "  volume  ▁▅█▁▲▅▼×█▁   20  140  10 runs, 2 failed",
         "  paid    ▄▄▄▄▄▄▄▄▄▄    1    1  10 runs",
     ]
-    earlier = subprocess.run(
-        [sys.executable, "-c", "from worker.cli.app import main; main()", "show", str(ids[4])],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    earlier = run_lookout(["show", str(ids[4])], env)
     assert "  volume  ▁▅█▁▲    100  140  5 runs, 1 failed" in earlier.stdout.splitlines()
-    as_json = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from worker.cli.app import main; main()",
-            "show",
-            str(ids[4]),
-            "--json",
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    as_json = run_lookout(["show", str(ids[4]), "--json"], env)
     assert as_json.returncode == 0 and "▁" not in as_json.stdout  # JSON stays the report's shape
 
 

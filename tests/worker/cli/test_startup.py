@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.paths import ROOT
 from worker.cli import startup
 
@@ -58,6 +60,7 @@ def probe(tmp_path: Path, *args: str) -> list[str]:
     return lines
 
 
+@pytest.mark.slow
 def test_run_resumes_the_collector_before_the_first_automation_runs(tmp_path: Path) -> None:
     lines = probe(tmp_path, "run", "planes-build-year", "flights-origin-airports")
     assert lines == [
@@ -67,11 +70,13 @@ def test_run_resumes_the_collector_before_the_first_automation_runs(tmp_path: Pa
     ]
 
 
+@pytest.mark.slow
 def test_validate_resumes_it_before_the_checks_sql_is_checked(tmp_path: Path) -> None:
     lines = probe(tmp_path, "validate", "automations/planes-build-year.yaml")
     assert lines == ["validate_checks: collector on", "at exit: collector on, frozen yes"]
 
 
+@pytest.mark.slow
 def test_every_other_command_resumes_it_before_its_body(tmp_path: Path) -> None:
     # ``reports`` reads the store; the long-running ones (worker, beat, serve) go the same way
     assert probe(tmp_path, "reports") == ["at exit: collector on, frozen yes"]

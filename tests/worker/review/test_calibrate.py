@@ -16,6 +16,7 @@ from checks.opinion.calibration import Recalibration
 from checks.report import Finding, FindingSource, RunReport, Status
 from checks.store.review_reads import current_recalibrations, resolutions_for_next_run
 from checks.store.store import Store
+from tests.cli_support import run_lookout
 from tests.paths import ROOT
 from tests.stored_reports import store_report
 from worker.cli.calibrate import nothing_to_score
@@ -248,20 +249,12 @@ def test_the_cli_reports_and_fits(store: Store, tmp_path: Path, labelled_db: Pat
     (tmp_path / "none.yaml").write_text(
         "decision: {calibration_min_reviews: 30}\n", encoding="utf-8"
     )
-    command = [sys.executable, "-c", "from worker.cli.app import main; main()", "calibrate"]
-    text = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    text = run_lookout(["calibrate"], env)
     assert text.returncode == 0, text.stderr
     assert "systemone jev: 100 labelled run(s) (40 false_positive, 60 fixed)" in text.stdout
     assert "goal_met: calibrated on 100 reviews" in text.stdout
     assert "double_check_disagrees: raised 50, right 30 (60%)" in text.stdout
-    as_json = subprocess.run(
-        [*command, "--json", "--no-fit"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    as_json = run_lookout(["calibrate", "--json", "--no-fit"], env)
     doc = json.loads(as_json.stdout)
     assert doc["models"][0]["questions"][0]["ece"] == pytest.approx(0.25)
 
@@ -276,6 +269,7 @@ def test_recalibration_round_trips_through_the_store(store: Store) -> None:
     assert back == recal
 
 
+@pytest.mark.slow
 def test_the_cli_says_what_to_do_when_there_is_nothing_to_score(tmp_path: Path) -> None:
     env = {
         "PATH": "/usr/bin:/bin",

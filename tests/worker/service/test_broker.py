@@ -2,8 +2,9 @@
 
 Through the real entry point (``worker.cli.app.main``) in a child process. The
 broker "down" is a port nothing listens on (127.0.0.1:1); the broker "back" is
-the machine's Redis, database 11 (no other test uses it; flushed before and
-after each test).
+the machine's Redis, database 11 on a run without xdist, one of its own on
+each xdist worker (``tests.parallel.redis_db``; no other test uses it; flushed
+before and after each test).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from checks.clock import utcnow
 from checks.report import Status
 from checks.settings.config import Settings
 from checks.store.store import Store
+from tests.parallel import redis_db
 from tests.paths import ROOT
 from tests.worker.service.service_support import (
     config_data,
@@ -35,7 +37,7 @@ from worker.service.broker import probe, unreachable
 from worker.service.run_queue import RunQueue
 
 BROKER_DOWN = "redis://lookout:hunter22@127.0.0.1:1/0"
-BROKER_BACK = "redis://127.0.0.1:6379/11"
+BROKER_BACK = f"redis://127.0.0.1:6379/{redis_db(11)}"
 REFUSED = (
     "the broker at redis://lookout:***@127.0.0.1:1/0 could not be reached (Error 111 connecting"
     " to 127.0.0.1:1. Connection refused): start Redis, or set LOOKOUT_REDIS_URL (redis_url in"

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from checks.clock import utcnow
 from checks.report import Finding, RunReport, Status
 from checks.store.store import Store
+from tests.parallel import redis_db
 from tests.worker.service.service_support import (
     clean_store,
     config_data,
@@ -59,7 +60,7 @@ class Service:
             store_url=pg_url,
             cache_dir=str(folder / "cache"),
             automations_dir=folder,
-            redis_url="redis://127.0.0.1:6379/15",
+            redis_url=f"redis://127.0.0.1:6379/{redis_db(15)}",
             **service,
         )
         self.sent: list[QueuedRun] = []

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from checks.store.store import Store
+from tests.parallel import redis_db
 from tests.worker.service.service_support import clean_store, config_data, settings_of
 from tests.worker.service.service_support import write_automation as write
 from worker.service.dispatch import Dispatcher
@@ -56,7 +57,7 @@ def test_the_due_runs_go_out_in_one_batch_and_a_refused_batch_leaves_them_to_res
         store_url=pg_url,
         cache_dir=str(tmp_path / "cache"),
         automations_dir=folder,
-        redis_url="redis://127.0.0.1:6379/15",
+        redis_url=f"redis://127.0.0.1:6379/{redis_db(15)}",
         unsent_grace_s=60,
     )
     settings = settings_of(data)
@@ -95,7 +96,7 @@ def test_a_batch_failing_as_it_closes_leaves_all_its_runs_to_resend(
         store_url=pg_url,
         cache_dir=str(tmp_path / "cache"),
         automations_dir=folder,
-        redis_url="redis://127.0.0.1:6379/15",
+        redis_url=f"redis://127.0.0.1:6379/{redis_db(15)}",
         unsent_grace_s=60,
     )
     broker = Broker()

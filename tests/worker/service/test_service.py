@@ -5,8 +5,7 @@ own session, so a signal reaches the whole process group), against a private
 ``redis-server`` (flushed between tests; never the machine's shared one, so two
 test runs side by side cannot take each other's messages) and an empty store.
 Slots are made due at once by setting a cursor in the past, as after a
-downtime (``seed_cursor``); only the Redis-restart scenario waits for the next
-minute.
+downtime (``seed_cursor``): no test waits for the clock.
 
 A run is made slow without a slow machine: its source is a SQLite file the
 test holds an exclusive lock on, so the run's first read waits in C (where
@@ -251,12 +250,12 @@ def test_a_run_over_its_hard_time_limit_ends_in_error_with_the_reason(
     assert "Hard time limit (3.0s) exceeded" in env.procs.log("worker")
 
 
-# -- a restart of Redis, and a file edited while beat runs: one wait for the next minute ----
+# -- a restart of Redis, and a file edited while beat runs -------------------------------------
 
 
 @dataclass
 class NextMinute:
-    """Runs of the `every` automation: the first one, and the one of the next minute."""
+    """Runs of the `every` automation: the first one, and the slot's run after the restart."""
 
     first: RunReport
     after_restart: list[RunReport]
@@ -271,6 +270,14 @@ def next_minute(
     flights_settings: Settings,
     flights_source: Source,
 ) -> Iterator[NextMinute]:
+    """The service through a Redis restart, with no wait for the clock.
+
+    `every` first has no schedule: its first run is a ``run-now``. While Redis
+    is down its file gains a schedule (every minute) and a second check, and
+    its cursor is set just before this minute's slot (``seed_cursor``, the
+    dispatcher's own record of where it looked last), so that slot is due at
+    once, and only once the restarted Redis carries beat's ticks again.
+    """
     tmp = tmp_path_factory.mktemp("redis-restart")
     port = free_port()
     server = redis_server(port, tmp)
@@ -282,22 +289,23 @@ def next_minute(
     procs = Processes(variables, tmp)
     env = Env(folder, store, procs, tmp / "slow.db")
     try:
-        start = utcnow().replace(second=0, microsecond=0)
-        write_automation(folder, "every", schedule="* * * * *")
-        seed_cursor(
-            store,
-            "every",
-            CronSchedule("* * * * *", ZoneInfo("UTC")),
-            start - dt.timedelta(seconds=1),
-        )
+        write_automation(folder, "every")  # no schedule yet: no slot, no cursor
         worker = procs.worker()
         procs.start("beat", LOOKOUT, "beat")
-        [first] = wait_for(
-            lambda: [r for r in env.finished("every") or [] if r.scheduled_for == start],
-            60,
-            "the first run",
+        subprocess.run(
+            [LOOKOUT, "run-now", "every"], env=procs.env, capture_output=True, check=True
         )
-        # Edit the file: a second check marks the new definition.
+        [first] = wait_for(lambda: env.finished("every"), 60, "the first run")
+        # Restart Redis while nothing runs (every run finished): nothing is persisted,
+        # every key is gone.
+        wait_for(lambda: env.finished("every", len(env.runs("every"))), 30, "an idle service")
+        server.send_signal(signal.SIGKILL)
+        server.wait(timeout=10)
+        # Edit the file while Redis is down: a schedule, and a second check marks the new
+        # definition; this minute's slot is due from the next tick that gets through.
+        every_minute = CronSchedule("* * * * *", ZoneInfo("UTC"))
+        nxt = utcnow().replace(second=0, microsecond=0)
+        seed_cursor(store, "every", every_minute, nxt - dt.timedelta(seconds=1))
         marker = {"name": "edited", "sql": "SELECT count(*) FROM airlines", "expect": "== 16"}
         write_automation(
             folder,
@@ -308,15 +316,7 @@ def next_minute(
                 marker,
             ],
         )
-        # Restart Redis while nothing runs (not just before a slot, and every run
-        # finished): nothing is persisted, every key is gone.
-        if utcnow().second >= 55:
-            time.sleep(62 - utcnow().second)
-        wait_for(lambda: env.finished("every", len(env.runs("every"))), 30, "an idle service")
-        server.send_signal(signal.SIGKILL)
-        server.wait(timeout=10)
         server = redis_server(port, tmp)
-        nxt = utcnow().replace(second=0, microsecond=0) + dt.timedelta(minutes=1)
         # kombu's Redis transport can die with "Unrecoverable error" when the broker
         # drops mid-ack (a known class of kombu races); compose restarts it
         # (restart: unless-stopped), and so does this test, as a supervisor would.
@@ -327,7 +327,7 @@ def next_minute(
         wait_for(
             lambda: [r for r in env.finished("every") or [] if r.scheduled_for == nxt],
             100,
-            "the run of the minute after the restart",
+            "the run of the slot after the restart",
         )
         time.sleep(2)
         runs = [store.get_run(r.run_id or 0) for r in env.runs("every")]

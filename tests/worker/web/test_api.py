@@ -168,6 +168,7 @@ def test_an_unreachable_store_is_503_not_a_crash(web_world: World) -> None:
         assert "nobody" not in body and "pw@" not in body
 
 
+@pytest.mark.slow
 def test_on_postgresql(tmp_path: Path, flights_settings: Settings, empty_pg_url: str) -> None:
     world = build_world(tmp_path, flights_settings, empty_pg_url)
     client = TestClient(app_for(world))

@@ -132,6 +132,7 @@ def test_a_shared_client_address_backs_off_only_after_many_failures(web_world: W
     assert attempt("alice", PASSWORD) == 429
 
 
+@pytest.mark.slow
 def test_a_login_flood_does_not_stop_healthz(web_world: World) -> None:
     with LiveServer(app_for(web_world)) as server, httpx.Client(base_url=server.url) as probe:
         stop = threading.Event()
