@@ -154,9 +154,9 @@ def main() -> None:
         def touch() -> None:
             changed.write_text(changed.read_text(encoding="utf-8") + "\n", encoding="utf-8")
 
-        reloads = dispatcher.catalog.reloads
+        reloads = dispatcher.known.reloads
         took, peak, result = measure(lambda: dispatcher.dispatch_due(at), touch)
-        assert dispatcher.catalog.reloads == reloads + 2  # one file, read again each time
+        assert dispatcher.known.reloads == reloads + 2  # one file, read again each time
         row("nothing due, one file changed (read again)", took, peak, len(result.queued))
 
         def due_again() -> None:  # every automation has one slot in (DAY, DAY + 1 day]
@@ -165,7 +165,7 @@ def main() -> None:
 
         tick = DAY + dt.timedelta(hours=1, seconds=30)
         took, peak, result = measure(
-            lambda: Dispatcher(settings, queue, sent.append, dispatcher.catalog).dispatch_due(tick),
+            lambda: Dispatcher(settings, queue, sent.append, dispatcher.known).dispatch_due(tick),
             due_again,
         )
         assert len(result.queued) == due, len(result.queued)
@@ -179,7 +179,7 @@ def main() -> None:
             if hasattr(tasks, "run_sender"):  # one broker connection per tick
                 kwargs["send_batch"] = tasks.run_sender
             return Dispatcher(
-                settings, queue, tasks.send_run, dispatcher.catalog, **kwargs
+                settings, queue, tasks.send_run, dispatcher.known, **kwargs
             ).dispatch_due(now)
 
         took, peak, result = measure(lambda: real(tick), due_again)

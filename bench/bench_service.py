@@ -452,7 +452,7 @@ def dispatch_cost(tmp: Path, count: int) -> list[tuple[str, float, float, int]]:
         )
         phase(
             f"all {count} due: insert and queue (broker = a list)",
-            lambda: Dispatcher(settings, queue, sent.append, warm.catalog),
+            lambda: Dispatcher(settings, queue, sent.append, warm.known),
             day + dt.timedelta(days=1),
             due_again,
         )
@@ -462,7 +462,7 @@ def dispatch_cost(tmp: Path, count: int) -> list[tuple[str, float, float, int]]:
 
         phase(
             f"all {count} due: insert and send to Redis",
-            lambda: Dispatcher(settings, queue, send_run, warm.catalog),
+            lambda: Dispatcher(settings, queue, send_run, warm.known),
             day + dt.timedelta(days=1),
             due_again,
         )

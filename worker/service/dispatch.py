@@ -159,7 +159,7 @@ class Dispatcher:
         queue: the store's run queue.
         send: sends one run's Celery message; an exception leaves the run
             unsent, and the reaper sends it after ``service.unsent_grace_s``.
-        catalog: the automations it knows, re-read as their files change (default:
+        known: the automations it knows, re-read as their files change (default:
             those of ``settings.automations_dir``).
         send_batch: when given, used instead of ``send`` for each batch of
             messages; a batch that cannot be opened (the broker is down) or
@@ -174,7 +174,7 @@ class Dispatcher:
         settings: Settings,
         queue: RunQueue,
         send: Sender,
-        catalog: KnownAutomations | None = None,
+        known: KnownAutomations | None = None,
         *,
         send_batch: BatchSender | None = None,
     ) -> None:
@@ -182,9 +182,7 @@ class Dispatcher:
         self.queue = queue
         self.send = send
         self.send_batch = send_batch
-        self.catalog = catalog or KnownAutomations(
-            settings.automations_dir, settings.sources.keys()
-        )
+        self.known = known or KnownAutomations(settings.automations_dir, settings.sources.keys())
         self._next: dict[str, tuple[Cursor, dt.datetime | None]] = {}
         # (schedule key, cursor time) -> next slot: automations sharing a schedule
         # and a cursor (created or moved by the same tick) share one croniter walk
@@ -213,7 +211,7 @@ class Dispatcher:
         the unique slot constraint decides which call queues a slot.
         """
         result = DispatchResult()
-        loaded = self.catalog.refresh()
+        loaded = self.known.refresh()
         problems = [e.location_message() for e in loaded.errors]
         result.file_error_count = len(problems)
         if problems != self._file_errors:

@@ -228,15 +228,15 @@ def test_a_bad_file_is_reported_and_skipped_and_a_fixed_one_picked_up(service: S
     assert len(result.file_errors) == 1 and "bad.yaml:2" in result.file_errors[0]
     assert "4 fields" in result.file_errors[0]
     assert result.file_error_count == 1
-    reloads = service.dispatcher.catalog.reloads
+    reloads = service.dispatcher.known.reloads
     again = service.dispatcher.dispatch_due(at("2026-06-01T12:00:35"))
-    assert service.dispatcher.catalog.reloads == reloads  # nothing changed, nothing re-read
+    assert service.dispatcher.known.reloads == reloads  # nothing changed, nothing re-read
     # the list is in the result (logged each tick) only when it changed; the count always is
     assert (again.file_errors, again.file_error_count) == ([], 1)
     assert again.to_dict()["file_errors"] == [] and again.to_dict()["file_error_count"] == 1
     write_automation(service.folder, "bad", schedule="0 * * * *")
     fixed = service.dispatcher.dispatch_due(at("2026-06-01T12:01:05"))
-    assert fixed.file_errors == [] and service.dispatcher.catalog.reloads == reloads + 1
+    assert fixed.file_errors == [] and service.dispatcher.known.reloads == reloads + 1
     assert fixed.file_error_count == 0
     bad.write_text("name: bad\nschedule: '0 * * *'\nsource: flights\ngoal: g\n", encoding="utf-8")
     broken_again = service.dispatcher.dispatch_due(at("2026-06-01T12:01:35"))
