@@ -24,6 +24,7 @@ from checks.sources.budget import shown_names as shown_names
 from checks.sources.budget import to_jsonable as to_jsonable
 from checks.sources.cells import FETCH_CELL_CHARS as FETCH_CELL_CHARS
 from checks.sources.cells import Oversized as Oversized
+from checks.sources.definitions import Definition, confine
 from checks.sources.fingerprint import FETCH_BATCH_ROWS as FETCH_BATCH_ROWS
 from checks.sources.fingerprint import collect as collect
 from checks.sources.fingerprint import row_digest as row_digest
@@ -61,7 +62,9 @@ class Source(ABC):
         """Return every table and view with columns, types and row counts, sorted by name.
 
         Computed on first use (one ``count(*)`` per table) and kept, with the
-        database's facts for the guard (``facts``).
+        database's facts for the guard (``facts``). A view, or a function the
+        facts allow, that reads a table the source does not offer is taken out
+        (``checks.sources.definitions``).
 
         Raises:
             SourceError: the catalog could not be read.
@@ -69,8 +72,14 @@ class Source(ABC):
         """
         with self._catalog_lock:
             if self._catalog is None:
-                found = sorted(self._load_catalog(), key=lambda d: d.name)
-                self._facts = self._load_facts()
+                found, self._facts = confine(
+                    sorted(self._load_catalog(), key=lambda d: d.name),
+                    self._load_facts(),
+                    self._load_definitions(),
+                    source=self.name,
+                    dialect=self.dialect,
+                    schema=self.schema or ("public" if self.dialect == "postgres" else "main"),
+                )
                 self._catalog = found
                 self._names = frozenset(d.name for d in found)
             return self._catalog
@@ -210,6 +219,10 @@ class Source(ABC):
     def _load_facts(self) -> SourceFacts | None:
         """Read the functions and types the database marks as safe (none by default)."""
         return None
+
+    def _load_definitions(self) -> list[Definition]:
+        """Read the source schema's own SQL functions, macros and views (none by default)."""
+        return []
 
     @abstractmethod
     def _execute(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:

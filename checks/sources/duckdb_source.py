@@ -44,6 +44,7 @@ from checks.errors import QueryError, SourceError, first_line
 from checks.settings.limits import Limits
 from checks.settings.sources import DuckDBSource, TableFile
 from checks.sources.base import Source, missing_file
+from checks.sources.definitions import Definition
 from checks.sources.query_process import START_TIMEOUT_S, QueryProcesses
 from checks.sources.result import Column, DataSet, QueryResult
 
@@ -130,6 +131,18 @@ class DuckDBQuerySource(Source):
     def _load_facts(self) -> SourceFacts:
         return duckdb_facts(lambda sql: self._rows(sql, "the catalog"))
 
+    def _load_definitions(self) -> list[Definition]:
+        macros = [
+            Definition("function", str(name), str(body))
+            for name, body in self._rows(_MACROS_SQL, "the catalog")
+            if body
+        ]
+        views = [
+            Definition("view", str(name), str(sql))
+            for name, sql in self._rows(_VIEWS_SQL, "the catalog")
+        ]
+        return macros + views
+
     def _execute(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
         return self._processes.run(sql, max_rows=max_rows, timeout_s=timeout_s)
 
@@ -157,6 +170,15 @@ _FUNCTIONS_SQL = (
 )
 _TYPES_SQL = f"SELECT type_name FROM duckdb_types() WHERE {_OWN}"
 _SCHEMAS_SQL = "SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database()"
+_MACROS_SQL = (
+    "SELECT function_name, any_value(macro_definition) FROM duckdb_functions()"
+    " WHERE database_name = current_database() AND schema_name = 'main'"
+    " AND function_type IN ('macro', 'table_macro') GROUP BY function_name"
+)
+_VIEWS_SQL = (
+    "SELECT view_name, sql FROM duckdb_views()"
+    " WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal"
+)
 
 CATALOG_AHEAD = (_COLUMNS_SQL, _FUNCTIONS_SQL, _TYPES_SQL, _SCHEMAS_SQL)
 """The catalog's queries whose text does not depend on an answer (the row counts' does):

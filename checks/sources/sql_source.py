@@ -48,6 +48,7 @@ from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource
 from checks.sources.base import Source, missing_file
 from checks.sources.bounded import bound_pings, bounded_connection
+from checks.sources.definitions import Definition, Kind
 from checks.sources.fingerprint import Fetch, Finish, collect
 from checks.sources.postgres_query import postgres_facts, reset_postgres, run_postgres
 from checks.sources.result import Column, DataSet, QueryResult
@@ -152,6 +153,24 @@ class SQLQuerySource(Source):
                 f"source {self.name}: cannot read the catalog: {self._message(error)}"
             ) from None
 
+    def _load_definitions(self) -> list[Definition]:
+        statements = _DEFINITIONS.get(self.dialect)
+        if statements is None:
+            return []
+        params = {"schema": self.schema or "public"}
+        try:
+            with bounded_connection(self._engine, self.limits) as conn:
+                return [
+                    Definition(kind, str(name), str(sql))
+                    for kind, statement in statements
+                    for name, sql in conn.execute(sa.text(statement), params)
+                    if sql
+                ]
+        except sa.exc.SQLAlchemyError as error:
+            raise SourceError(
+                f"source {self.name}: cannot read the catalog: {self._message(error)}"
+            ) from None
+
     def _read_columns(self, name: str) -> tuple[Column, ...]:
         try:
             with bounded_connection(self._engine, self.limits) as conn:
@@ -232,6 +251,22 @@ class SQLQuerySource(Source):
     def close(self) -> None:
         """Close every pooled connection."""
         self._engine.dispose()
+
+
+_DEFINITIONS: dict[str, list[tuple[Kind, str]]] = {
+    "postgres": [
+        (
+            "function",
+            "SELECT p.proname, p.prosrc FROM pg_proc p"
+            " JOIN pg_namespace n ON n.oid = p.pronamespace"
+            " JOIN pg_language l ON l.oid = p.prolang"
+            " WHERE n.nspname = :schema AND l.lanname = 'sql'",
+        ),
+        ("view", "SELECT viewname, definition FROM pg_views WHERE schemaname = :schema"),
+    ],
+    "sqlite": [("view", "SELECT name, sql FROM sqlite_master WHERE type = 'view'")],
+}
+"""Per dialect, the statements that read the source schema's own definitions (name, SQL)."""
 
 
 def _engine_args(name: str, url: URL, limits: Limits) -> tuple[URL, dict[str, Any]]:

@@ -59,12 +59,16 @@ class SourceFacts:
             (row types of tables are added from the data sets by the guard).
         schemas: lower-case names of every schema of the database, to tell
             ``schema.f()`` from a DuckDB method call ``column.f()``.
+        refused: (lower-case name, why) of the source schema's own functions
+            taken out of ``functions`` (``checks.sources.definitions``: they read
+            a table the source does not offer); a tuple, so the facts hash.
 
     """
 
     functions: frozenset[str]
     types: frozenset[str]
     schemas: frozenset[str]
+    refused: tuple[tuple[str, str], ...] = ()
 
 
 def check_call(
@@ -103,6 +107,9 @@ def check_call(
             )
     if facts is None or not isinstance(node, exp.Anonymous):
         return
+    why = dict(facts.refused).get(name)
+    if why is not None:
+        raise QueryRejected("function", f"function {name}() is not allowed: {why}")
     if name not in facts.functions:
         raise QueryRejected(
             "function",
