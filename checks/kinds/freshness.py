@@ -12,7 +12,8 @@ UTC); a date is its midnight there. A newest value more than
 fails the check, whatever ``expect`` says: a row mistyped a year ahead, or a
 local time read as UTC, would otherwise make a table look fresh for ever.
 Metrics: ``rows_in_scope``, ``rows_with_value``, ``latest`` (ISO 8601, UTC),
-``age_s`` (negative: in the future).
+``age_s`` (negative: in the future), and, only when the newest value is past
+the tolerance, ``future_rows``: the rows past it, counted by one more query.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from zoneinfo import ZoneInfo
 from pydantic import Field, field_validator
 from sqlglot import exp
 
+from checks.errors import QueryError, SourceError
 from checks.fields.expectation import Unit, duration_text
 from checks.fields.judgement import Judgement, failure, judge_duration
 from checks.fields.rules import DurationS, time_zone
@@ -99,6 +101,8 @@ class Freshness(OneColumn):
         metrics["age_s"] = outcome.value if isinstance(outcome.value, float) else None
         ahead = (instant - now).total_seconds()
         if ahead > self.future_tolerance_s:
+            boundary = now + dt.timedelta(seconds=self.future_tolerance_s)
+            metrics["future_rows"] = self._future_rows(counts, latest, boundary, zone)
             return Judged(
                 Judgement(value=outcome.value, passed=False),
                 f"the newest {self.column} is {duration(ahead)} in the future (beyond the"
@@ -106,6 +110,38 @@ class Freshness(OneColumn):
                 " time read as UTC (timezone:)",
             )
         return Judged(outcome)
+
+    def _future_rows(
+        self, counts: Counts, latest: dt.date, boundary: dt.datetime, zone: ZoneInfo
+    ) -> int | None:
+        """Rows in scope past ``boundary``, counted by one more query (None if it fails).
+
+        Run only when the newest value is already in the future: ``boundary`` is
+        written in the column's own terms (a date, a local time without zone, or
+        an instant), so the count is the database's.
+        """
+        if isinstance(latest, dt.datetime) and latest.tzinfo is not None:
+            bound = exp.cast(exp.Literal.string(boundary.isoformat()), "TIMESTAMPTZ")
+        elif isinstance(latest, dt.datetime):
+            local = boundary.astimezone(zone).replace(tzinfo=None)
+            bound = exp.cast(exp.Literal.string(local.isoformat(sep=" ")), "TIMESTAMP")
+        else:
+            bound = exp.cast(
+                exp.Literal.string(boundary.astimezone(zone).date().isoformat()), "DATE"
+            )
+        dialect = counts.source.dialect
+        column = exp.column(self.column, quoted=True)
+        where: exp.Expr = exp.GT(this=column, expression=bound)
+        if self.filter:
+            where = exp.and_(exp.paren(exp.condition(self.filter, dialect=dialect)), where)
+        table = exp.Table(this=exp.to_identifier(counts.table, quoted=True))
+        query = exp.select(exp.Count(this=exp.Star())).from_(table).where(where)
+        try:
+            result = counts.source.query(query.sql(dialect=dialect), max_rows=1)
+        except (QueryError, SourceError):
+            return None
+        value = result.rows[0][0] if result.rows else None
+        return int(value) if isinstance(value, int) else None
 
     def unmeasured(self, metrics: Metrics) -> None:
         """No newest value, no age."""

@@ -219,6 +219,7 @@ def test_freshness_of_naive_utc_and_zoned_timestamps(shop: Source) -> None:
         "compared": "age_s",
         "latest": "2024-01-10T05:00:00+00:00",
         "age_s": -7200.0,
+        "future_rows": 1,  # counted only when the newest is past the tolerance
     }
     # in the future beyond the 5m tolerance: never fresh (it passed before)
     assert (naive.outcome, naive.value) == (CheckOutcome.FAILED, -7200.0)
@@ -232,6 +233,8 @@ def test_freshness_of_naive_utc_and_zoned_timestamps(shop: Source) -> None:
     # 05:00 in New York (EST) is 10:00 UTC: 7h ahead.
     assert new_york.metrics["latest"] == "2024-01-10T10:00:00+00:00"
     assert (new_york.outcome, new_york.value) == (CheckOutcome.FAILED, -25200.0)
+    assert new_york.metrics["future_rows"] == 1  # 05:00 in New York, past 22:05 there
+    assert "future_rows" not in zoned.metrics
 
 
 def test_freshness_tolerates_a_little_clock_skew(shop: Source) -> None:
