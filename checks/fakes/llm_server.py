@@ -184,7 +184,9 @@ def strict_refusal(body: Mapping[str, Any], n_ctx: int) -> Response | None:
     """The error llama-cpp-python's server (chatml-function-calling) gives ``body``, or None.
 
     - an assistant message whose ``content`` is null or missing: HTTP 500 (its
-      chat template concatenates the content; ``""`` is accepted);
+      request model matches no message type and the error is not mapped to a
+      400: seen against llama-cpp-python 0.3.36, "7 validation errors: …
+      Input should be 'system'"; ``""`` is accepted);
     - a prompt of ``n_ctx`` tokens or more (estimated: characters / 4): HTTP 400
       ``context_length_exceeded``;
     - stricter than the server: no ``max_tokens`` is HTTP 400, since without it
@@ -195,7 +197,8 @@ def strict_refusal(body: Mapping[str, Any], n_ctx: int) -> Response | None:
         if message.get("role") == "assistant" and not isinstance(message.get("content"), str):
             return _error(
                 500,
-                f'messages[{i}]: can only concatenate str (not "NoneType") to str',
+                f"validation errors: ('body', 'messages', {i}): an assistant message's content"
+                " must be a string",
                 "internal_server_error",
                 None,
             )
