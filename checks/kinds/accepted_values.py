@@ -16,7 +16,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 from sqlglot import exp
 
-from checks.kinds.base import Compiled, Counts, Judged, Loc, OneColumn, Scope
+from checks.kinds.base import Compiled, Counts, Judged, Loc, OneColumn, Scope, all_null
 from checks.kinds.in_words import metric, rows
 from checks.kinds.listed_values import Scalar, listed_problems
 from checks.kinds.row_count import in_scope
@@ -59,9 +59,7 @@ class AcceptedValues(OneColumn):
 
     def nothing_compared(self, counts: Counts) -> str | None:
         """With ``null: allowed``, a column NULL in every row compared nothing."""
-        if self.null != "allowed" or counts.count("null_values") < counts.in_scope:
-            return None
-        return f"{self.column} is NULL in all {counts.in_scope} rows in scope: {counts.scope}"
+        return all_null(self.column, counts) if self.null == "allowed" else None
 
     @classmethod
     def words(cls, result: CheckResult) -> str:

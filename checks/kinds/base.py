@@ -165,6 +165,16 @@ class Counts:
         return Judged(judge_count(self.expect, count, total), sample_rows=sample_rows)
 
 
+def all_null(column: str, counts: Counts) -> str | None:
+    """Why nothing was compared when ``column`` is NULL in every row in scope, else None.
+
+    For the kinds whose ``null: allowed`` leaves NULLs out of the comparison.
+    """
+    if counts.count("null_values") < counts.in_scope:
+        return None
+    return f"{column} is NULL in all {counts.in_scope} rows in scope: {counts.scope}"
+
+
 class Kind(BaseModel):
     """What every kind has: the table, the optional ``filter``, and its rules.
 

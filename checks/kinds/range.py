@@ -22,7 +22,7 @@ from pydantic import field_validator, model_validator
 from sqlglot import exp
 
 from checks.fields.yaml_messages import exponent_hint, shown
-from checks.kinds.base import Compiled, Counts, Judged, Loc, OneColumn, Scope
+from checks.kinds.base import Compiled, Counts, Judged, Loc, OneColumn, Scope, all_null
 from checks.kinds.in_words import metric, rows
 from checks.kinds.row_count import in_scope
 from checks.kinds.sql_terms import count_when, is_null, literal
@@ -104,9 +104,7 @@ class Range(OneColumn):
 
     def nothing_compared(self, counts: Counts) -> str | None:
         """With ``null: allowed``, a column NULL in every row compared nothing."""
-        if self.null != "allowed" or counts.count("null_values") < counts.in_scope:
-            return None
-        return f"{self.column} is NULL in all {counts.in_scope} rows in scope: {counts.scope}"
+        return all_null(self.column, counts) if self.null == "allowed" else None
 
     @classmethod
     def words(cls, result: CheckResult) -> str:
