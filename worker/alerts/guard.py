@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
 from collections.abc import Callable
 
 import httpx
@@ -50,16 +51,30 @@ def resolve(host: str, port: int) -> list[str]:
 class GuardedTransport(httpx.BaseTransport):
     """An ``httpx`` transport that checks where a request really goes before sending it.
 
+    Each host name gets its own inner transport: its pool is keyed by the
+    address, and a TLS connection verified for one name must not be reused for
+    another name at the same address.
+
     Args:
-        inner: the transport that sends (default ``httpx.HTTPTransport()``).
+        inner: makes the transport that sends (default ``httpx.HTTPTransport``).
         resolver: name -> addresses (default ``resolve``; tests pass their own).
     """
 
     def __init__(
-        self, inner: httpx.BaseTransport | None = None, resolver: Resolver = resolve
+        self,
+        inner: Callable[[], httpx.BaseTransport] = httpx.HTTPTransport,
+        resolver: Resolver = resolve,
     ) -> None:
-        self._inner = inner or httpx.HTTPTransport()
+        self._make = inner
+        self._inners: dict[str, httpx.BaseTransport] = {}
+        self._lock = threading.Lock()  # one client may be shared by threads
         self._resolve = resolver
+
+    def _inner(self, host: str) -> httpx.BaseTransport:
+        with self._lock:
+            if host not in self._inners:
+                self._inners[host] = self._make()
+            return self._inners[host]
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` to a checked address of its host.
@@ -69,14 +84,14 @@ class GuardedTransport(httpx.BaseTransport):
                 unspecified or a metadata service's (see ``refused_host``).
             httpx.ConnectError: the host does not resolve.
         """
-        if request.extensions.get(ALLOW_EXTENSION) is True:
-            return self._inner.handle_request(request)
         host = request.url.host
+        if request.extensions.get(ALLOW_EXTENSION) is True:
+            return self._inner(host).handle_request(request)
         reason = refused_host(host)
         if reason is not None:
             raise RefusedAddress(f"the channel's host is refused: {reason}")
         if _is_literal(host):
-            return self._inner.handle_request(request)
+            return self._inner(host).handle_request(request)
         port = request.url.port or (443 if request.url.scheme == "https" else 80)
         addresses = self._resolve(host, port)
         for address in addresses:
@@ -85,14 +100,25 @@ class GuardedTransport(httpx.BaseTransport):
                 raise RefusedAddress(f"the channel's host resolves to a refused address: {reason}")
         if not addresses:
             raise httpx.ConnectError("the channel's host resolves to no address")
-        # connect to the address checked; Host (already set) and TLS keep the name
-        request.url = request.url.copy_with(host=addresses[0])
+        # connect to an address checked; Host (already set) and TLS keep the name
+        url = request.url
         request.extensions = {**request.extensions, "sni_hostname": host}
-        return self._inner.handle_request(request)
+        failed: httpx.ConnectError | None = None
+        for address in dict.fromkeys(addresses):  # in order, as a socket connect tries them
+            request.url = url.copy_with(host=address)
+            try:
+                return self._inner(host).handle_request(request)
+            except httpx.ConnectError as exc:  # nothing was sent: the next address may answer
+                failed = exc
+        assert failed is not None
+        raise failed
 
     def close(self) -> None:
-        """Close the inner transport."""
-        self._inner.close()
+        """Close the inner transports."""
+        with self._lock:
+            inners, self._inners = list(self._inners.values()), {}
+        for inner in inners:
+            inner.close()
 
 
 def _is_literal(host: str) -> bool:

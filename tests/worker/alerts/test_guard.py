@@ -44,8 +44,7 @@ def guarded(resolver: Answers, seen: list[httpx.Request]) -> httpx.Client:
         seen.append(request)
         return httpx.Response(200, text="ok")
 
-    inner = httpx.MockTransport(answer)
-    return httpx.Client(transport=GuardedTransport(inner, resolver))
+    return httpx.Client(transport=GuardedTransport(lambda: httpx.MockTransport(answer), resolver))
 
 
 def test_a_name_is_sent_to_the_address_checked_with_its_host_and_tls_name_kept() -> None:
@@ -90,6 +89,36 @@ def test_a_name_rebound_between_requests_is_caught_on_the_request_that_would_use
         with pytest.raises(RefusedAddress):
             client.post("http://hooks.example.com/a", content=b"{}")
     assert [str(r.url) for r in seen] == ["http://93.184.216.34/a"]
+
+
+def test_an_address_that_does_not_connect_is_followed_by_the_next_checked_one() -> None:
+    tried: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        tried.append(request.url.host)
+        if request.url.host == "2001:db8::7":  # no IPv6 route here
+            raise httpx.ConnectError("Network is unreachable")
+        return httpx.Response(200, text="ok")
+
+    resolver = Answers(["2001:db8::7", "93.184.216.34"])
+    transport = GuardedTransport(lambda: httpx.MockTransport(answer), resolver)
+    with httpx.Client(transport=transport) as client:
+        assert client.post("https://hooks.example.com/x", content=b"{}").status_code == 200
+    assert tried == ["2001:db8::7", "93.184.216.34"]
+
+
+def test_each_name_has_its_own_pool_so_a_tls_connection_is_not_shared_across_names() -> None:
+    made: list[httpx.MockTransport] = []
+
+    def make() -> httpx.MockTransport:
+        made.append(httpx.MockTransport(lambda request: httpx.Response(200)))
+        return made[-1]
+
+    resolver = Answers(["93.184.216.34"], ["93.184.216.34"], ["93.184.216.34"])
+    with httpx.Client(transport=GuardedTransport(make, resolver)) as client:
+        for host in ("a.example.com", "b.example.com", "a.example.com"):
+            client.post(f"https://{host}/x", content=b"{}")
+    assert len(made) == 2
 
 
 def test_an_allowed_channel_is_passed_on_untouched_and_not_resolved() -> None:
