@@ -96,7 +96,7 @@ class GuardedTransport(httpx.BaseTransport):
         addresses = self._resolve(host, port)
         for address in addresses:
             reason = refused_host(address)
-            if reason is not None:  # any one: the library may try them all
+            if reason is not None:  # any one: a name mixing in such an address is refused whole
                 raise RefusedAddress(f"the channel's host resolves to a refused address: {reason}")
         if not addresses:
             raise httpx.ConnectError("the channel's host resolves to no address")
