@@ -24,7 +24,9 @@ events listed in ``alerts.events`` (default all five) are sent at all.
 
 Rules checked here, at config load (a ``ConfigError`` naming the field):
 Teams Office 365 connector URLs (``outlook.office.com/webhook``,
-``*.webhook.office.com``) are retired by Microsoft and refused; Slack and
+``*.webhook.office.com``) are retired by Microsoft and refused; a URL
+whose host is this machine or a cloud metadata service (``addresses.py``) is
+refused unless the channel sets ``allow_private_address: true``; Slack and
 Discord URLs are refused through ``apprise`` (its plugins turn escaped
 mentions back into live ones: use the native types); quiet hours are
 ``HH:MM`` in an IANA time zone; routes name configured channels.
@@ -39,9 +41,10 @@ from typing import Annotated, ClassVar, Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from checks.settings.addresses import refused_url
 from checks.settings.strict import Strict, http_url
 
 
@@ -69,6 +72,15 @@ _APPRISE_REFUSED_HOSTS = {
     "canary.discord.com": "discord",
     "ptb.discord.com": "discord",
 }
+
+
+# Apprise schemes whose plugin connects to the URL's host (the rest name a hosted
+# service and carry tokens where the host goes).
+_APPRISE_HOST_SCHEMES = frozenset(
+    f"{base}{tls}"
+    for base in ("json", "xml", "form", "mailto", "mmost", "rocket", "gotify", "ntfy", "matrix")
+    for tls in ("", "s")
+)
 
 
 def _config_error(message: str) -> PydanticCustomError:
@@ -139,6 +151,10 @@ class _Channel(Strict):
     """Fields every channel type has.
 
     Attributes:
+        allow_private_address: let ``url`` name this machine (``localhost``,
+            127.0.0.0/8, ``::1``), a link-local address (169.254.0.0/16,
+            fe80::/10) or a cloud metadata service; refused at load otherwise
+            (``checks/settings/addresses.py``). Private ranges need no flag.
         url: the webhook (or Apprise) URL; a secret, redacted everywhere it is shown.
         quiet_hours: hold back alerts in a daily window, except urgency ``act_now``.
         events: the events this channel accepts (default all); see the module docstring.
@@ -148,6 +164,8 @@ class _Channel(Strict):
     """
 
     WEBHOOK: ClassVar[bool] = True  # the URL is an http(s) webhook
+    # before ``url``: its validator reads this flag from the fields validated so far
+    allow_private_address: bool = False
     url: str
     quiet_hours: QuietHours | None = None
     events: list[EventKind] | None = None
@@ -163,7 +181,21 @@ class _Channel(Strict):
                 "variable it names to one)"
             )
         if cls.WEBHOOK:  # an Apprise URL has a scheme per service (mailtos://, tgram://…)
-            return http_url(value)
+            http_url(value)
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _not_this_machine(cls, value: str, info: ValidationInfo) -> str:
+        if info.data.get("allow_private_address"):
+            return value
+        # an Apprise service's "host" may be a token: all digits is an address only where
+        # the plugin connects to it (json://, xml://, form://…)
+        scheme = urlsplit(value.strip()).scheme.lower()
+        numeric = cls.WEBHOOK or scheme in _APPRISE_HOST_SCHEMES
+        refused = refused_url(value, numeric_names=numeric)
+        if refused:
+            raise _config_error(refused)
         return value
 
     def accepts(self, event: EventKind) -> bool:

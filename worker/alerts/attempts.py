@@ -37,6 +37,7 @@ from checks.store.alert_tables import AttemptRow, DeliveryRow
 from worker.alerts.channel import Sender, SendResult
 from worker.alerts.channels import sender_for
 from worker.alerts.delivery_log import DeliveryRecord, get_delivery, record_of
+from worker.alerts.guard import GuardedTransport
 from worker.alerts.message import Alert
 from worker.alerts.ratelimit import Buckets, MemoryBuckets, bucket_key, buckets_for
 
@@ -69,7 +70,8 @@ def open_context(
     except RuntimeError:
         buckets = MemoryBuckets()
     own = client is None
-    http = client or httpx.Client(follow_redirects=False)
+    # the guard resolves each channel's host once and refuses this machine / metadata addresses
+    http = client or httpx.Client(follow_redirects=False, transport=GuardedTransport())
     try:
         yield Context(engine, settings, http, buckets, sleep)
     finally:

@@ -14,6 +14,8 @@ How an answer is classified (``classify``):
   HTTP date; Discord's JSON ``retry_after``);
 - 408, 5xx, timeouts and connection errors → transient: retried with backoff;
 - any other 4xx (e.g. Slack ``invalid_blocks``) → permanent: never retried.
+- a host resolving to this machine or a metadata service (``worker.alerts.guard``)
+  → permanent.
 
 Errors carry at most 300 characters of the response body; ``worker.alerts.delivery``
 redacts them (webhook URLs and tokens) before they are stored or shown.
@@ -32,6 +34,7 @@ import httpx
 
 from checks.http.retry_after import parse_retry_after
 from checks.settings.alerts import ChannelConfig
+from worker.alerts.guard import ALLOW_EXTENSION, RefusedAddress
 from worker.alerts.message import Alert
 
 Kind = Literal["sent", "rate_limited", "transient", "permanent"]
@@ -148,7 +151,10 @@ class Sender(ABC):
                 content=body,
                 headers=self.headers(alert, body),
                 timeout=self.config.timeout_s,
+                extensions={ALLOW_EXTENSION: self.config.allow_private_address},
             )
+        except RefusedAddress as exc:  # where the host points will not change on a retry
+            return SendResult("permanent", error=str(exc))
         except httpx.TimeoutException as exc:
             return SendResult("transient", error=f"timed out: {type(exc).__name__}")
         except httpx.HTTPError as exc:

@@ -103,8 +103,12 @@ class FakeChat:
         return f"http://127.0.0.1:{self.port}{path or DEFAULT_PATHS[self.service]}"
 
     def channel(self, **fields: Any) -> dict[str, Any]:
-        """Return a channel config (``type``, ``url``) pointing at this fake, plus ``fields``."""
-        return {"type": self.service, "url": self.url(), **fields}
+        """Return a channel config (``type``, ``url``) pointing at this fake, plus ``fields``.
+
+        It carries ``allow_private_address: true``: the fake listens on 127.0.0.1,
+        which a channel may not name otherwise.
+        """
+        return {"type": self.service, "url": self.url(), "allow_private_address": True, **fields}
 
     def script(self, *replies: Reply) -> None:
         """Answer the next requests with ``replies``, in order, before the default answers."""

@@ -293,7 +293,9 @@ def test_apprise_sends_plain_text_and_splits_on_overflow(client: httpx.Client) -
     assert apprise_url("json://h/p") == "json://h/p?overflow=split&format=text"
     assert apprise_url("json://h/p?overflow=truncate") == "json://h/p?overflow=truncate&format=text"
     with FakeChat("webhook") as fake:
-        config = AppriseChannel(type="apprise", url=f"json://127.0.0.1:{fake.port}/apprise")
+        config = AppriseChannel(
+            type="apprise", url=f"json://127.0.0.1:{fake.port}/apprise", allow_private_address=True
+        )
         s = sender_for("a", config, client)
         assert s.send(ALERT, s.payload(ALERT)).ok
         request = fake.requests[-1]

@@ -82,7 +82,11 @@ def test_every_channel_gets_one_message_and_every_attempt_is_stored(store: Store
     fakes = {s: FakeChat(s).start() for s in services}
     try:
         channels = {s: fakes[s].channel() for s in services}
-        channels["mail"] = {"type": "apprise", "url": f"json://127.0.0.1:{fakes['webhook'].port}/a"}
+        channels["mail"] = {
+            "type": "apprise",
+            "url": f"json://127.0.0.1:{fakes['webhook'].port}/a",
+            "allow_private_address": True,
+        }
         settings = settings_for(channels)
         report = stored(store, "orders-positive", notify=(*services, "mail"))
         records = deliver_for_run(store, settings, report, now=T0)
@@ -280,7 +284,7 @@ def test_notify_test_command_sends_a_sample_without_showing_the_url(tmp_path: Pa
         config = tmp_path / "lookout.yaml"
         config.write_text(
             f"store_url: sqlite:///{tmp_path / 'l.db'}\n"
-            f"channels:\n  ops: {{type: slack, url: '{fake.url()}'}}\n"
+            f"channels:\n  ops: {{type: slack, url: '{fake.url()}', allow_private_address: true}}\n"
             "alerts: {rate_limiter: memory}\n",
             encoding="utf-8",
         )

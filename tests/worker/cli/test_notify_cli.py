@@ -65,7 +65,7 @@ def test_notify_log_json_is_one_list_of_deliveries_with_their_attempts(
     tmp_path: Path, flights_settings: Settings
 ) -> None:
     with FakeChat("slack") as fake:
-        channels = {"ops": {"type": "slack", "url": fake.url()}}
+        channels = {"ops": fake.channel()}
         env = environment(
             tmp_path, flights_settings, channels=channels, alerts={"rate_limiter": "memory"}
         )
@@ -104,7 +104,7 @@ def test_run_notify_with_a_channel_prints_its_alerts_and_not_the_no_channel_line
     tmp_path: Path, flights_settings: Settings
 ) -> None:
     with FakeChat("slack") as fake:
-        channels = {"ops": {"type": "slack", "url": fake.url()}}
+        channels = {"ops": fake.channel()}
         alerts = {"rate_limiter": "memory", "default_channels": ["ops"]}
         env = environment(tmp_path, flights_settings, channels=channels, alerts=alerts)
         failing = [{"name": "no flights", "sql": "SELECT count(*) FROM flights", "expect": "== 0"}]

@@ -88,7 +88,7 @@ def cli(tmp_path_factory: pytest.TempPathFactory, flights_settings: Settings) ->
             "store_url": f"sqlite:///{tmp / 'lookout.db'}",
             "cache_dir": flights_settings.cache_dir,
             "automations_dir": str(folder),
-            "channels": {"ops": {"type": "slack", "url": fake.url()}},
+            "channels": {"ops": fake.channel()},
             "alerts": {"rate_limiter": "memory"},
         }
         config.write_text(yaml.safe_dump(data), encoding="utf-8")
