@@ -77,7 +77,8 @@ def process() -> _Process:
     with _state_lock:
         if pid not in _state:
             store = process_store(settings.store_url)
-            _state[pid] = _Process(settings, store, RunQueue(store), SourcePool(settings))
+            queue = RunQueue(store, skew_warn_s=settings.service.clock_skew_warn_s)
+            _state[pid] = _Process(settings, store, queue, SourcePool(settings))
         return _state[pid]
 
 
@@ -148,7 +149,7 @@ def dispatch_due() -> dict[str, object]:
             state.dispatcher = Dispatcher(
                 state.settings, state.queue, send_run, known, send_batch=run_sender
             )
-        result = state.dispatcher.dispatch_due(utcnow())
+        result = state.dispatcher.tick()  # at the store's time, not this host's
     for run_id in result.gave_up:  # ended in error by the reaper: announced like any other
         announce(run_id)
     # Alerts held by quiet hours: checked on the same beat, so beat keeps one entry.
@@ -226,7 +227,9 @@ class RunTask(Task):  # type: ignore[misc]
             # a short-lived connection: the main process keeps none open across forks
             store = Store(settings.store_url, migrate_on_open=False)
             try:
-                RunQueue(store).fail(int(args[0]), hard_limit_reason(limit))
+                RunQueue(store, skew_warn_s=settings.service.clock_skew_warn_s).fail(
+                    int(args[0]), hard_limit_reason(limit)
+                )
                 announce(int(args[0]), store)
             finally:
                 store.close()
