@@ -87,7 +87,7 @@ _preloaded: dict[str, KnownAutomations] = {}
 
 @worker_init.connect  # type: ignore[untyped-decorator]
 def _prepare(sender: Any = None, **_: object) -> None:
-    """In the worker's main process, before the pool forks: migrate, and parse the files once.
+    """In the worker's main process, before the pool forks: migrate, check the clock, parse once.
 
     Every pool process then starts from the parsed automations (copied by the fork)
     and re-reads only files that change, instead of parsing them all again. Its
@@ -98,7 +98,11 @@ def _prepare(sender: Any = None, **_: object) -> None:
         pool = getattr(sender, "pool_cls", None)
         configure(task_threads(getattr(sender, "concurrency", 1), pool))
     try:
-        Store(settings.store_url).close()
+        store = Store(settings.store_url)
+        try:  # a clock far from the store's is said when the worker starts
+            RunQueue(store, skew_warn_s=settings.service.clock_skew_warn_s).now()
+        finally:
+            store.close()
     except LookoutError as exc:  # the store is down: each task tries again when it opens it
         log.error("%s", exc)
     known = KnownAutomations(settings.automations_dir, settings.sources.keys())
