@@ -46,6 +46,11 @@ class ServiceSettings(BaseModel):
             that no worker has claimed is sent again, in case the broker lost
             it (a Redis restart without persistence); a duplicate message is
             harmless (default 3600).
+        clock_skew_warn_s: a process whose clock differs from the store's by
+            more than this logs a WARNING naming both times and the difference,
+            once when it starts and again each time it crosses back over
+            (default 5). Slot and lease times come from the store's clock
+            either way (``checks.store.store_clock``).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -61,6 +66,7 @@ class ServiceSettings(BaseModel):
     busy_retry_s: float = Field(default=5.0, gt=0)
     unsent_grace_s: float = Field(default=60.0, gt=0)
     resend_after_s: float = Field(default=3_600.0, gt=0)
+    clock_skew_warn_s: float = Field(default=5.0, gt=0)
 
     @model_validator(mode="after")
     def _positive_bounds(self) -> ServiceSettings:

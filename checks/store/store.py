@@ -53,6 +53,7 @@ from checks.store.report_rows import (
 from checks.store.row_sets import previous_rows
 from checks.store.run_tables import EvidenceRowSetRow, RunRow, table_of
 from checks.store.series import COMPLETED, FINISHED, SeriesPoint, read_series
+from checks.store.store_clock import store_now
 
 __all__ = [  # what other modules import from here (their homes: engine, report_rows)
     "Store",
@@ -162,21 +163,21 @@ class Store:
         process runs itself. Returns ``(run_id, attempt)``, or None when the
         slot already has a run (the same unique constraint as ``create_run``).
         """
-        now = utcnow()
-        row = RunRow(
-            automation=automation,
-            scheduled_for=scheduled_for,
-            trigger=trigger,
-            status=str(Status.RUNNING),
-            created_at=now,
-            started_at=now,
-            lease_expires_at=now + dt.timedelta(seconds=lease_s),
-            definition=definition or {},
-            summary="",
-            attempt=1,
-        )
         try:
             with self.session() as session:
+                now = store_now(session.connection())  # the clock leases are judged by
+                row = RunRow(
+                    automation=automation,
+                    scheduled_for=scheduled_for,
+                    trigger=trigger,
+                    status=str(Status.RUNNING),
+                    created_at=now,
+                    started_at=now,
+                    lease_expires_at=now + dt.timedelta(seconds=lease_s),
+                    definition=definition or {},
+                    summary="",
+                    attempt=1,
+                )
                 session.add(row)
                 session.flush()
                 return row.id, 1
@@ -190,8 +191,8 @@ class Store:
         Returns None when the run is finished, missing, or held by a live lease,
         so a duplicate or redelivered message does nothing.
         """
-        now = utcnow()
         with self.session() as session:
+            now = store_now(session.connection())  # the clock leases are judged by
             row = session.get(RunRow, run_id, with_for_update=True)
             if row is None or row.status not in (Status.QUEUED, Status.RUNNING):
                 return None
@@ -217,8 +218,8 @@ class Store:
         Returns whether it was written. Used when the run cannot produce a
         report at all (an internal error after the claim).
         """
-        now = utcnow()
         with self.session() as session:
+            now = store_now(session.connection())
             done = session.execute(
                 update(RunRow)
                 .where(

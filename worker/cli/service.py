@@ -214,7 +214,6 @@ def run_now(
     automation = _pick(ctx, settings, _load(ctx, settings, [name]), [name])[0]
     from kombu.exceptions import OperationalError
 
-    from checks.clock import utcnow
     from checks.store.store import Store
     from worker.service.broker import unreachable
     from worker.service.celery_app import source_queue
@@ -227,8 +226,8 @@ def run_now(
         raise ConfigError(f"{automation.name} cannot be sent to the workers: {problem}")
 
     queue = RunQueue(Store(settings.store_url))
-    run = queue.add_manual(
-        automation.name, automation.source, automation.definition(), now=utcnow(), fresh=fresh
+    run = queue.add_manual(  # its slot on the store's clock, which the reaper reads
+        automation.name, automation.source, automation.definition(), now=queue.now(), fresh=fresh
     )
     if run is None:
         raise StoreError(f"{automation.name} already has a run for this instant; try again")

@@ -25,6 +25,7 @@ Delivery rules (docs/design.md, Scheduling; Celery's documentation of these sett
   per configured source; a worker consumes all of them unless told otherwise.
 - Beat keeps its one entry, ``dispatch_due``, in memory (no schedule file):
   everything that must survive a restart is in the store.
+  Its messages carry no expiry (that would compare two hosts' clocks).
 """
 
 from __future__ import annotations
@@ -85,8 +86,11 @@ def make_app(settings: Settings) -> Celery:
             "dispatch_due": {
                 "task": DISPATCH_TASK,
                 "schedule": service.dispatch_interval_s,
-                # a tick nobody ran in time is dropped: the next one covers it
-                "options": {"queue": DEFAULT_QUEUE, "expires": service.dispatch_interval_s},
+                # no ``expires``: Celery would judge it by the worker's clock against
+                # beat's, so a worker ahead by one interval dropped every tick; ticks
+                # that pile up are coalesced on the store's clock instead
+                # (``worker.service.dispatch.Dispatcher.tick``)
+                "options": {"queue": DEFAULT_QUEUE},
             }
         },
     )

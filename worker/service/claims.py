@@ -15,7 +15,6 @@ from typing import Any, Literal
 from sqlalchemy import Select, Update, and_, bindparam, exists, func, or_, select, text, update
 from sqlalchemy.orm import Session
 
-from checks.clock import utcnow
 from checks.report import Status
 from checks.store.run_tables import RunRow, UTCDateTime, table_of
 from worker.service.queue_records import RunInfo
@@ -120,6 +119,7 @@ def claim_run(
     run: RunInfo,
     admission: Admission,
     *,
+    now: dt.datetime,
     lease_s: float,
     max_attempts: int,
     postgres: bool,
@@ -132,10 +132,10 @@ def claim_run(
     first part), or (its second part, exclusive) another run of the
     automation holds a live lease; None when the run is finished, missing,
     held by a live lease or out of attempts, so a duplicate or redelivered
-    message does nothing. Runs in ``session``'s transaction.
+    message does nothing. Runs in ``session``'s transaction. ``now`` is the
+    store's time (``checks.store.store_clock``), the clock leases are judged by.
     """
     source_limit, exclusive = admission
-    now = utcnow()
     bounded = source_limit is not None and run.source is not None
     admit, waiting, busy = _claim_statements(bounded, exclusive)
     params = {

@@ -188,6 +188,25 @@ class Dispatcher:
         # and a cursor (created or moved by the same tick) share one croniter walk
         self._slots: dict[tuple[str, dt.datetime], dt.datetime | None] = {}
         self._file_errors: list[str] = []  # the problems the last result listed
+        self._last_tick: dt.datetime | None = None  # the store's time at the last tick
+
+    def tick(self) -> DispatchResult:
+        """Beat's tick: ``dispatch_due`` at the store's current time (``RunQueue.now``).
+
+        The store's clock, not this process's, so a worker whose clock is ahead
+        or behind finds the same slots due and judges the same leases. A tick
+        arriving less than half of ``service.dispatch_interval_s`` (store time)
+        after this dispatcher's last one is coalesced into it: ticks that piled
+        up while no worker ran do not each redo the work. It returns an empty
+        result.
+        """
+        now = self.queue.now()
+        gap = dt.timedelta(seconds=self.settings.service.dispatch_interval_s / 2)
+        if self._last_tick is not None and self._last_tick <= now < self._last_tick + gap:
+            log.debug("tick at %s coalesced into the one at %s", now, self._last_tick)
+            return DispatchResult()
+        self._last_tick = now
+        return self.dispatch_due(now)
 
     def next_slot(self, name: str, schedule: CronSchedule, cursor: Cursor) -> dt.datetime | None:
         """Return the first slot after ``cursor`` (cached until the cursor moves), or None."""

@@ -16,6 +16,10 @@ notes §5:
 - Per-source concurrency and ``overlap: buffer_one`` are enforced at claim
   time, in the same statement (plus a transaction-scoped advisory lock on
   PostgreSQL, released even when the worker is killed; ``worker.service.claims``).
+- Every slot and lease time is the store's (``now``, ``checks.store.store_clock``):
+  one clock for every process, so a worker's skewed clock neither drops slots
+  nor ends leases early. This process's clock is only compared with it, and a
+  difference beyond ``skew_warn_s`` is logged as a warning.
 """
 
 from __future__ import annotations
@@ -25,12 +29,14 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import update
+from sqlalchemy.orm import Session
 
 from checks.clock import utcnow
 from checks.report import FRESH_TRIGGER, Status
 from checks.store.list_rows import runs_ended
 from checks.store.run_tables import RunRow
 from checks.store.store import Store, retry_writes
+from checks.store.store_clock import SkewWatch, store_now
 from worker.service import reaper, slot_records
 from worker.service.claims import ACTIVE, Admission, Claim, claim_run, run_info
 from worker.service.queue_records import (
@@ -48,11 +54,38 @@ class RunQueue:
 
     Args:
         store: the open store (migrations applied); its engine is shared.
+        clock: this process's clock (default ``checks.clock.utcnow``), only
+            compared with the store's.
+        skew_warn_s: the difference between the two clocks, in seconds, past
+            which a warning is logged (``service.clock_skew_warn_s``).
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Callable[[], dt.datetime] = utcnow,
+        skew_warn_s: float = 5.0,
+    ) -> None:
         self.store = store
+        self.clock = clock
+        self.skew = SkewWatch(skew_warn_s)
         self._postgres = store.engine.dialect.name == "postgresql"
+
+    # -- the clock ---------------------------------------------------------
+
+    def now(self) -> dt.datetime:
+        """Return the store's current time (zone-aware, UTC), checking this process's clock."""
+        with self.store.engine.connect() as connection:
+            return self._checked(store_now(connection))
+
+    def _now_in(self, session: Session) -> dt.datetime:
+        """The store's current time, read in ``session``'s transaction, this clock checked."""
+        return self._checked(store_now(session.connection()))
+
+    def _checked(self, store: dt.datetime) -> dt.datetime:
+        self.skew.check(self.clock(), store)
+        return store
 
     # -- dispatch ----------------------------------------------------------
 
@@ -87,14 +120,14 @@ class RunQueue:
         return sorted(queued, key=lambda q: q.id)
 
     def mark_sent(self, run_ids: Collection[int], *, at: dt.datetime | None = None) -> None:
-        """Record that the messages of these runs were sent (``enqueued_at``)."""
+        """Record that these runs' messages were sent (``enqueued_at``, default the store's now)."""
         if not run_ids:
             return
         with self.store.session() as session:
             session.execute(
                 update(RunRow)
                 .where(RunRow.id.in_(list(run_ids)))
-                .values(enqueued_at=at or utcnow())
+                .values(enqueued_at=at or self._now_in(session))
                 .execution_options(synchronize_session=False)
             )
 
@@ -148,6 +181,7 @@ class RunQueue:
                 session,
                 run,
                 admission(run),
+                now=self._now_in(session),
                 lease_s=lease_s,
                 max_attempts=max_attempts,
                 postgres=self._postgres,
@@ -176,9 +210,12 @@ class RunQueue:
         return taken[1]
 
     def renew(self, run_id: int, attempt: int, *, lease_s: float) -> bool:
-        """Extend the lease of ``attempt``; False when the run is no longer that attempt's."""
-        now = utcnow()
+        """Extend the lease of ``attempt``; False when the run is no longer that attempt's.
+
+        The lease ends ``lease_s`` after the store's now, the clock the reaper judges it by.
+        """
         with self.store.session() as session:
+            now = self._now_in(session)
             result = session.execute(
                 update(RunRow)
                 .where(
@@ -199,11 +236,11 @@ class RunQueue:
         Returns whether the run was changed (False: it had ended, or another
         attempt holds it).
         """
-        now = utcnow()
         fence = [RunRow.id == run_id, RunRow.status == str(Status.RUNNING)]
         if attempt is not None:
             fence.append(RunRow.attempt == attempt)
         with self.store.session() as session:
+            now = self._now_in(session)
             result = session.execute(
                 update(RunRow)
                 .where(*fence)

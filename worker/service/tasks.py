@@ -77,7 +77,8 @@ def process() -> _Process:
     with _state_lock:
         if pid not in _state:
             store = process_store(settings.store_url)
-            _state[pid] = _Process(settings, store, RunQueue(store), SourcePool(settings))
+            queue = RunQueue(store, skew_warn_s=settings.service.clock_skew_warn_s)
+            _state[pid] = _Process(settings, store, queue, SourcePool(settings))
         return _state[pid]
 
 
@@ -86,7 +87,7 @@ _preloaded: dict[str, KnownAutomations] = {}
 
 @worker_init.connect  # type: ignore[untyped-decorator]
 def _prepare(sender: Any = None, **_: object) -> None:
-    """In the worker's main process, before the pool forks: migrate, and parse the files once.
+    """In the worker's main process, before the pool forks: migrate, check the clock, parse once.
 
     Every pool process then starts from the parsed automations (copied by the fork)
     and re-reads only files that change, instead of parsing them all again. Its
@@ -97,7 +98,11 @@ def _prepare(sender: Any = None, **_: object) -> None:
         pool = getattr(sender, "pool_cls", None)
         configure(task_threads(getattr(sender, "concurrency", 1), pool))
     try:
-        Store(settings.store_url).close()
+        store = Store(settings.store_url)
+        try:  # a clock far from the store's is said when the worker starts
+            RunQueue(store, skew_warn_s=settings.service.clock_skew_warn_s).now()
+        finally:
+            store.close()
     except LookoutError as exc:  # the store is down: each task tries again when it opens it
         log.error("%s", exc)
     known = KnownAutomations(settings.automations_dir, settings.sources.keys())
@@ -148,7 +153,7 @@ def dispatch_due() -> dict[str, object]:
             state.dispatcher = Dispatcher(
                 state.settings, state.queue, send_run, known, send_batch=run_sender
             )
-        result = state.dispatcher.dispatch_due(utcnow())
+        result = state.dispatcher.tick()  # at the store's time, not this host's
     for run_id in result.gave_up:  # ended in error by the reaper: announced like any other
         announce(run_id)
     # Alerts held by quiet hours: checked on the same beat, so beat keeps one entry.
@@ -226,7 +231,9 @@ class RunTask(Task):  # type: ignore[misc]
             # a short-lived connection: the main process keeps none open across forks
             store = Store(settings.store_url, migrate_on_open=False)
             try:
-                RunQueue(store).fail(int(args[0]), hard_limit_reason(limit))
+                RunQueue(store, skew_warn_s=settings.service.clock_skew_warn_s).fail(
+                    int(args[0]), hard_limit_reason(limit)
+                )
                 announce(int(args[0]), store)
             finally:
                 store.close()

@@ -51,10 +51,11 @@ def test_an_internal_error_in_the_task_fails_the_run_and_announces_it(
     assert announced == [run_id]
 
 
-RUN_STATEMENTS = 20
+RUN_STATEMENTS = 21
 """Statements a checks-only run task sends to a PostgreSQL store (its second run).
 
-One of them keeps the review list's row of its automation (``checks.store.list_rows``).
+One of them keeps the review list's row of its automation (``checks.store.list_rows``);
+one reads the store's clock for the claim's lease (``checks.store.store_clock``).
 """
 RUN_TRANSACTIONS = 5
 """Transactions it opens: each costs a pool checkout, a BEGIN and a COMMIT besides."""
