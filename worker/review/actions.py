@@ -230,8 +230,9 @@ def run_now(
     if problem is not None:  # the rule dispatch applies to every scheduled run
         raise InvalidAction(f"{name} cannot be sent to the workers: {problem}")
     queue = RunQueue(store)
+    # the slot's time is the store's, as every slot's is (the web host's clock may be off)
     queued = _waiting_manual_run(store, name) or queue.add_manual(
-        name, automation.source, automation.definition(), now=now
+        name, automation.source, automation.definition(), now=queue.now()
     )
     if queued is None:
         raise InvalidAction(f"{name} already has a run for this instant; try again")
