@@ -3,8 +3,9 @@
 Plain HTML forms that work without JavaScript; htmx (vendored in
 ``static/``, no CDN) boosts links and forms into in-place swaps and keeps
 the list's filters in the URL. Every form post carries the session's CSRF
-token; an action redirects back to its report (303) so a reload never posts
-twice.
+token; what each role may do is checked in ``worker.web.roles`` (the
+report page only hides the buttons a role cannot use). An action redirects
+back to its report (303) so a reload never posts twice.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import QueryParams
 
+from checks.settings.review import Role
 from worker.review import (
     ActionKind,
     ActionRequest,
@@ -31,14 +33,16 @@ from worker.review import (
     trace_of,
 )
 from worker.review.vocabulary import MAX_PAGE, unknown_reason
-from worker.web.auth import Identity, csrf_matches, page_identity, require_csrf, safe_next
+from worker.web.auth import Identity, csrf_matches, require_csrf, safe_next
 from worker.web.context import RunId, web_of
 from worker.web.markdown import render_summary
+from worker.web.roles import ACT, READ, RUN_NOW, ensure, requires
 from worker.web.session import Session
 from worker.web.templating import query
 
 router = APIRouter(include_in_schema=False)
-Who = Annotated[Identity, Depends(page_identity)]
+Who = Annotated[Identity, Depends(requires(Role.VIEWER, READ))]
+Reviewer = Annotated[Identity, Depends(requires(Role.REVIEWER, ACT))]
 SNOOZE_HOURS = {"1": "1 hour", "4": "4 hours", "24": "1 day", "72": "3 days", "168": "1 week"}
 DONE = {
     "acknowledge": "Acknowledged.",
@@ -160,7 +164,7 @@ def _action_request(
 def act(
     request: Request,
     run_id: RunId,
-    who: Who,
+    who: Reviewer,
     kind: Annotated[str, Form()],
     csrf_token: Annotated[str | None, Form()] = None,
     assignee: Annotated[str | None, Form()] = None,
@@ -168,7 +172,12 @@ def act(
     reason: Annotated[str | None, Form()] = None,
     comment: Annotated[str | None, Form()] = None,
 ) -> Response:
-    """Record one action from the report page's forms, then show the report again."""
+    """Record one action from the report page's forms, then show the report again.
+
+    Every action needs the ``reviewer`` role; ``run_now`` needs ``admin``.
+    """
+    if kind == ActionKind.RUN_NOW:
+        ensure(who, Role.ADMIN, RUN_NOW)
     require_csrf(request, who, csrf_token)
     web = web_of(request)
     now = web.clock()
