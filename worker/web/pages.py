@@ -36,13 +36,14 @@ from worker.review.vocabulary import MAX_PAGE, unknown_reason
 from worker.web.auth import Identity, csrf_matches, require_csrf, safe_next
 from worker.web.context import RunId, web_of
 from worker.web.markdown import render_summary
-from worker.web.roles import ACT, READ, RUN_NOW, ensure, requires
+from worker.web.roles import ACT, READ, RUN_NOW, requires
 from worker.web.session import Session
 from worker.web.templating import query
 
 router = APIRouter(include_in_schema=False)
 Who = Annotated[Identity, Depends(requires(Role.VIEWER, READ))]
 Reviewer = Annotated[Identity, Depends(requires(Role.REVIEWER, ACT))]
+Admin = Annotated[Identity, Depends(requires(Role.ADMIN, RUN_NOW))]
 SNOOZE_HOURS = {"1": "1 hour", "4": "4 hours", "24": "1 day", "72": "3 days", "168": "1 week"}
 DONE = {
     "acknowledge": "Acknowledged.",
@@ -174,26 +175,35 @@ def act(
 ) -> Response:
     """Record one action from the report page's forms, then show the report again.
 
-    Every action needs the ``reviewer`` role; ``run_now`` needs ``admin``.
+    Needs the ``reviewer`` role. Run now has its own route (``admin``), as in the API.
     """
-    if kind == ActionKind.RUN_NOW:
-        ensure(who, Role.ADMIN, RUN_NOW)
     require_csrf(request, who, csrf_token)
     web = web_of(request)
     now = web.clock()
     try:
         if kind == ActionKind.RUN_NOW:
-            result = run_now(
-                web.store, web.settings, run_id, actor=who.name, now=now, send=web.send
-            )
-            target = f"/runs/{run_id}?done=run_now&queued={result.queued_run_id}"
-        else:
-            request_ = _action_request(kind, assignee, snooze, reason, comment, now)
-            record(web.store, run_id, request_, actor=who.name, now=now)
-            target = f"/runs/{run_id}?done={request_.kind.value}"
+            raise InvalidAction("run now has its own form: POST /runs/ID/run-now")
+        request_ = _action_request(kind, assignee, snooze, reason, comment, now)
+        record(web.store, run_id, request_, actor=who.name, now=now)
     except InvalidAction as exc:
         return _report(request, run_id, who, error=str(exc), status=422)
-    return RedirectResponse(target + "#review", status_code=303)
+    return RedirectResponse(f"/runs/{run_id}?done={request_.kind.value}#review", status_code=303)
+
+
+@router.post("/runs/{run_id}/run-now", response_class=HTMLResponse)
+def run_now_page(
+    request: Request,
+    run_id: RunId,
+    who: Admin,
+    csrf_token: Annotated[str | None, Form()] = None,
+) -> Response:
+    """Queue a run of the run's automation (``admin``), then show the report again."""
+    require_csrf(request, who, csrf_token)
+    web = web_of(request)
+    now = web.clock()
+    result = run_now(web.store, web.settings, run_id, actor=who.name, now=now, send=web.send)
+    target = f"/runs/{run_id}?done=run_now&queued={result.queued_run_id}#review"
+    return RedirectResponse(target, status_code=303)
 
 
 @router.get("/login", response_class=HTMLResponse)

@@ -94,7 +94,8 @@ def test_login_redirects_only_to_local_paths(web_world: World) -> None:
 
 def test_bearer_tokens_act_as_their_name_and_a_wrong_one_is_refused(web_world: World) -> None:
     client = TestClient(app_for(web_world))
-    assert client.get("/api/me", headers=bearer()).json() == {"name": "token:ci", "via": "token", "role": "admin"}
+    me = client.get("/api/me", headers=bearer()).json()
+    assert me == {"name": "token:ci", "via": "token", "role": "admin"}
     login(client)
     wrong = client.get("/api/me", headers={"Authorization": "Bearer lookout_nope"})
     assert wrong.status_code == 401  # a bad token is refused even beside a good session
