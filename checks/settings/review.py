@@ -175,6 +175,13 @@ class ReviewSettings(BaseModel):
     login_backoff_max_s: float = Field(default=900.0, gt=0)
     max_body_bytes: int = Field(default=65_536, ge=1024)
 
+    @field_validator("default_role", mode="before")
+    @classmethod
+    def _known_default_role(cls, value: Any) -> Any:
+        if value not in {r.value for r in Role}:
+            raise ValueError(unknown_role(value))
+        return value
+
     @field_validator("users", mode="before")
     @classmethod
     def _users_from_text(cls, value: Any) -> Any:
