@@ -195,7 +195,7 @@ def test_every_route_for_every_role_by_login_and_by_token(web_world: World) -> N
     assert (Role.VIEWER, "/metrics", 200) in seen
 
 
-def test_a_role_too_low_is_refused_before_the_body_is_read_or_the_csrf_checked(
+def test_a_role_too_low_is_refused_before_the_body_is_validated_or_the_csrf_checked(
     web_world: World,
 ) -> None:
     client = TestClient(app_for(web_world))
