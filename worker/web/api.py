@@ -1,8 +1,10 @@
 """The JSON API: everything the pages show and every action, under ``/api/…``.
 
 Every route needs a login session or ``Authorization: Bearer TOKEN``
-(``worker.web.auth``); a POST authenticated by the session cookie also needs
-the ``X-CSRF-Token`` header. The schema is served at ``/api/openapi.json``
+(``worker.web.auth``) and a role (``worker.web.roles``): reading needs
+``viewer``, an action ``reviewer``, run-now ``admin``; a POST authenticated
+by the session cookie also needs the ``X-CSRF-Token`` header. The schema
+is served at ``/api/openapi.json``
 (behind the same access; no documentation UI is served, since it would load
 scripts from a CDN). Responses are the service's own dataclasses
 (``worker.review``), so the schema is theirs.
@@ -16,6 +18,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import AwareDatetime, BaseModel, Field
 
+from checks.settings.review import Role
 from worker.review import (
     Action,
     ActionKind,
@@ -37,12 +40,15 @@ from worker.review import (
 )
 from worker.review.actions import MAX_COMMENT_CHARS, MAX_NAME_CHARS
 from worker.review.vocabulary import MAX_PAGE
-from worker.web.auth import Identity, api_identity, require_csrf
+from worker.web.auth import Identity, require_csrf
 from worker.web.context import RunId, web_of
 from worker.web.markdown import render_summary
+from worker.web.roles import ACT, READ, RUN_NOW, requires
 
 router = APIRouter(prefix="/api", tags=["review"])
-Who = Annotated[Identity, Depends(api_identity)]
+Who = Annotated[Identity, Depends(requires(Role.VIEWER, READ))]
+Reviewer = Annotated[Identity, Depends(requires(Role.REVIEWER, ACT))]
+Admin = Annotated[Identity, Depends(requires(Role.ADMIN, RUN_NOW))]
 
 
 @dataclass(frozen=True)
@@ -71,7 +77,7 @@ class ActionBody(BaseModel):
 
 @router.get("/me", summary="Who the request acts as")
 def me(who: Who) -> Identity:
-    """Return the identity actions of this request are recorded under."""
+    """Return the identity actions of this request are recorded under, and its role."""
     return who
 
 
@@ -110,7 +116,7 @@ def get_trace(request: Request, run_id: RunId, _: Who) -> list[TraceEventView]:
 
 
 @router.post("/runs/{run_id}/actions", status_code=201, summary="Record an action on a run")
-def post_action(request: Request, run_id: RunId, body: ActionBody, who: Who) -> Action:
+def post_action(request: Request, run_id: RunId, body: ActionBody, who: Reviewer) -> Action:
     """Acknowledge, assign, snooze, comment or resolve; recorded with who and when."""
     require_csrf(request, who, None)
     web = web_of(request)
@@ -121,7 +127,7 @@ def post_action(request: Request, run_id: RunId, body: ActionBody, who: Who) -> 
 
 
 @router.post("/runs/{run_id}/run-now", status_code=202, summary="Queue a run of its automation now")
-def post_run_now(request: Request, run_id: RunId, who: Who) -> RunNowResult:
+def post_run_now(request: Request, run_id: RunId, who: Admin) -> RunNowResult:
     """Queue a run of the run's automation for the workers, as ``lookout run-now`` does."""
     require_csrf(request, who, None)
     web = web_of(request)

@@ -48,7 +48,7 @@ from worker.review import InvalidAction, NotFound, ReviewError
 from worker.review.actions import Send
 from worker.review.vocabulary import unknown_reason
 from worker.web import api, ops, pages
-from worker.web.auth import Access, LoginRequired, login_url
+from worker.web.auth import Access, LoginRequired, is_api, login_url
 from worker.web.body_guard import BodyGuard
 from worker.web.context import Web, celery_send
 from worker.web.login_limits import LoginLimits
@@ -60,16 +60,12 @@ from worker.web.templating import make_templates
 log = logging.getLogger("lookout.web")
 
 
-def _is_api(request: Request) -> bool:
-    return request.url.path.startswith(("/api/", "/metrics"))
-
-
 async def _invalid(request: Request, exc: RequestValidationError) -> Response:
     """A request FastAPI could not parse: a bad run id is a 404; a bad resolve reason lists them."""
     errors = exc.errors()
     if any(tuple(e.get("loc", ()))[:2] == ("path", "run_id") for e in errors):
         message = f"no run with id {request.path_params.get('run_id', '')}"[:100]
-        if _is_api(request):
+        if is_api(request):
             return JSONResponse({"detail": message}, status_code=404)
         return pages.error_page(request, 404, message)
     for error in errors:
@@ -90,7 +86,7 @@ def _handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> Response:
-        if _is_api(request) or exc.status_code == 405:
+        if is_api(request) or exc.status_code == 405:
             return await http_exception_handler(request, exc)
         return pages.error_page(request, exc.status_code, str(exc.detail))
 
@@ -101,7 +97,7 @@ def _handlers(app: FastAPI) -> None:
         status = (
             404 if isinstance(exc, NotFound) else 422 if isinstance(exc, InvalidAction) else 400
         )
-        if _is_api(request):
+        if is_api(request):
             return JSONResponse({"detail": str(exc)}, status_code=status)
         return pages.error_page(request, status, str(exc))
 
@@ -110,7 +106,7 @@ def _handlers(app: FastAPI) -> None:
     def _store(request: Request, exc: Exception) -> Response:
         log.error("the store failed: %s", exc)
         message = "the report store cannot be reached; try again shortly"
-        if _is_api(request):
+        if is_api(request):
             return JSONResponse({"detail": message}, status_code=503)
         return pages.error_page(request, 503, message)
 
@@ -143,6 +139,12 @@ def create_app(
     if not key:
         key = secrets.token_urlsafe(32)
         log.warning("review.secret_key is not set: sessions end when this process stops")
+    if review.without_role():
+        log.warning(
+            "%s written without a role: they get review.default_role, %s",
+            ", ".join(review.without_role()),
+            review.default_role,
+        )
     opened = store or Store(settings.store_url)
     sessions = SessionRegistry(opened, review.session_max_age_s)
     web = Web(

@@ -6,11 +6,13 @@
   as ``token:NAME``. A bearer header that matches nothing is refused even
   when a session is present.
 - The local mode (``lookout serve --local``) lets a request from a loopback
-  address act as ``local`` without logging in. It must be switched on
+  address act as ``local``, with the ``admin`` role, without logging in. It must be switched on
   explicitly, ``lookout serve`` refuses it on a non-loopback address, and a
   request from any other address is still refused.
 
-Pages send whoever is not known to ``/login``; the API and ``/metrics``
+Each identity carries the role of its user or token
+(``ReviewSettings.role_of``); what a role may do is checked in
+``worker.web.roles``. Pages send whoever is not known to ``/login``; the API and ``/metrics``
 answer 401 with ``WWW-Authenticate: Bearer``. A state-changing request
 authenticated by the session cookie (or the local mode) must carry the
 session's CSRF token, as the ``csrf_token`` form field or the
@@ -30,7 +32,7 @@ from urllib.parse import quote
 
 from fastapi import HTTPException, Request
 
-from checks.settings.review import ReviewSettings
+from checks.settings.review import ReviewSettings, Role
 from worker.web.passwords import hash_password, token_owner, verify_password
 from worker.web.session import Session, SessionRegistry
 
@@ -45,10 +47,17 @@ def _dummy_hash() -> str:
 
 @dataclass(frozen=True)
 class Identity:
-    """Who a request acts as: ``name`` is what actions record as who did them."""
+    """Who a request acts as.
+
+    Attributes:
+        name: what actions record as who did them (``alice``, ``token:ci``, ``local``).
+        via: how it was known.
+        role: what it may do (``worker.web.roles``).
+    """
 
     name: str
     via: Via
+    role: Role
 
 
 class LoginRequired(Exception):
@@ -90,7 +99,8 @@ class Access:
 
     def login(self, user: str, password: str) -> bool:
         """Whether the password is the user's; an unknown user costs the same time."""
-        hashed = self.review.users.get(user)
+        entry = self.review.users.get(user)
+        hashed = entry.hash if entry else None
         ok = verify_password(password, hashed or _dummy_hash())
         return ok and hashed is not None
 
@@ -101,8 +111,10 @@ class Access:
             scheme, _, token = header.partition(" ")
             if scheme.lower() != "bearer" or not token.strip():
                 return None
-            name = token_owner(token.strip(), self.review.tokens)
-            return Identity(f"token:{name}", "token") if name else None
+            name = token_owner(token.strip(), self.review.token_hashes())
+            if name is None:
+                return None
+            return Identity(f"token:{name}", "token", self.review.role_of(self.review.tokens[name]))
         session: Session | None = getattr(request.state, "session", None)
         if (
             session is not None
@@ -110,10 +122,11 @@ class Access:
             and session.user in self.review.users
             and (self.sessions is None or self.sessions.valid(session.sid, session.user))
         ):
-            return Identity(session.user, "session")
+            role = self.review.role_of(self.review.users[session.user])
+            return Identity(session.user, "session", role)
         client = request.client.host if request.client else None
         if self.local and is_loopback(client):
-            return Identity("local", "local")
+            return Identity("local", "local", Role.ADMIN)  # one person on this machine
         return None
 
 
@@ -141,6 +154,16 @@ def page_identity(request: Request) -> Identity:
         path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         raise LoginRequired(path)
     return identity
+
+
+def is_api(request: Request) -> bool:
+    """Whether the request is for the API or ``/metrics`` (answered in JSON or text, not pages)."""
+    return request.url.path.startswith(("/api/", "/metrics"))
+
+
+def identity_of(request: Request) -> Identity:
+    """The identity, or what nobody known gets: 401 on the API (``api_identity``), else login."""
+    return api_identity(request) if is_api(request) else page_identity(request)
 
 
 def csrf_matches(request: Request, given: str | None) -> bool:

@@ -1,4 +1,4 @@
-"""Operations endpoints: ``/healthz`` (no login, for probes) and ``/metrics`` (login or token)."""
+"""Operations endpoints: ``/healthz`` (no login, for probes) and ``/metrics`` (any role)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
-from worker.web.auth import Identity, api_identity
+from checks.settings.review import Role
+from worker.web.auth import Identity
 from worker.web.context import web_of
+from worker.web.roles import READ, requires
 
 router = APIRouter(tags=["operations"])
 
@@ -51,7 +53,9 @@ async def healthz(request: Request) -> JSONResponse:
     summary="Prometheus metrics computed from the store at each scrape",
     response_class=Response,
 )
-def metrics(request: Request, _: Annotated[Identity, Depends(api_identity)]) -> Response:
+def metrics(
+    request: Request, _: Annotated[Identity, Depends(requires(Role.VIEWER, READ))]
+) -> Response:
     """Return every metric of ``worker.web.metrics`` in the Prometheus text format."""
     registry: CollectorRegistry = request.app.state.metrics
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

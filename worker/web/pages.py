@@ -3,8 +3,9 @@
 Plain HTML forms that work without JavaScript; htmx (vendored in
 ``static/``, no CDN) boosts links and forms into in-place swaps and keeps
 the list's filters in the URL. Every form post carries the session's CSRF
-token; an action redirects back to its report (303) so a reload never posts
-twice.
+token; what each role may do is checked in ``worker.web.roles`` (the
+report page only hides the buttons a role cannot use). An action redirects
+back to its report (303) so a reload never posts twice.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import QueryParams
 
+from checks.settings.review import Role
 from worker.review import (
     ActionKind,
     ActionRequest,
@@ -31,14 +33,17 @@ from worker.review import (
     trace_of,
 )
 from worker.review.vocabulary import MAX_PAGE, unknown_reason
-from worker.web.auth import Identity, csrf_matches, page_identity, require_csrf, safe_next
+from worker.web.auth import Identity, csrf_matches, require_csrf, safe_next
 from worker.web.context import RunId, web_of
 from worker.web.markdown import render_summary
+from worker.web.roles import ACT, READ, RUN_NOW, requires
 from worker.web.session import Session
 from worker.web.templating import query
 
 router = APIRouter(include_in_schema=False)
-Who = Annotated[Identity, Depends(page_identity)]
+Who = Annotated[Identity, Depends(requires(Role.VIEWER, READ))]
+Reviewer = Annotated[Identity, Depends(requires(Role.REVIEWER, ACT))]
+Admin = Annotated[Identity, Depends(requires(Role.ADMIN, RUN_NOW))]
 SNOOZE_HOURS = {"1": "1 hour", "4": "4 hours", "24": "1 day", "72": "3 days", "168": "1 week"}
 DONE = {
     "acknowledge": "Acknowledged.",
@@ -160,7 +165,7 @@ def _action_request(
 def act(
     request: Request,
     run_id: RunId,
-    who: Who,
+    who: Reviewer,
     kind: Annotated[str, Form()],
     csrf_token: Annotated[str | None, Form()] = None,
     assignee: Annotated[str | None, Form()] = None,
@@ -168,23 +173,37 @@ def act(
     reason: Annotated[str | None, Form()] = None,
     comment: Annotated[str | None, Form()] = None,
 ) -> Response:
-    """Record one action from the report page's forms, then show the report again."""
+    """Record one action from the report page's forms, then show the report again.
+
+    Needs the ``reviewer`` role. Run now has its own route (``admin``), as in the API.
+    """
     require_csrf(request, who, csrf_token)
     web = web_of(request)
     now = web.clock()
     try:
         if kind == ActionKind.RUN_NOW:
-            result = run_now(
-                web.store, web.settings, run_id, actor=who.name, now=now, send=web.send
-            )
-            target = f"/runs/{run_id}?done=run_now&queued={result.queued_run_id}"
-        else:
-            request_ = _action_request(kind, assignee, snooze, reason, comment, now)
-            record(web.store, run_id, request_, actor=who.name, now=now)
-            target = f"/runs/{run_id}?done={request_.kind.value}"
+            raise InvalidAction("run now has its own form: POST /runs/ID/run-now")
+        request_ = _action_request(kind, assignee, snooze, reason, comment, now)
+        record(web.store, run_id, request_, actor=who.name, now=now)
     except InvalidAction as exc:
         return _report(request, run_id, who, error=str(exc), status=422)
-    return RedirectResponse(target + "#review", status_code=303)
+    return RedirectResponse(f"/runs/{run_id}?done={request_.kind.value}#review", status_code=303)
+
+
+@router.post("/runs/{run_id}/run-now", response_class=HTMLResponse)
+def run_now_page(
+    request: Request,
+    run_id: RunId,
+    who: Admin,
+    csrf_token: Annotated[str | None, Form()] = None,
+) -> Response:
+    """Queue a run of the run's automation (``admin``), then show the report again."""
+    require_csrf(request, who, csrf_token)
+    web = web_of(request)
+    now = web.clock()
+    result = run_now(web.store, web.settings, run_id, actor=who.name, now=now, send=web.send)
+    target = f"/runs/{run_id}?done=run_now&queued={result.queued_run_id}#review"
+    return RedirectResponse(target, status_code=303)
 
 
 @router.get("/login", response_class=HTMLResponse)

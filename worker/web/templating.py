@@ -22,6 +22,7 @@ from checks.fields.expectation import parse_expectation
 from checks.kinds.in_words import duration
 from worker.review import RESOLVE_LABELS, QuickFilter, ResolveReason
 from worker.web.chart import history_chart
+from worker.web.roles import can
 
 LABELS: dict[str, str] = {
     "needs_attention": "Needs attention",
@@ -170,6 +171,7 @@ def make_templates() -> Jinja2Templates:
     )
     env.globals.update(
         ago=ago,
+        can=can,
         query=query,
         QUICK_LABELS=QUICK_LABELS,
         REASONS=[(r.value, RESOLVE_LABELS[r]) for r in ResolveReason],

@@ -68,7 +68,7 @@ def test_login_logout_and_wrong_passwords(web_world: World) -> None:
     forged = client.post("/login", data={"username": "alice", "password": PASSWORD})
     assert forged.status_code == 403  # no CSRF token: a cross-site login is refused
     csrf = login(client)
-    assert client.get("/api/me").json() == {"name": "alice", "via": "session"}
+    assert client.get("/api/me").json() == {"name": "alice", "via": "session", "role": "admin"}
     assert csrf != token  # a new session (and token) at login
     client.post("/logout", data={"csrf_token": csrf})
     assert client.get("/api/me").status_code == 401
@@ -94,7 +94,8 @@ def test_login_redirects_only_to_local_paths(web_world: World) -> None:
 
 def test_bearer_tokens_act_as_their_name_and_a_wrong_one_is_refused(web_world: World) -> None:
     client = TestClient(app_for(web_world))
-    assert client.get("/api/me", headers=bearer()).json() == {"name": "token:ci", "via": "token"}
+    me = client.get("/api/me", headers=bearer()).json()
+    assert me == {"name": "token:ci", "via": "token", "role": "admin"}
     login(client)
     wrong = client.get("/api/me", headers={"Authorization": "Bearer lookout_nope"})
     assert wrong.status_code == 401  # a bad token is refused even beside a good session
@@ -149,7 +150,7 @@ def test_the_session_cookie_is_signed_and_expires(web_world: World) -> None:
 def test_local_mode_serves_loopback_clients_only(web_world: World) -> None:
     app = app_for(web_world, local=True)
     local = TestClient(app, client=("127.0.0.1", 50000))
-    assert local.get("/api/me").json() == {"name": "local", "via": "local"}
+    assert local.get("/api/me").json() == {"name": "local", "via": "local", "role": "admin"}
     page = local.get("/")
     assert page.status_code == 200 and "local mode" in page.text
     run = web_world.latest("hot-weather")
@@ -215,7 +216,7 @@ def test_secrets_are_stored_hashed_and_plain_ones_refused(tmp_path: Path) -> Non
     config.write_text("{}\n", encoding="utf-8")
     settings = load_settings(config, env=env)
     assert sorted(settings.review.users) == ["alice", "bob"]
-    assert settings.review.tokens == {"ci": hash_token(TOKEN)}
+    assert settings.review.token_hashes() == {"ci": hash_token(TOKEN)}
     assert SECRET_KEY in settings.secrets() and hashed in settings.secrets()
 
 
@@ -321,7 +322,7 @@ def test_a_logout_without_its_csrf_token_says_so_and_keeps_the_session(web_world
     refused = client.post("/logout", data={}, follow_redirects=False)
     assert refused.status_code == 403
     assert "not logged out" in refused.text
-    assert client.get("/api/me").json() == {"name": "alice", "via": "session"}
+    assert client.get("/api/me").json() == {"name": "alice", "via": "session", "role": "admin"}
 
 
 def test_an_oversized_page_and_repeated_filters_are_no_server_error(web_world: World) -> None:

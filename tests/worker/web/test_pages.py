@@ -195,6 +195,7 @@ def test_wrong_actions_say_why_and_change_nothing(web_world: World) -> None:
         ({"kind": "comment", "comment": "  "}, "a comment needs text"),
         ({"kind": "snooze", "snooze": "9999"}, "choose how long to snooze"),
         ({"kind": "explode"}, "unknown action"),
+        ({"kind": "run_now"}, "run now has its own form: POST /runs/ID/run-now"),
         (
             {"kind": "resolve", "reason": "bored"},
             "unknown resolve reason &#39;bored&#39;: the reason is one of fixed, expected, "
@@ -212,7 +213,7 @@ def test_run_now_queues_a_run_for_the_workers_and_says_who_asked(web_world: Worl
     sent = Sent()
     client, csrf = client_for(web_world, send=sent)
     run = web_world.latest("cancellation-rate")
-    page = client.post(f"/runs/{run}/actions", data={"csrf_token": csrf, "kind": "run_now"}).text
+    page = client.post(f"/runs/{run}/run-now", data={"csrf_token": csrf}).text
     [queued] = sent.runs
     assert queued.automation == "cancellation-rate" and queued.source == "flights"
     assert f"Queued run {queued.id} for the workers." in page

@@ -131,11 +131,30 @@ def _hashed_password() -> str:
     return hash_password(PASSWORD)
 
 
+ROLE_TOKENS = {role: f"{TOKEN}-{role}" for role in ("viewer", "reviewer", "admin")}
+"""A token of each role, named ``ROLE-token`` (``ci`` is an admin's)."""
+
+
 def review_settings() -> dict[str, Any]:
-    """The ``review:`` section: user alice (``PASSWORD``), token ci (``TOKEN``), a fixed key."""
+    """The ``review:`` section, with a fixed key.
+
+    Users (password ``PASSWORD``): alice (``admin``), bob (written without a
+    role: the default, ``viewer``), vera (``viewer``), rita (``reviewer``,
+    the ``ROLE:HASH`` form). Tokens: ci (``TOKEN``, ``admin``) and one of
+    each role (``ROLE_TOKENS``).
+    """
+    hashed = _hashed_password()
     return {
-        "users": {"alice": _hashed_password(), "bob": _hashed_password()},
-        "tokens": {"ci": hash_token(TOKEN)},
+        "users": {
+            "alice": {"hash": hashed, "role": "admin"},
+            "bob": hashed,
+            "vera": {"hash": hashed, "role": "viewer"},
+            "rita": f"reviewer:{hashed}",
+        },
+        "tokens": {
+            "ci": {"hash": hash_token(TOKEN), "role": "admin"},
+            **{f"{role}-token": f"{role}:{hash_token(t)}" for role, t in ROLE_TOKENS.items()},
+        },
         "secret_key": SECRET_KEY,
         "allowed_hosts": ["testserver"],  # the name TestClient sends as Host
     }
