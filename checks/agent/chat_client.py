@@ -25,20 +25,25 @@ Provider quirks handled here (docs/design.md, The agent's tools):
 from __future__ import annotations
 
 import json
-import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_any
-from tenacity.stop import stop_base
 
 from checks.agent.inline_calls import tool_calls_in_content
 from checks.agent.openai_clients import release, shared_openai
+from checks.agent.retry_rules import (
+    MIN_ATTEMPT_S,
+    PastDeadline,
+    attempt_s,
+    context_overflow,
+    retry_after_s,
+    retryable,
+)
 from checks.errors import ContextOverflowError, LLMError
-from checks.http.retry_after import parse_retry_after
 from checks.settings.config import redact
 from checks.settings.llm import LLMSettings
 
@@ -253,7 +258,7 @@ class ChatClient:
                 ``settings.timeout_s``.
             deadline: ``time.monotonic()`` value of the run's time limit: each
                 attempt's timeout is cut to the time left, and no retry starts
-                (nor is waited for) when less than ``MIN_ATTEMPT_S`` would be left.
+                (nor is waited for) when less than ``retry_rules.MIN_ATTEMPT_S`` would be left.
 
         Raises:
             ContextOverflowError: the server said the conversation is longer than
@@ -271,9 +276,11 @@ class ChatClient:
         if deadline is not None and deadline - time.monotonic() < MIN_ATTEMPT_S:
             raise LLMError("the run's time limit ran out before the LLM could be asked")
         retrying = Retrying(
-            stop=stop_any(stop_after_attempt(self.settings.max_retries + 1), _Past(deadline)),
+            stop=stop_any(
+                stop_after_attempt(self.settings.max_retries + 1), PastDeadline(deadline)
+            ),
             wait=self._wait_s,
-            retry=retry_if_exception(_retryable),
+            retry=retry_if_exception(retryable),
             before_sleep=self._before_sleep,
             sleep=self.sleep,
             reraise=True,
@@ -288,7 +295,7 @@ class ChatClient:
                         "/chat/completions",
                         body=body,
                         cast_to=httpx.Response,
-                        options={"timeout": _attempt_s(per_attempt_s, deadline)},
+                        options={"timeout": attempt_s(per_attempt_s, deadline)},
                     )
         except openai.APIStatusError as exc:
             text = redact(exc.response.text, self._secrets)
@@ -389,85 +396,3 @@ class ChatClient:
         reason = redact(f"{type(exc).__name__}: {exc}", self._secrets)
         wait_s = state.upcoming_sleep
         self.on_retry(RetryNote(state.attempt_number, status, wait_s, reason[:300]))
-
-
-MIN_ATTEMPT_S = 1.0
-"""The least time an HTTP attempt is started with; less left before the deadline: no attempt."""
-
-
-def _attempt_s(timeout_s: float, deadline: float | None) -> float:
-    """One attempt's timeout: ``timeout_s``, cut to the time left before ``deadline``."""
-    if deadline is None:
-        return timeout_s
-    return max(MIN_ATTEMPT_S, min(timeout_s, deadline - time.monotonic()))
-
-
-class _Past(stop_base):
-    """A tenacity stop: no retry whose wait would leave less than ``MIN_ATTEMPT_S`` to run in."""
-
-    def __init__(self, deadline: float | None) -> None:
-        self.deadline = deadline
-
-    def __call__(self, retry_state: RetryCallState) -> bool:
-        if self.deadline is None:
-            return False
-        # tenacity 9 computes the wait before it asks the stop (``upcoming_sleep``)
-        wait_s = retry_state.upcoming_sleep or 0.0
-        return time.monotonic() + wait_s + MIN_ATTEMPT_S > self.deadline
-
-
-_OVERFLOW_CODES = {"context_length_exceeded", "exceed_context_size_error"}
-_OVERFLOW_WORDS = ("maximum context length", "exceeds the available context size")
-
-
-def context_overflow(status: int, body: str) -> bool:
-    """Whether an error response says the prompt outgrew the model's context window.
-
-    OpenAI and llama-cpp-python answer HTTP 400 with ``error.code``
-    ``context_length_exceeded``; llama.cpp's own server with ``error.type``
-    ``exceed_context_size_error`` ("request (N tokens) exceeds the available
-    context size"); vLLM with a 400 whose message names the "maximum context
-    length". Only a 400 or 413 counts.
-    """
-    if status not in (400, 413):
-        return False
-    try:
-        error = json.loads(body).get("error")
-    except (ValueError, AttributeError):
-        error = None
-    if isinstance(error, dict) and {str(error.get("code")), str(error.get("type"))} & (
-        _OVERFLOW_CODES
-    ):
-        return True
-    lowered = body.lower()
-    return any(words in lowered for words in _OVERFLOW_WORDS)
-
-
-def _retryable(exc: BaseException) -> bool:
-    """429, any 5xx, and connection errors or timeouts are retried; other statuses are not."""
-    import openai
-
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code == 429 or exc.status_code >= 500
-    return isinstance(exc, openai.APIConnectionError)
-
-
-def retry_after_s(headers: Mapping[str, str]) -> float | None:
-    """Return the wait a response asks for, in seconds, or None when it does not say.
-
-    ``headers`` are the response's (case-insensitive ``httpx.Headers``, or a
-    dict with lower-case names). ``retry-after-ms`` (milliseconds, a number,
-    fractions allowed; sent by OpenAI and read first by the ``openai`` SDK's
-    ``_parse_retry_after_header``) wins when it is a number >= 0 (not NaN);
-    otherwise ``Retry-After`` is read by ``checks.http.retry_after``
-    (RFC 9110 §10.2.3: integer seconds or an HTTP-date).
-    """
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            value = float(millis) / 1000
-        except ValueError:
-            value = math.nan
-        if value >= 0:  # NaN compares false; inf is left to the caller's cap
-            return value
-    return parse_retry_after(headers.get("retry-after"))

@@ -30,7 +30,6 @@ and then writes ``report_accepted`` and ``agent_end`` to the trace.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -50,6 +49,7 @@ from checks.agent.prompt import (
 )
 from checks.agent.result import AgentResult, AgentStats
 from checks.agent.tool_calls import Dispatcher, Turn
+from checks.agent.tool_caps import cap_calls
 from checks.agent.tools import ToolBox
 from checks.agent.toolspec import SUBMIT_REPORT, TOOL_SCHEMAS
 from checks.agent.trace import TraceSink
@@ -295,31 +295,17 @@ class AgentLoop:
         return reply
 
     def _capped(self, reply: ChatReply) -> ChatReply:
-        """The turn with at most ``max_tool_calls_per_turn`` calls, within the run's budget.
-
-        ``submit_report`` calls are always kept; the dropped calls never reach
-        the conversation, the trace or the tools, and the model is told how many
-        there were (``_answer``).
-        """
-        left = max(0, self.llm.max_tool_calls_per_run - self.dispatcher.calls)
-        cap = min(self.llm.max_tool_calls_per_turn, left)
-        reads = [c for c in reply.tool_calls if c.name != SUBMIT_REPORT]
-        if len(reads) <= cap:
-            return reply
-        kept = set(map(id, reads[:cap]))
-        calls = [c for c in reply.tool_calls if c.name == SUBMIT_REPORT or id(c) in kept]
-        dropped = len(reply.tool_calls) - len(calls)
-        self.trace.note(
-            "tool_calls_dropped",
-            {"received": len(reply.tool_calls), "kept": len(calls), "cap": cap},
+        """The turn within the caps on tool calls (``checks.agent.tool_caps``)."""
+        capped = cap_calls(
+            reply,
+            per_turn=self.llm.max_tool_calls_per_turn,
+            per_run=self.llm.max_tool_calls_per_run,
+            made=self.dispatcher.calls,
         )
-        self._dropped = (
-            f"{dropped} of the {len(reply.tool_calls)} tool calls of your last turn were not run:"
-            f" at most {self.llm.max_tool_calls_per_turn} run per turn and"
-            f" {self.llm.max_tool_calls_per_run} per run ({left} were left)."
-            " Call only what you need."
-        )
-        return dataclasses.replace(reply, tool_calls=calls)
+        if capped.trace is not None:
+            self.trace.note("tool_calls_dropped", capped.trace)
+            self._dropped = capped.note
+        return capped.reply
 
     def _fit(self) -> None:
         """Compact the prompt to ``max_prompt_tokens``, the newest results too; else end the run.

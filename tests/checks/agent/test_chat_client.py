@@ -14,8 +14,9 @@ import httpx
 import pytest
 
 from checks.agent import openai_clients
-from checks.agent.chat_client import ChatClient, RetryNote, context_overflow, retry_after_s
+from checks.agent.chat_client import ChatClient, RetryNote
 from checks.agent.inline_calls import tool_calls_in_content
+from checks.agent.retry_rules import context_overflow, retry_after_s
 from checks.agent.toolspec import TOOL_NAMES, TOOL_SCHEMAS
 from checks.errors import ContextOverflowError, LLMError
 from checks.fakes.llm_server import FakeLLM, Step
