@@ -57,6 +57,7 @@ class Source(ABC):
         self._facts: SourceFacts | None = None
         self._names: frozenset[str] = frozenset()
         self._catalog_lock = threading.Lock()
+        self._reading: threading.Event | None = None  # set while one thread reads the catalog
 
     def catalog(self) -> list[DataSet]:
         """Return every table and view with columns, types and row counts, sorted by name.
@@ -64,25 +65,40 @@ class Source(ABC):
         Computed on first use (one ``count(*)`` per table) and kept, with the
         database's facts for the guard (``facts``). A view, or a function the
         facts allow, that reads a table the source does not offer is taken out
-        (``checks.sources.definitions``).
+        (``checks.sources.definitions``). One thread reads it while the others
+        wait for it, with no lock held across the database's I/O; if the read
+        fails, the next waiting thread reads it again.
 
         Raises:
             SourceError: the catalog could not be read.
 
         """
-        with self._catalog_lock:
-            if self._catalog is None:
-                found, self._facts = confine(
-                    sorted(self._load_catalog(), key=lambda d: d.name),
-                    self._load_facts(),
-                    self._load_definitions(),
-                    source=self.name,
-                    dialect=self.dialect,
-                    schema=self.schema or ("public" if self.dialect == "postgres" else "main"),
-                )
-                self._catalog = found
+        while True:
+            with self._catalog_lock:  # held for these few lines only, never across I/O
+                if self._catalog is not None:
+                    return self._catalog
+                reading = self._reading
+                if reading is None:
+                    reading = self._reading = threading.Event()
+                    break  # this thread reads it
+            reading.wait()  # another thread reads it (each statement bounded: bounded.py)
+        try:
+            found, facts = confine(
+                sorted(self._load_catalog(), key=lambda d: d.name),
+                self._load_facts(),
+                self._load_definitions(),
+                source=self.name,
+                dialect=self.dialect,
+                schema=self.schema or ("public" if self.dialect == "postgres" else "main"),
+            )
+            with self._catalog_lock:
+                self._facts, self._catalog = facts, found
                 self._names = frozenset(d.name for d in found)
-            return self._catalog
+            return found
+        finally:  # read or failed: the waiting threads go on (and try again if it failed)
+            with self._catalog_lock:
+                self._reading = None
+            reading.set()
 
     def facts(self) -> SourceFacts | None:
         """What the database allows queries to call and cast to, read with the catalog.

@@ -279,3 +279,36 @@ def test_a_postgres_server_gone_silent_while_the_catalog_is_read_fails_it(pg_url
     assert isinstance(outcome[0], SourceError), outcome
     assert "cannot read the catalog" in str(outcome[0]) or "connect" in str(outcome[0])
     assert took < 30
+
+
+def test_no_lock_is_held_while_the_catalog_is_read_and_waiters_try_again(pg_url: str) -> None:
+    from sqlalchemy.engine import make_url
+
+    url = make_url(pg_url)
+    proxy = FreezingProxy((url.host or "127.0.0.1", url.port or 5432))
+    proxied = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    config = SQLAlchemySource(type="sqlalchemy", url=proxied)
+    source = SQLQuerySource("pg", config, Limits(query_timeout_s=1, connect_timeout_s=2))
+    proxy.freeze()
+    errors: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            source.catalog()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=read, daemon=True) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.5)  # one thread is blocked on the silent server, the other waits for it
+    free = source._catalog_lock.acquire(timeout=0.2)
+    if free:
+        source._catalog_lock.release()
+    for thread in threads:
+        thread.join(60)
+    proxy.close()
+    source.close()
+    assert free  # before: the reading thread held it for as long as the server was silent
+    assert not any(t.is_alive() for t in threads)
+    assert [type(e) for e in errors] == [SourceError, SourceError]  # the waiter tried again
