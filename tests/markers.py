@@ -34,6 +34,7 @@ SERVICE_MODULES = frozenset(
     {
         "tests/worker/service/test_service.py",  # celery worker + beat, a private redis-server
         "tests/worker/service/test_broker.py",  # the machine's Redis, the CLI's broker probe
+        "tests/worker/service/test_same_report.py",  # a real celery worker on the machine's Redis
     }
 )
 SLOW_MODULES = BROWSER_MODULES | SERVICE_MODULES

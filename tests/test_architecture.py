@@ -217,5 +217,6 @@ def private_imports() -> set[tuple[str, str]]:
     return found
 
 
+@pytest.mark.slow
 def test_no_module_imports_another_modules_private_names() -> None:
     assert sorted(private_imports()) == []

@@ -213,6 +213,7 @@ checks:
         ("carrier", "carrier is not a date or a timestamp; over: needs a time column"),
     ],
 )
+@pytest.mark.slow
 def test_validate_checks_the_over_column_as_the_run_does(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -270,6 +271,7 @@ ROW_CONDITION = (
         ),
     ],
 )
+@pytest.mark.slow
 def test_a_filter_that_is_not_a_row_condition_is_refused_before_it_runs(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -881,6 +883,7 @@ def test_a_check_name_ending_in_a_space_is_refused(
         ),
     ],
 )
+@pytest.mark.slow
 def test_a_check_whose_every_value_is_null_is_not_evaluated(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

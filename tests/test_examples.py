@@ -39,12 +39,14 @@ def reports(flights_settings: Settings, examples_dir: Path) -> dict[str, RunRepo
         return {a.name: run_automation(a, flights_settings, pool) for a in loaded.automations}
 
 
+@pytest.mark.slow
 def test_every_example_is_covered(reports: dict[str, RunReport]) -> None:
     assert sorted(reports) == sorted(e.automation for e in EXAMPLES)
     findings = [e.finding for e in EXAMPLES]
     assert findings.count("clear") >= 4 and findings.count("needs_attention") >= 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("expected", EXAMPLES, ids=lambda e: e.automation)
 def test_example_finding_and_values(expected: Expected, reports: dict[str, RunReport]) -> None:
     report = reports[expected.automation]
@@ -82,6 +84,7 @@ def test_example_finding_and_values(expected: Expected, reports: dict[str, RunRe
             assert check.sample_id is None
 
 
+@pytest.mark.slow
 def test_cli_runs_every_example_and_stores_it(
     tmp_path: Path,
     flights_settings: Settings,

@@ -82,6 +82,7 @@ def test_a_source_whose_database_is_missing_ends_the_run_in_error(
     assert status == "error" and error is not None and "no_such_database" in error
 
 
+@pytest.mark.slow
 def test_a_catalog_locked_by_another_session_ends_the_run_in_error(
     tmp_path: Path, warehouse: str
 ) -> None:
@@ -118,6 +119,7 @@ def test_an_internal_error_after_the_claim_is_stored_as_the_runs_error(
     )
 
 
+@pytest.mark.slow
 def test_the_store_locked_mid_run_is_waited_for(
     tmp_path: Path, warehouse: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

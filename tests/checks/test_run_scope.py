@@ -66,6 +66,7 @@ def automation() -> Automation:
     )
 
 
+@pytest.mark.slow
 def test_not_evaluated_makes_the_run_need_attention_and_says_why(
     tmp_path: Path, shop_duckdb_path: Path
 ) -> None:

@@ -113,6 +113,7 @@ def test_contradicted_report_then_changed_data(tmp_path: Path) -> None:
     assert [r.run_id for r in store.list_runs(flag="changed_since_last_run")] == [second.run_id]
 
 
+@pytest.mark.slow
 def test_backend_none_sets_only_the_deterministic_flag(tmp_path: Path) -> None:
     db = tmp_path / "shop.duckdb"
     write_orders(db, [(1, 10.0, False)])
@@ -128,6 +129,7 @@ def test_backend_none_sets_only_the_deterministic_flag(tmp_path: Path) -> None:
     assert second.second_opinion["goal_met"] is None
 
 
+@pytest.mark.slow
 def test_unreachable_decision_model_is_no_opinion_never_agreement(tmp_path: Path) -> None:
     db = tmp_path / "shop.duckdb"
     write_orders(db, [(1, 10.0, False)])

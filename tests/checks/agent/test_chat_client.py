@@ -81,6 +81,7 @@ def test_model_override_is_sent() -> None:
     assert fake.chat_requests[0]["model"] == "other/model"
 
 
+@pytest.mark.slow
 def test_429_retry_after_is_honoured() -> None:
     notes: list[RetryNote] = []
     script: list[Step] = [
@@ -357,6 +358,7 @@ def test_a_tool_only_turn_goes_back_with_empty_content_never_null() -> None:
     assert reply.assistant_message()["content"] == ""
 
 
+@pytest.mark.slow
 def test_retries_never_outlast_the_runs_deadline() -> None:
     error: Step = {"error": {"status": 503, "body": {"error": "busy"}}, "delay_s": 0.3}
     notes: list[RetryNote] = []

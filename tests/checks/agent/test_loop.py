@@ -225,6 +225,7 @@ def test_normal_run_over_flights(lab: Lab) -> None:
     ]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_bad_sql_is_corrected_on_the_next_step(lab: Lab) -> None:
     script: list[Step] = [
         turn(call("execute_query", sql="SELECT avg(dep_delayy) FROM flights")),
@@ -276,6 +277,7 @@ def test_a_model_that_never_submits_falls_back_to_the_checks(lab: Lab) -> None:
     assert run.evidence_ids() == ["C1", "Q1", "Q2", "Q3"]
 
 
+@pytest.mark.slow
 def test_goal_only_without_a_report_is_an_error_never_clear(lab: Lab) -> None:
     with FakeLLM(default={"content": "Looks fine to me."}) as fake:
         run = lab.run(fake, max_steps=2)
@@ -356,6 +358,7 @@ def test_a_repeated_call_is_cached_and_stops_the_loop(lab: Lab) -> None:
     assert run.report.finding_source == FindingSource.AGENT
 
 
+@pytest.mark.slow
 def test_429_with_retry_after_then_success(lab: Lab) -> None:
     script: list[Step] = [
         {

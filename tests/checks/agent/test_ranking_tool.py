@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pytest
 
 from checks.agent.prompt import UNTRUSTED_LABEL
 from checks.automation.model import Automation
@@ -128,6 +129,7 @@ def test_decision_model_ranks_the_source_table_first(tmp_path: Path) -> None:
     assert ranking["fallback_reason"] is None
 
 
+@pytest.mark.slow
 def test_timeout_falls_back_to_lexical_and_says_so(tmp_path: Path) -> None:
     slow = CatalogScorer(Backend.SYSTEMONE, relevance, delay_s=2.0)
     with FakeDecision("systemone", default=slow) as fake:

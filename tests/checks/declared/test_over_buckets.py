@@ -143,6 +143,7 @@ def zscore(baseline: list[int], value: float) -> tuple[float, float, float]:
     return (value - mean) / sd, mean - 3 * sd, mean + 3 * sd
 
 
+@pytest.mark.slow
 def test_a_spike_in_daily_volume_needs_attention_with_its_score(shop: Shop) -> None:
     (result,), evidence = run(shop.fill(tested=260))
     score, low, high = zscore(BASELINE, 260)
@@ -162,6 +163,7 @@ def test_a_spike_in_daily_volume_needs_attention_with_its_score(shop: Shop) -> N
     assert result.sql.count("GROUP BY") == 1
 
 
+@pytest.mark.slow
 def test_a_drop_in_daily_volume_needs_attention(shop: Shop) -> None:
     source = shop.fill(tested=30)
     by_mean, by_median = run(
@@ -186,6 +188,7 @@ def test_a_drop_in_daily_volume_needs_attention(shop: Shop) -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_normal_day_is_clear_and_the_filling_day_is_not_tested(shop: Shop) -> None:
     (result,), _ = run(shop.fill(tested=101, filling=3))
     assert result.outcome == "passed"
@@ -201,6 +204,7 @@ def test_a_normal_day_is_clear_and_the_filling_day_is_not_tested(shop: Shop) -> 
     )
 
 
+@pytest.mark.slow
 def test_a_day_with_no_rows_is_a_drop_to_zero(shop: Shop) -> None:
     (result,), _ = run(shop.fill(tested=0))
     score, _, _ = zscore(BASELINE, 0)
@@ -208,6 +212,7 @@ def test_a_day_with_no_rows_is_a_drop_to_zero(shop: Shop) -> None:
     assert result.anomaly is not None and result.anomaly.score == pytest.approx(score)
 
 
+@pytest.mark.slow
 def test_timestamps_without_zone_and_dates_give_the_same_buckets(shop: Shop) -> None:
     source = shop.fill(tested=260)
     with_zone, naive, dates = run(

@@ -136,6 +136,7 @@ def engine(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+@pytest.mark.slow
 def test_rows_added(engine: str, tmp_path: Path) -> None:
     with fleet(engine, tmp_path) as f:
         first = run(f, BEFORE)
@@ -340,6 +341,7 @@ def test_pinned_queries_are_compared_with_the_agents_same_query(tmp_path: Path) 
     assert new["appeared_rows"] == [[3, "-7.50"]]
 
 
+@pytest.mark.slow
 def test_rows_outside_the_sample_are_counted_and_said_so(tmp_path: Path) -> None:
     limits = Limits(max_rows=2)
     with fleet("duckdb", tmp_path, limits) as f:

@@ -62,6 +62,7 @@ def test_a_number_becomes_an_exact_check_that_passes_then_fails(tmp_path: Path) 
     assert outcomes(world, text, tmp_path) == {"pinned Q1 of run 1": str(CheckOutcome.FAILED)}
 
 
+@pytest.mark.slow
 def test_rows_become_a_count_and_declared_checks_keep_their_outcome(tmp_path: Path) -> None:
     world, text = pinned_yaml(tmp_path, NEGATIVE_ROWS, **CHECKED)
     assert (
@@ -80,6 +81,7 @@ def test_rows_become_a_count_and_declared_checks_keep_their_outcome(tmp_path: Pa
     }
 
 
+@pytest.mark.slow
 def test_no_rows_become_an_empty_check(tmp_path: Path) -> None:
     world, text = pinned_yaml(tmp_path, NEGATIVE_ROWS.replace("amount < 0", "amount < -100"))
     assert "The plan found a problem" not in text  # a Clear plan

@@ -419,6 +419,7 @@ def test_an_unreadable_plan_row_asks_the_agent_and_is_replaced(tmp_path: Path) -
     assert pinned.pinning is not None and pinned.pinning["from_run"] == asked.run_id
 
 
+@pytest.mark.slow
 def test_a_plan_resting_on_a_constant_query_is_never_pinned(tmp_path: Path) -> None:
     constant = "SELECT 0 AS negatives"
     with FakeLLM(default=one_query_agent({"no-negative-orders": constant})) as llm:

@@ -119,6 +119,7 @@ def test_a_query_that_fails_is_not_kept_and_fails_again(
     assert len(prepared) == 0
 
 
+@pytest.mark.slow
 def test_a_kept_query_still_stops_at_its_time_limit(conn: duckdb.DuckDBPyConnection) -> None:
     limits = QueryLimits.of(Limits())
     prepared = Prepared()
@@ -170,6 +171,7 @@ def test_queries_start_no_thread_each(
     assert started == []  # before: a threading.Timer per query
 
 
+@pytest.mark.slow
 def test_a_source_answers_a_repeated_query_the_same(path: Path) -> None:
     # Through the query process: the second answer comes from the kept parse and bind.
     with DuckDBQuerySource("t", path, Limits()) as source:
@@ -238,6 +240,7 @@ def test_a_result_cut_short_leaves_a_fresh_cursor_to_the_next(
     assert prepared.cursor(conn) is whole  # read to its end: kept
 
 
+@pytest.mark.slow
 def test_an_interrupt_due_as_its_query_ended_never_stops_the_next(
     conn: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -43,6 +43,7 @@ def test_limits_take_sizes_with_units() -> None:
     assert Limits().kill_after_s(1) == 2.0 and Limits().kill_after_s(30) == 37.5
 
 
+@pytest.mark.slow
 def test_duckdb_time_limit_holds_inside_one_vector(tiny_duck: Path) -> None:
     # Memory to spare, so that the time limit is what stops it (at about 1 GiB).
     limits = Limits(query_timeout_s=1, query_memory="4GiB")
@@ -80,6 +81,7 @@ def test_duckdb_query_settings_come_from_the_limits(tiny_duck: Path) -> None:
     assert row[1] == "300.0 MiB" and row[2] == "100.0 MiB"
 
 
+@pytest.mark.slow
 def test_duckdb_queries_from_threads_each_get_a_process(tiny_duck: Path) -> None:
     limits = Limits(query_timeout_s=1, query_memory="4GiB")
     with DuckDBQuerySource("tiny", tiny_duck, limits) as source:
@@ -167,6 +169,7 @@ def silent_server() -> Iterator[int]:
     server.close()
 
 
+@pytest.mark.slow
 def test_postgres_server_that_never_answers_fails_the_connect(silent_server: int) -> None:
     config = SQLAlchemySource(
         type="sqlalchemy", url=f"postgresql+psycopg://reader:pw@127.0.0.1:{silent_server}/db"
@@ -187,6 +190,7 @@ def test_postgres_server_that_never_answers_fails_the_connect(silent_server: int
     assert "timeout" in str(outcome[0]) and "pw" not in str(outcome[0])
 
 
+@pytest.mark.slow
 def test_postgres_read_on_a_silent_connection_is_shut(pg_url: str) -> None:
     config = SQLAlchemySource(type="sqlalchemy", url=pg_url)
     with SQLQuerySource("pg", config, Limits(query_timeout_s=1)) as source:
@@ -251,6 +255,7 @@ class FreezingProxy:
             sock.close()
 
 
+@pytest.mark.slow
 def test_a_postgres_server_gone_silent_while_the_catalog_is_read_fails_it(pg_url: str) -> None:
     from sqlalchemy.engine import make_url
 

@@ -731,6 +731,7 @@ def test_csv_nulls_zip_and_rebuild(tmp_path: Path) -> None:
         assert isinstance(source, DuckDBQuerySource) and source.path != first
 
 
+@pytest.mark.slow
 def test_concurrent_builders_agree(tmp_path: Path) -> None:
     csv = tmp_path / "t.csv"
     csv.write_text("a\n" + "\n".join(str(i) for i in range(1000)) + "\n")
@@ -834,6 +835,7 @@ def test_sqlite_authorizer_refuses_extension_loading(sqlite_source: Source) -> N
 # More configurations.
 
 
+@pytest.mark.slow
 def test_duckdb_database_plus_files(tmp_path: Path, duck_path: Path) -> None:
     parquet = tmp_path / "p.parquet"
     with duckdb.connect() as conn:

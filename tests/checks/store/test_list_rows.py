@@ -271,6 +271,7 @@ def _blocked(pool: ThreadPoolExecutor, call: Any) -> Future[Any]:
     return started
 
 
+@pytest.mark.slow
 def test_a_run_ending_while_its_incident_opens_is_listed_either_way(empty_pg_url: str) -> None:
     """PostgreSQL: whichever commits first, the other's later statement sees it."""
     store = Store(empty_pg_url)

@@ -221,6 +221,7 @@ def test_a_store_restarted_mid_run_is_written_after_it_comes_back(pg_url: str) -
         store.close()
 
 
+@pytest.mark.slow
 def test_a_sqlite_store_locked_by_another_writer_is_retried(
     tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

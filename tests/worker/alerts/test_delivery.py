@@ -140,6 +140,7 @@ def test_a_duplicate_task_delivery_sends_once(any_store: Store) -> None:
     assert len(list_deliveries(any_store.engine, run_id=racing.run_id)) == 1
 
 
+@pytest.mark.slow
 def test_429_with_retry_after_is_obeyed_then_sent(store: Store) -> None:
     with FakeChat("slack") as fake:
         fake.script(Reply(429, "rate_limited", {"Retry-After": "1"}))
@@ -247,6 +248,7 @@ def test_an_unknown_channel_is_recorded_as_failed_not_dropped(store: Store) -> N
     assert record.error == "unknown channel 'nope': not in the config's channels"
 
 
+@pytest.mark.slow
 def test_slack_is_paced_at_one_message_per_second_per_webhook(store: Store) -> None:
     with FakeChat("slack") as fake:
         settings = settings_for({"c": fake.channel(rate_per_s=1.0)})

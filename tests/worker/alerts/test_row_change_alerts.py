@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pytest
 
 from checks.automation.model import Automation
 from checks.run import SourcePool
@@ -55,6 +56,7 @@ def automation() -> Automation:
     )
 
 
+@pytest.mark.slow
 def test_slack_and_the_webhook_say_which_rows_are_new_and_gone(tmp_path: Path) -> None:
     db = tmp_path / "fleet.duckdb"
     with FakeChat("slack") as slack, FakeChat("webhook") as hook:

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from checks.settings.config import Settings, default_config_data
@@ -82,6 +83,7 @@ def test_notify_log_json_is_one_list_of_deliveries_with_their_attempts(
     assert fake.url() not in logged.stdout
 
 
+@pytest.mark.slow
 def test_run_notify_without_channels_says_once_that_no_alert_was_sent(
     tmp_path: Path, flights_settings: Settings
 ) -> None:

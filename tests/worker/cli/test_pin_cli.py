@@ -102,6 +102,7 @@ def test_run_pins_show_cites_fresh_asks_and_pin_prints_checks(tmp_path: Path) ->
     )
 
 
+@pytest.mark.slow
 def test_without_an_llm_the_first_line_says_a_pinned_plan_still_decides(tmp_path: Path) -> None:
     """The line above the reports is true of them: here a goal-only automation's plan decides."""
     db = tmp_path / "shop.duckdb"

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.cli_support import run_lookout
@@ -139,6 +140,7 @@ EXPECTED: list[tuple[str, str, str, Any, dict[str, Any]]] = [
 ]
 
 
+@pytest.mark.slow
 def test_run_json_gives_each_kinds_metrics_on_duckdb_and_postgresql(
     tmp_path: Path, shop_duckdb_path: Path, shop_pg: str
 ) -> None:

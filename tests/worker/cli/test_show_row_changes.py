@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import duckdb
+import pytest
 import yaml
 
 from tests.cli_support import run_lookout
@@ -29,6 +30,7 @@ def lookout(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_show_prints_the_row_change_line(tmp_path: Path) -> None:
     db = tmp_path / "fleet.duckdb"
     (tmp_path / "automations").mkdir()

@@ -162,6 +162,7 @@ SHOWS: dict[str, tuple[str, ...]] = {
 ONE_LINE = re.compile(r"^(error: |warning: |note: |Reliability diagram: )")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("command", COMMANDS, ids=str)
 def test_every_command_fits_the_width(cli: Env, command: str, width: int) -> None:

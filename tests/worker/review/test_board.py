@@ -54,6 +54,7 @@ def big_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]
     store.close()
 
 
+@pytest.mark.slow
 def test_a_request_sends_the_same_statements_for_10_or_300_automations(tmp_path: Path) -> None:
     small_url, large_url = (f"sqlite:///{tmp_path / n}" for n in ("small.db", "large.db"))
     build(small_url, 10, 50)
@@ -86,6 +87,7 @@ def _passes(row: BoardRow, quick: QuickFilter) -> bool:
     }[quick]
 
 
+@pytest.mark.slow
 def test_the_sql_filters_and_counts_agree_with_each_rows_own_state(big_store: Store) -> None:
     everything = board(big_store, Filters(page_size=500), now=NOW)
     rows = everything.rows

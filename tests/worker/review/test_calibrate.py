@@ -112,6 +112,7 @@ def over_confident(store: Store, template: Path) -> None:
     shutil.copyfile(template, store.engine.url.database or "")
 
 
+@pytest.mark.slow
 def test_scores_flags_and_fits_per_model_and_question(
     store: Store, tmp_path: Path, labelled_db: Path
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -16,6 +17,7 @@ from worker.review.board import board
 from worker.review.vocabulary import ActionKind, Filters
 
 
+@pytest.mark.slow
 def test_an_assign_on_a_run_without_alerts_holds_for_the_next_runs(
     tmp_path: Path, flights_settings: Settings
 ) -> None:

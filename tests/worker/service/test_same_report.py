@@ -132,6 +132,7 @@ def worker_store(
         server.wait(timeout=10)
 
 
+@pytest.mark.slow
 def test_every_automation_gives_the_same_report_in_process_and_in_a_worker(
     tmp_path: Path,
     flights_settings: Settings,

@@ -113,6 +113,7 @@ def test_beat_ticks_carry_no_expiry_judged_by_a_workers_clock(pg_url: str, tmp_p
     assert entry["options"] == {"queue": DEFAULT_QUEUE}  # no "expires": a worker ahead dropped it
 
 
+@pytest.mark.slow
 def test_a_worker_40_s_behind_keeps_its_renewed_lease(clean: Store) -> None:
     run_id = clean.create_run("slow", utcnow(), definition={})
     assert run_id is not None

@@ -37,6 +37,7 @@ from worker.web.session import COOKIE, Session, SessionCodec, SessionRegistry
 PROTECTED_API = ["/api/board", "/api/runs/1", "/api/runs/1/trace", "/api/outcomes", "/api/me"]
 
 
+@pytest.mark.slow
 def test_without_credentials_the_api_says_401_and_pages_send_to_login(web_world: World) -> None:
     client = TestClient(app_for(web_world))
     for path in [*PROTECTED_API, "/api/openapi.json", "/metrics"]:
@@ -74,6 +75,7 @@ def test_login_logout_and_wrong_passwords(web_world: World) -> None:
     assert client.get("/api/me").status_code == 401
 
 
+@pytest.mark.slow
 def test_login_redirects_only_to_local_paths(web_world: World) -> None:
     client = TestClient(app_for(web_world))
     token = csrf_of(client.get("/login").text)

@@ -116,6 +116,7 @@ def test_failed_logins_back_off_per_client_and_user(web_world: World) -> None:
     assert bob.status_code == 303
 
 
+@pytest.mark.slow
 def test_a_shared_client_address_backs_off_only_after_many_failures(web_world: World) -> None:
     proxy = TestClient(app_for(web_world), client=("192.0.2.1", 40000))
     token = csrf_of(proxy.get("/login").text)

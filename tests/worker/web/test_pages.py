@@ -64,6 +64,7 @@ def test_the_list_has_one_row_per_incident_or_latest_report_most_urgent_first(
         ("f=bogus", ["hot-weather", "planes-registry", "broken-check", "cancellation-rate"]),
     ],
 )
+@pytest.mark.slow
 def test_quick_filters_and_facets_live_in_the_url(
     web_world: World, query: str, expected: list[str]
 ) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from checks.fakes.llm_server import FakeLLM, one_query_agent
@@ -14,6 +15,7 @@ from tests.worker.web.web_support import World as WebWorld
 from tests.worker.web.web_support import app_for, bearer, login, review_settings
 
 
+@pytest.mark.slow
 def test_the_report_page_cites_the_plan_it_took_and_says_why_one_was_not(tmp_path: Path) -> None:
     with FakeLLM(default=one_query_agent({"no-negative-orders": NEGATIVES})) as llm:
         world = World(tmp_path, llm)

@@ -163,6 +163,7 @@ def _callers(world: World, run: int) -> list[Caller]:
     return callers
 
 
+@pytest.mark.slow
 def test_every_route_for_every_role_by_login_and_by_token(web_world: World) -> None:
     run = web_world.latest("hot-weather")
     decisions = list(ROUTES.values())
