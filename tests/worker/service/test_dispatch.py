@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +34,6 @@ UTC = dt.UTC
 
 def at(text: str) -> dt.datetime:
     return dt.datetime.fromisoformat(text).replace(tzinfo=UTC)
-
-
-@pytest.fixture(scope="module")
-def store(pg_url: str) -> Iterator[Store]:
-    opened = Store(pg_url)
-    yield opened
-    opened.close()
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import datetime as dt
 import logging
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -43,13 +43,6 @@ UTC = dt.UTC
 def skewed(offset_s: float) -> Callable[[], dt.datetime]:
     """A process clock ``offset_s`` seconds ahead of the real one (behind when negative)."""
     return lambda: utcnow() + dt.timedelta(seconds=offset_s)
-
-
-@pytest.fixture(scope="module")
-def store(pg_url: str) -> Iterator[Store]:
-    opened = Store(pg_url)
-    yield opened
-    opened.close()
 
 
 @pytest.fixture
