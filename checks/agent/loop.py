@@ -317,14 +317,7 @@ class AgentLoop:
         size = estimate_tokens(self.messages)
         if size <= self.llm.max_prompt_tokens:
             return
-        replaced = compact(
-            self.messages,
-            self.dispatcher.results,
-            limit_tokens=self.llm.max_prompt_tokens,
-            done=self._compacted,
-            latest_too=True,
-        )
-        self.stats.compacted += len(replaced)
+        self._compact_down_to(self.llm.max_prompt_tokens)
         if estimate_tokens(self.messages) > self.llm.max_prompt_tokens:
             raise _Failed(
                 "prompt_budget",
@@ -339,16 +332,10 @@ class AgentLoop:
             _Failed: nothing is left to compact (``ended`` ``context_overflow``).
         """
         size = estimate_tokens(self.messages)
-        replaced = compact(
-            self.messages,
-            self.dispatcher.results,
-            limit_tokens=size // 2,
-            done=self._compacted,
-            latest_too=True,
-        )
+        replaced = self._compact_down_to(size // 2)
         self.trace.note(
             "context_overflow",
-            {"estimated_tokens": size, "compacted": len(replaced), "body": overflow.body},
+            {"estimated_tokens": size, "compacted": replaced, "body": overflow.body},
         )
         if not replaced:
             raise _Failed(
@@ -356,7 +343,18 @@ class AgentLoop:
                 f"the conversation (about {size:,} tokens) no longer fits the model's context"
                 " window, even with every earlier tool result compacted",
             )
+
+    def _compact_down_to(self, limit_tokens: int) -> int:
+        """Compact tool results, oldest first and the newest too, to ``limit_tokens``; how many."""
+        replaced = compact(
+            self.messages,
+            self.dispatcher.results,
+            limit_tokens=limit_tokens,
+            done=self._compacted,
+            latest_too=True,
+        )
         self.stats.compacted += len(replaced)
+        return len(replaced)
 
     def _on_retry(self, note: RetryNote) -> None:
         self.trace.append(
