@@ -41,12 +41,12 @@ from checks.agent.prompt import (
     FINAL_CALL,
     NO_TOOL_CALL,
     AgentTask,
-    compact,
     estimate_tokens,
     first_message,
     system_prompt,
     tool_message,
 )
+from checks.agent.prompt_budget import PromptBudget
 from checks.agent.result import AgentResult, AgentStats
 from checks.agent.tool_calls import Dispatcher, Turn
 from checks.agent.tool_caps import cap_calls
@@ -124,7 +124,9 @@ class AgentLoop:
             repeat_limit=self.llm.repeat_limit,
         )
         self._sent = 0
-        self._compacted: set[int] = set()
+        self.budget = PromptBudget(
+            self.messages, self.dispatcher.results, self.llm, self.stats, trace
+        )
         self._dropped = ""  # what the next message says of the calls the cap dropped
 
     @property
@@ -178,7 +180,7 @@ class AgentLoop:
                 raise _Failed(
                     "time_budget", "the automation's time limit ran out before the agent reported"
                 )
-            self._compact()
+            self.budget.compact_old()
             if estimate_tokens(self.messages) >= self.llm.max_prompt_tokens:
                 self.stats.stopped_by = "token_budget"
                 break
@@ -279,7 +281,9 @@ class AgentLoop:
             },
         )
         self._sent = len(self.messages)
-        self._fit()
+        too_big = self.budget.fit()
+        if too_big is not None:
+            raise _Failed("prompt_budget", too_big)
         while True:
             try:
                 reply = self.client.complete(
@@ -287,7 +291,9 @@ class AgentLoop:
                 )
                 break
             except ContextOverflowError as exc:
-                self._shrink(exc)
+                gone = self.budget.shrink(exc.body)
+                if gone is not None:
+                    raise _Failed("context_overflow", gone) from None
         self.stats.count(reply)
         reply = self._capped(reply)
         self.trace.note("model_response", {"step": self.stats.steps, **reply.to_trace()})
@@ -306,55 +312,6 @@ class AgentLoop:
             self.trace.note("tool_calls_dropped", capped.trace)
             self._dropped = capped.note
         return capped.reply
-
-    def _fit(self) -> None:
-        """Compact the prompt to ``max_prompt_tokens``, the newest results too; else end the run.
-
-        Raises:
-            _Failed: it does not fit even with every tool result compacted
-                (``ended`` ``prompt_budget``).
-        """
-        size = estimate_tokens(self.messages)
-        if size <= self.llm.max_prompt_tokens:
-            return
-        self._compact_down_to(self.llm.max_prompt_tokens)
-        if estimate_tokens(self.messages) > self.llm.max_prompt_tokens:
-            raise _Failed(
-                "prompt_budget",
-                f"the prompt (about {size:,} tokens) does not fit llm.max_prompt_tokens"
-                f" ({self.llm.max_prompt_tokens:,}), even with every tool result compacted",
-            )
-
-    def _shrink(self, overflow: ContextOverflowError) -> None:
-        """Halve the prompt's estimate by compacting tool results, oldest first; else end the run.
-
-        Raises:
-            _Failed: nothing is left to compact (``ended`` ``context_overflow``).
-        """
-        size = estimate_tokens(self.messages)
-        replaced = self._compact_down_to(size // 2)
-        self.trace.note(
-            "context_overflow",
-            {"estimated_tokens": size, "compacted": replaced, "body": overflow.body},
-        )
-        if not replaced:
-            raise _Failed(
-                "context_overflow",
-                f"the conversation (about {size:,} tokens) no longer fits the model's context"
-                " window, even with every earlier tool result compacted",
-            )
-
-    def _compact_down_to(self, limit_tokens: int) -> int:
-        """Compact tool results, oldest first and the newest too, to ``limit_tokens``; how many."""
-        replaced = compact(
-            self.messages,
-            self.dispatcher.results,
-            limit_tokens=limit_tokens,
-            done=self._compacted,
-            latest_too=True,
-        )
-        self.stats.compacted += len(replaced)
-        return len(replaced)
 
     def _on_retry(self, note: RetryNote) -> None:
         self.trace.append(
@@ -393,20 +350,6 @@ class AgentLoop:
 
     def _time_left(self) -> float:
         return float("inf") if self.deadline is None else self.deadline - time.monotonic()
-
-    def _compact(self) -> None:
-        replaced = compact(
-            self.messages,
-            self.dispatcher.results,
-            limit_tokens=self.llm.compact_after_tokens,
-            done=self._compacted,
-        )
-        if replaced:
-            self.stats.compacted += len(replaced)
-            estimate = estimate_tokens(self.messages)
-            self.trace.note(
-                "prompt_compacted", {"replaced": replaced, "estimated_tokens": estimate}
-            )
 
 
 def run_agent(
