@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from checks.automation.model import Check
+from checks.automation.check import Check
 
 _KEPT = 4096  # distinct checks kept; all dropped when full (safe across threads)
 _known: dict[str, Check] = {}

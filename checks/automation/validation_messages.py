@@ -7,7 +7,8 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
-from checks.automation.model import LOADER_FIELDS, Automation, Check
+from checks.automation.check import Check
+from checks.automation.model import LOADER_FIELDS, Automation
 from checks.fields.rules import did_you_mean
 from checks.fields.yaml_messages import exponent_hint, shown
 from checks.kinds.registry import KINDS

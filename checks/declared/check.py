@@ -30,7 +30,8 @@ from collections.abc import Callable
 import sqlglot
 from sqlglot import exp
 
-from checks.automation.model import Automation, Check
+from checks.automation.check import Check
+from checks.automation.model import Automation
 from checks.clock import utcnow
 from checks.declared import anomaly
 from checks.declared.anomaly import VALUE, History

@@ -19,7 +19,7 @@ import datetime as dt
 from dataclasses import replace
 from typing import Any
 
-from checks.automation.model import Check
+from checks.automation.check import Check
 from checks.declared import anomaly, buckets
 from checks.declared.anomaly import History
 from checks.declared.compile import Compiled, compile_check

@@ -12,7 +12,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from checks.automation.model import Check
+from checks.automation.check import Check
 from checks.declared.compile import Compiled
 from checks.fields.judgement import Judgement
 from checks.kinds.base import Clock, Counts, Judged, Kind

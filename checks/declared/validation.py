@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 
 import sqlglot
 
+from checks.automation.check import Check
 from checks.automation.loader import LoadResult
-from checks.automation.model import Automation, Check
+from checks.automation.model import Automation
 from checks.automation.time_buckets import Over
 from checks.declared.buckets import window
 from checks.declared.compile import compile_check

@@ -50,7 +50,8 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
-from checks.automation.model import Automation, Check
+from checks.automation.check import Check
+from checks.automation.model import Automation
 from checks.errors import ConfigError
 from checks.fields.rules import not_blank, slug
 from checks.fields.yaml_places import position

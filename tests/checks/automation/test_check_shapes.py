@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from checks.automation import check_shapes
+from checks.automation.check import Check
 from checks.automation.check_shapes import validated_checks
 from checks.automation.loader import load_automations
-from checks.automation.model import Check
 
 FILE = "name: {name}\nsource: flights\ngoal: g\nchecks:\n{checks}"
 ROWS = "  - {name: rows, row_count: {table: orders}}\n"

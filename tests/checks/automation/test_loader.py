@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from checks.automation.check import Check
 from checks.automation.loader import LoadResult, load_automations
-from checks.automation.model import Automation, Check
+from checks.automation.model import Automation
 from checks.fields.expectation import Expectation
 from checks.fields.schedule import (
     check_computable,

@@ -18,7 +18,7 @@ import duckdb
 import pytest
 import sqlglot
 
-from checks.automation.model import Check
+from checks.automation.check import Check
 from checks.automation.time_buckets import Over
 from checks.declared import buckets
 from checks.declared import check as check_module

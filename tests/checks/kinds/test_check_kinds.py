@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from checks.automation.check import Check
 from checks.automation.loader import load_automations
-from checks.automation.model import Automation, Check
+from checks.automation.model import Automation
 from checks.fields.yaml_places import Place, place
 from checks.fields.yaml_tree import YamlTree
 
