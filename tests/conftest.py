@@ -75,6 +75,22 @@ def shop_pg() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def shop_duckdb_opener(shop_duckdb_path: Path) -> object:
+    """Opens the shop on DuckDB (``tests.checks.declared.shop.SHOP_ENGINES``)."""
+    from tests.checks.declared.shop import duckdb_opener
+
+    return duckdb_opener(shop_duckdb_path)
+
+
+@pytest.fixture(scope="session")
+def shop_postgres_opener(shop_pg: str) -> object:
+    """Opens the shop on PostgreSQL."""
+    from tests.checks.declared.shop import sqlalchemy_opener
+
+    return sqlalchemy_opener(shop_pg)
+
+
+@pytest.fixture(scope="session")
 def flights_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     """The built-in settings (the ``flights`` source) with a cache in a temp dir."""
     cache: Path = tmp_path_factory.mktemp("cache")

@@ -1,6 +1,6 @@
-"""Fixtures of ``tests/checks/declared``: the shop on both engines.
+"""Fixtures of ``tests/checks/declared``: the shop on every engine.
 
-``shop`` is parametrized over DuckDB and PostgreSQL: every test that takes it
+``shop`` is parametrized over ``SHOP_ENGINES``: every test that takes it
 runs on each (see ``tests.checks.declared.shop``; the files and the database
 are built once per session in ``tests/conftest.py``).
 """
@@ -12,10 +12,10 @@ from collections.abc import Iterator
 import pytest
 
 from checks.sources import Source
-from tests.checks.declared.shop import open_shop
+from tests.checks.declared.shop import SHOP_ENGINES, open_shop
 
 
-@pytest.fixture(scope="module", params=["duckdb", "postgres"])
+@pytest.fixture(scope="module", params=SHOP_ENGINES)
 def shop(request: pytest.FixtureRequest) -> Iterator[Source]:
     """The shop tables on each engine in turn."""
     with open_shop(request.param, request) as source:

@@ -101,13 +101,37 @@ def build_postgres(url: str) -> None:
         conn.execute(VIEWS["postgres"])
 
 
+SHOP_ENGINES: list[Any] = [
+    pytest.param("duckdb", id="duckdb"),
+    pytest.param("postgres", id="postgres"),
+]
+"""The engines the shared edge-case suite runs on: every test taking ``shop`` runs on each.
+
+An engine is added with one entry here and one session fixture ``shop_<engine>`` (in
+``tests/conftest.py`` or a plugin it loads) that builds the shop tables on it and returns a
+``ShopOpener``; a slow engine's entry carries ``marks=pytest.mark.slow``.
+"""
+
+ShopOpener = Callable[[Limits], Source]
+"""Opens a source over the shop tables, with the limits given."""
+
+
 def open_shop(engine: str, request: pytest.FixtureRequest, limits: Limits | None = None) -> Source:
-    """A source over the shop tables on ``engine`` (``duckdb`` or ``postgres``)."""
-    if engine == "duckdb":
-        path = request.getfixturevalue("shop_duckdb_path")
-        return DuckDBQuerySource("shop", path, limits or Limits())
-    url = request.getfixturevalue("shop_pg")
-    return SQLQuerySource("shop", SQLAlchemySource(type="sqlalchemy", url=url), limits or Limits())
+    """A source over the shop tables on ``engine`` (a name in ``SHOP_ENGINES``)."""
+    opener: ShopOpener = request.getfixturevalue(f"shop_{engine}_opener")
+    return opener(limits or Limits())
+
+
+def duckdb_opener(path: Path) -> ShopOpener:
+    """Opens the shop's DuckDB file."""
+    return lambda limits: DuckDBQuerySource("shop", path, limits)
+
+
+def sqlalchemy_opener(url: str) -> ShopOpener:
+    """Opens the shop through SQLAlchemy at ``url``."""
+    return lambda limits: SQLQuerySource(
+        "shop", SQLAlchemySource(type="sqlalchemy", url=url), limits
+    )
 
 
 def automation(*checks: dict[str, Any], timezone: str = "UTC") -> Automation:
