@@ -80,6 +80,7 @@ from checks.sql.denied import (
     METADATA_NODES,
     SYSTEM_FUNCTION_SCHEMAS,
 )
+from checks.sql.engines import denied_functions, denied_schemas
 from checks.sql.facts import SourceFacts, check_call, check_types
 from checks.sql.tables import check_tables, function_name
 
@@ -342,16 +343,15 @@ def _check_functions(
         name = function_name(node)
         if name in ALLOWED_FUNCTIONS:
             continue
-        for rule, why, pattern in DENIED_FUNCTIONS:
+        for rule, why, pattern in (*DENIED_FUNCTIONS, *denied_functions(dialect)):
             if pattern.fullmatch(name):
                 raise QueryRejected(rule, f"function {name}() is not allowed: it {why}")
         calls.append((node, name))
     for dot in tree.find_all(exp.Dot):
         owner = dot.this
-        if (
-            isinstance(owner, (exp.Identifier, exp.Column))
-            and owner.name.lower() in SYSTEM_FUNCTION_SCHEMAS
-        ):
+        if isinstance(
+            owner, (exp.Identifier, exp.Column)
+        ) and owner.name.lower() in SYSTEM_FUNCTION_SCHEMAS | denied_schemas(dialect):
             raise QueryRejected("system-catalog", f"{owner.name}.… refers to a system schema")
     for column in tree.find_all(exp.Column):
         ident = column.this
