@@ -121,7 +121,7 @@ SOURCE_PROBLEMS = [
     pytest.param(
         {"type": "sqlalchemy", "url": "mysql://reader@127.0.0.1:1/x"},
         "source flights: cannot use mysql://reader@127.0.0.1:1/x: its database driver is not "
-        "installed (No module named 'MySQLdb')",
+        "installed (No module named 'MySQLdb'); pip install 'lookout[mysql]'",
         id="mysql without its driver",
     ),
     pytest.param(

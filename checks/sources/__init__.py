@@ -69,14 +69,17 @@ def dialect_of(config: DuckDBSource | SQLAlchemySource) -> str:
     from sqlalchemy.exc import ArgumentError
 
     from checks.errors import SourceError
-    from checks.sources.sql_source import DIALECTS
+    from checks.sources.recipes import DIALECTS, supported
 
     try:
         backend = make_url(config.url).get_backend_name()
     except ArgumentError:
         raise SourceError("the url is not a valid SQLAlchemy URL") from None
     if backend not in DIALECTS:
-        raise SourceError(f"unsupported database {backend!r}")
+        raise SourceError(
+            f"unsupported database {backend!r}: Lookout reads {supported()} through a URL"
+            " (docs/engines.md)"
+        )
     return DIALECTS[backend]
 
 

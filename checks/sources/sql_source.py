@@ -1,62 +1,42 @@
-"""Sources reached through SQLAlchemy: PostgreSQL, SQLite and (best effort) MySQL.
+"""Sources reached through SQLAlchemy: every engine of ``checks.sources.recipes``.
 
 The catalog comes from SQLAlchemy's inspector; queries run on the raw driver
-connection so that each backend's read-only guarantees (layer 2 of docs/design.md,
-Reading data safely) are applied exactly:
+connection so that each engine's read-only guarantees (layer 2 of docs/design.md,
+Reading data safely) are applied exactly, by that engine's ``Recipe``
+(``checks.sources.recipes``, one module per engine: the connection, the session's
+read-only settings, the time limit, the zone pinned to UTC, the reset before the
+connection goes back to the pool).
 
-- PostgreSQL (psycopg 3): ``BEGIN READ ONLY`` … ``ROLLBACK`` around every
-  query, then ``DISCARD ALL`` before the connection goes back to the pool (a
-  session-level advisory lock survives ROLLBACK; a connection that cannot be
-  reset is closed), ``statement_timeout`` set locally, ``search_path`` set to the source's
-  schema, the time zone set to UTC locally (so ``PGTZ`` or a role's default
-  never changes a result), and the query sent as a server-side cursor (``DECLARE … CURSOR FOR``)
-  over the extended protocol: one statement per call, SELECT/VALUES only, no
-  data-modifying WITH. The process's watchdog (``checks.sources.watchdog``)
-  cancels the query at its time limit, and
-  past ``Limits.kill_after_s`` shuts the socket (a server that no longer
-  answers, even to the cancel). Every connection also starts with
-  ``default_transaction_read_only=on``, a connect timeout and TCP keepalives.
-- SQLite: the file is opened with ``mode=ro``; during a query an authorizer
-  allows only reads, a progress handler enforces the time limit and no value
-  may be longer than an eighth of ``Limits.query_memory``
-  (``SQLITE_LIMIT_LENGTH``). The ``sqlite3`` driver itself refuses more than
-  one statement per call.
-- MySQL/MariaDB: ``START TRANSACTION READ ONLY`` … ``ROLLBACK``,
-  ``max_execution_time``, ``time_zone = '+00:00'`` and connect/read timeouts;
-  untested here (no driver installed), and its cells are not measured before
-  fetching.
-
-PostgreSQL and SQLite results are wrapped like DuckDB's (``checks.sources.cells``):
-the result's columns are read first (``LIMIT 0``), and a cell larger than
-``Limits.fetch_cell_chars`` arrives as an ``Oversized``, measured and cut in SQL,
-so a huge value never reaches Python whole. Fetching checks the deadline
-between batches. PostgreSQL's query runs in ``checks.sources.postgres_query``,
-SQLite's in ``checks.sources.sqlite_query``; this module holds the source.
+Results are wrapped like DuckDB's (``checks.sources.cells``) where the engine's query
+module measures cells: a cell larger than ``Limits.fetch_cell_chars`` arrives as an
+``Oversized``, measured and cut in SQL, so a huge value never reaches Python whole.
+Fetching checks the deadline between batches.
 """
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import make_url
 
 from checks.errors import QueryFailed, QueryTimeout, SourceError, first_line
 from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource
-from checks.sources.base import Source, missing_file
+from checks.sources.base import Source
 from checks.sources.bounded import bound_pings, bounded_connection
-from checks.sources.definitions import Definition, Kind
-from checks.sources.fingerprint import Fetch, Finish, collect
-from checks.sources.postgres_query import postgres_facts, reset_postgres, run_postgres
+from checks.sources.definitions import Definition
+from checks.sources.fingerprint import Fetch, collect
+from checks.sources.recipes import DIALECTS, recipe_for, supported
+from checks.sources.recipes.base import Recipe
 from checks.sources.result import Column, DataSet, QueryResult
-from checks.sources.sqlite_query import run_sqlite
 from checks.sql.facts import SourceFacts
 
-DIALECTS = {"postgresql": "postgres", "sqlite": "sqlite", "mysql": "mysql", "mariadb": "mysql"}
-"""SQLAlchemy backend name -> sqlglot dialect."""
+__all__ = ["DIALECTS", "SQLQuerySource"]
+
+T = TypeVar("T")
 
 
 class SQLQuerySource(Source):
@@ -85,17 +65,23 @@ class SQLQuerySource(Source):
             raise SourceError(f"source {name}: the url is not a valid SQLAlchemy URL") from None
         self._backend = url.get_backend_name()
         if self._backend not in DIALECTS:
-            raise SourceError(f"source {name}: unsupported database {self._backend!r}")
-        self.dialect = DIALECTS[self._backend]
+            raise SourceError(
+                f"source {name}: unsupported database {self._backend!r}: Lookout reads"
+                f" {supported()} through a URL (docs/engines.md)"
+            )
+        self._recipe = recipe_for(self._backend)
+        self.dialect = self._recipe.dialect
         self._shown = url.render_as_string(hide_password=True)
         self._password = url.password
-        engine_url, options = _engine_args(name, url, limits)
+        engine_url, options = self._recipe.engine_args(name, url, limits)
         try:
             self._engine = sa.create_engine(engine_url, **options)
-        except (ImportError, sa.exc.NoSuchModuleError) as error:  # mysql:// without mysqlclient
+        except (ImportError, sa.exc.NoSuchModuleError) as error:  # mysql:// without its driver
+            extra = self._recipe.extra
+            install = f"; pip install 'lookout[{extra}]'" if extra else ""
             raise SourceError(
                 f"source {name}: cannot use {self._shown}: its database driver is not "
-                f"installed ({first_line(error)})"
+                f"installed ({first_line(error)}){install}"
             ) from None
         bound_pings(self._engine, limits)
         try:
@@ -143,19 +129,19 @@ class SQLQuerySource(Source):
         return found
 
     def _load_facts(self) -> SourceFacts | None:
-        if self.dialect != "postgres":
+        if type(self._recipe).facts is Recipe.facts:
             return None
         try:
             with bounded_connection(self._engine, self.limits) as conn:
-                return postgres_facts(conn, self.schema or "public")
+                return self._recipe.facts(conn, self.schema or "public")
         except sa.exc.SQLAlchemyError as error:
             raise SourceError(
                 f"source {self.name}: cannot read the catalog: {self._message(error)}"
             ) from None
 
     def _load_definitions(self) -> list[Definition]:
-        statements = _DEFINITIONS.get(self.dialect)
-        if statements is None:
+        statements = self._recipe.definitions
+        if not statements:
             return []
         params = {"schema": self.schema or "public"}
         try:
@@ -181,9 +167,6 @@ class SQLQuerySource(Source):
             ) from None
 
     def _execute(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
-        runner = {"postgres": self._run_postgres, "sqlite": self._run_sqlite}.get(
-            self.dialect, self._run_mysql
-        )
         started = time.monotonic()
         try:
             raw = self._engine.raw_connection()
@@ -203,11 +186,18 @@ class SQLQuerySource(Source):
                     limits=self.limits,
                 )
 
-            return runner(raw.driver_connection, sql, timeout_s, finish)
+            return self._recipe.run(
+                raw.driver_connection,
+                sql,
+                timeout_s,
+                finish,
+                limits=self.limits,
+                schema=self.schema,
+            )
         except (QueryTimeout, QueryFailed):
             raise
         except Exception as error:
-            if _is_timeout(error) or time.monotonic() - started >= timeout_s:
+            if self._recipe.is_timeout(error) or time.monotonic() - started >= timeout_s:
                 raise QueryTimeout(
                     f"the query ran past its time limit of {timeout_s:g} s"
                 ) from None
@@ -216,7 +206,7 @@ class SQLQuerySource(Source):
             # Whatever happened (a result, an error, a timeout), the connection
             # goes back to the pool only once it holds no session state; a
             # connection that cannot be reset is closed instead.
-            clean = self.dialect != "postgres" or reset_postgres(raw.driver_connection)
+            clean = self._recipe.reset(raw.driver_connection)
             try:
                 if clean:
                     raw.close()
@@ -225,96 +215,39 @@ class SQLQuerySource(Source):
             except Exception:
                 raw.invalidate()
 
-    def _run_postgres(self, conn: Any, sql: str, timeout_s: float, finish: Finish) -> QueryResult:
-        return run_postgres(conn, sql, timeout_s, finish, limits=self.limits, schema=self.schema)
+    def engine_version(self) -> str:
+        """The engine's name and version ("PostgreSQL 15.19").
 
-    def _run_sqlite(self, conn: Any, sql: str, timeout_s: float, finish: Finish) -> QueryResult:
-        return run_sqlite(conn, sql, timeout_s, finish, limits=self.limits)
+        Raises:
+            SourceError: the database cannot be reached.
 
-    def _run_mysql(
-        self,
-        conn: Any,
-        sql: str,
-        timeout_s: float,
-        finish: Finish,
-    ) -> QueryResult:
-        cur = conn.cursor()
+        """
+        return self._with_connection("read its version", self._recipe.version)
+
+    def write_warnings(self) -> list[str]:
+        """One sentence per grant that lets this source's role write; empty if none.
+
+        Raises:
+            SourceError: the database cannot be reached.
+
+        """
+        schema = self.schema or "public"
+        return self._with_connection(
+            "read its grants", lambda conn: self._recipe.write_warnings(conn, schema)
+        )
+
+    def _with_connection(self, doing: str, read: Callable[[sa.Connection], T]) -> T:
         try:
-            cur.execute(f"SET SESSION max_execution_time = {max(1, int(timeout_s * 1000))}")
-            cur.execute("SET time_zone = '+00:00'")  # results never depend on the zone
-            cur.execute("START TRANSACTION READ ONLY")
-            cur.execute(sql)
-            return finish(cur.fetchmany, [d[0] for d in cur.description or []])
-        finally:
-            conn.rollback()
+            with bounded_connection(self._engine, self.limits) as conn:
+                return read(conn)
+        except sa.exc.SQLAlchemyError as error:
+            raise SourceError(
+                f"source {self.name}: cannot {doing}: {self._message(error)}"
+            ) from None
 
     def close(self) -> None:
         """Close every pooled connection."""
         self._engine.dispose()
-
-
-_DEFINITIONS: dict[str, list[tuple[Kind, str]]] = {
-    "postgres": [
-        (
-            "function",
-            "SELECT p.proname, p.prosrc FROM pg_proc p"
-            " JOIN pg_namespace n ON n.oid = p.pronamespace"
-            " JOIN pg_language l ON l.oid = p.prolang"
-            " WHERE n.nspname = :schema AND l.lanname = 'sql'",
-        ),
-        ("view", "SELECT viewname, definition FROM pg_views WHERE schemaname = :schema"),
-    ],
-    "sqlite": [("view", "SELECT name, sql FROM sqlite_master WHERE type = 'view'")],
-}
-"""Per dialect, the statements that read the source schema's own definitions (name, SQL)."""
-
-
-def _engine_args(name: str, url: URL, limits: Limits) -> tuple[URL, dict[str, Any]]:
-    backend = url.get_backend_name()
-    if backend == "postgresql":
-        if url.drivername == "postgresql":
-            url = url.set(drivername="postgresql+psycopg")
-        # Server-side defaults for every statement on these connections, catalog
-        # queries included; each query also sets its own limit in its transaction.
-        timeout_ms = max(1, int(limits.query_timeout_s * 1000))
-        # a session left in an open transaction (a worker killed between statements)
-        # is ended by the server itself after the same time, holding no snapshot or lock
-        options = (
-            f"-c default_transaction_read_only=on -c statement_timeout={timeout_ms}"
-            f" -c idle_in_transaction_session_timeout={timeout_ms}"
-        )
-        connect = {
-            "options": options,
-            # libpq's own: a server that accepts and never answers fails the
-            # connect; a peer gone silent mid-query is noticed by keepalives.
-            "connect_timeout": max(2, round(limits.connect_timeout_s)),
-            "keepalives": 1,
-            "keepalives_idle": 30,
-            "keepalives_interval": 10,
-            "keepalives_count": 3,
-            "tcp_user_timeout": int(limits.kill_after_s(limits.query_timeout_s) * 1000),
-        }
-        return url, {
-            "connect_args": connect,
-            "pool_pre_ping": True,
-            "pool_timeout": limits.connect_timeout_s,
-        }
-    if backend == "sqlite":
-        database = url.database or ""
-        if url.query.get("uri") not in ("true", "1"):
-            if not database or database == ":memory:" or not Path(database).is_file():
-                why = missing_file(Path(database)) if database else "does not exist"
-                raise SourceError(f"source {name}: SQLite file {database or '(none)'} {why}")
-            database = f"file:{Path(database).resolve()}"
-        url = url.set(database=database).update_query_dict({"mode": "ro", "uri": "true"})
-        lite: dict[str, Any] = {"check_same_thread": False}
-        if "timeout" not in url.query:  # how long to wait on another process's lock on the file
-            lite["timeout"] = limits.connect_timeout_s
-        return url, {"connect_args": lite}
-    # MySQL drivers (PyMySQL, mysqlclient) take these in seconds.
-    timeout = max(1, round(limits.kill_after_s(limits.query_timeout_s)))
-    mysql = {"connect_timeout": max(1, round(limits.connect_timeout_s)), "read_timeout": timeout}
-    return url, {"connect_args": mysql, "pool_pre_ping": True}
 
 
 def _columns(inspector: Any, table: str, schema: str | None) -> tuple[Column, ...]:
@@ -333,8 +266,3 @@ def _type_name(type_: Any) -> str:
     if getattr(type_, "timezone", False) and name in ("TIMESTAMP", "TIME"):
         return f"{name} WITH TIME ZONE"
     return name
-
-
-def _is_timeout(error: BaseException) -> bool:
-    name = type(error).__name__
-    return name == "QueryCanceled" or (name == "OperationalError" and "interrupted" in str(error))

@@ -1,0 +1,94 @@
+"""What every engine reached through SQLAlchemy implements: its read-only recipe.
+
+A ``Recipe`` says how ``checks.sources.sql_source.SQLQuerySource`` connects to one
+engine (driver, connect arguments, the session's read-only settings) and runs one
+checked query on it (read-only, limited in time, pinned to UTC), and what it reads of
+the engine beyond the catalog: the functions it may allow, its own definitions, its
+version and the grants that would let the role write. One module per engine in
+``checks.sources.recipes``; docs/engines.md has the table.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+    from sqlalchemy.engine import URL
+
+    from checks.settings.limits import Limits
+    from checks.sources.definitions import Kind
+    from checks.sources.fingerprint import Finish
+    from checks.sources.result import QueryResult
+    from checks.sql.facts import SourceFacts
+
+
+class Recipe:
+    """One engine's read-only recipe (subclass per engine; the defaults suit most).
+
+    Class attributes:
+        label: the engine's name as users write it ("PostgreSQL").
+        dialect: the sqlglot dialect its queries are written, guarded and compiled in.
+        extra: the ``pip install 'lookout[EXTRA]'`` that brings its driver, or None when
+            the driver ships with Lookout.
+        definitions: statements (kind, SQL with ``:schema``) that read the source schema's
+            own functions and views as (name, SQL) rows (``checks.sources.definitions``).
+
+    """
+
+    label: ClassVar[str]
+    dialect: ClassVar[str]
+    extra: ClassVar[str | None] = None
+    definitions: ClassVar[tuple[tuple[Kind, str], ...]] = ()
+
+    def engine_args(self, name: str, url: URL, limits: Limits) -> tuple[URL, dict[str, Any]]:
+        """The URL and ``create_engine`` keyword arguments for source ``name``.
+
+        Raises:
+            SourceError: the URL cannot be used (a missing file, a refused setting).
+
+        """
+        return url, {"pool_pre_ping": True}
+
+    def run(
+        self,
+        conn: Any,
+        sql: str,
+        timeout_s: float,
+        finish: Finish,
+        *,
+        limits: Limits,
+        schema: str | None,
+    ) -> QueryResult:
+        """Run checked ``sql`` on the raw DB-API connection ``conn``, read-only.
+
+        ``finish`` reads the result (``checks.sources.fingerprint.collect``) from a
+        ``fetchmany`` and the column names.
+
+        Raises:
+            QueryFailed: the engine refused the query.
+            QueryTimeout: it ran past ``timeout_s``.
+
+        """
+        raise NotImplementedError
+
+    def reset(self, conn: Any) -> bool:
+        """Leave the raw connection with no session state; False if it must be closed."""
+        return True
+
+    def facts(self, conn: sa.Connection, schema: str) -> SourceFacts | None:
+        """What the engine itself marks as safe (functions, types), or None when unread."""
+        return None
+
+    def version(self, conn: sa.Connection) -> str:
+        """The engine's name and version ("PostgreSQL 15.19")."""
+        info = conn.dialect.server_version_info
+        return f"{self.label} {'.'.join(map(str, info))}" if info else self.label
+
+    def write_warnings(self, conn: sa.Connection, schema: str) -> list[str]:
+        """One sentence per grant that lets this role write, naming it; empty if none."""
+        return []
+
+    def is_timeout(self, error: BaseException) -> bool:
+        """Whether a driver error is the engine ending a query at its time limit."""
+        return False

@@ -1,0 +1,96 @@
+"""PostgreSQL's read-only recipe, through psycopg 3.
+
+Every connection starts with ``default_transaction_read_only=on``, a server-side
+``statement_timeout`` and ``idle_in_transaction_session_timeout`` (a session left in an
+open transaction ends by itself), a connect timeout and TCP keepalives; each query runs
+in its own ``READ ONLY`` transaction with its own limit and the zone pinned to UTC
+(``checks.sources.postgres_query``), and the session is reset (``DISCARD ALL``) before the
+connection goes back to the pool.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from checks.sources.postgres_query import postgres_facts, reset_postgres, run_postgres
+from checks.sources.recipes.base import Recipe
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+    from sqlalchemy.engine import URL
+
+    from checks.settings.limits import Limits
+    from checks.sources.definitions import Kind
+    from checks.sources.fingerprint import Finish
+    from checks.sources.result import QueryResult
+    from checks.sql.facts import SourceFacts
+
+
+class PostgresRecipe(Recipe):
+    """PostgreSQL (and engines speaking its SQL through psycopg)."""
+
+    label = "PostgreSQL"
+    dialect = "postgres"
+    definitions: ClassVar[tuple[tuple[Kind, str], ...]] = (
+        (
+            "function",
+            "SELECT p.proname, p.prosrc FROM pg_proc p"
+            " JOIN pg_namespace n ON n.oid = p.pronamespace"
+            " JOIN pg_language l ON l.oid = p.prolang"
+            " WHERE n.nspname = :schema AND l.lanname = 'sql'",
+        ),
+        ("view", "SELECT viewname, definition FROM pg_views WHERE schemaname = :schema"),
+    )
+
+    def engine_args(self, name: str, url: URL, limits: Limits) -> tuple[URL, dict[str, Any]]:
+        """Psycopg 3, with the session's read-only settings and limits as libpq options."""
+        if url.drivername == "postgresql":
+            url = url.set(drivername="postgresql+psycopg")
+        # Server-side defaults for every statement on these connections, catalog
+        # queries included; each query also sets its own limit in its transaction.
+        timeout_ms = max(1, int(limits.query_timeout_s * 1000))
+        options = (
+            f"-c default_transaction_read_only=on -c statement_timeout={timeout_ms}"
+            f" -c idle_in_transaction_session_timeout={timeout_ms}"
+        )
+        connect = {
+            "options": options,
+            # libpq's own: a server that accepts and never answers fails the
+            # connect; a peer gone silent mid-query is noticed by keepalives.
+            "connect_timeout": max(2, round(limits.connect_timeout_s)),
+            "keepalives": 1,
+            "keepalives_idle": 30,
+            "keepalives_interval": 10,
+            "keepalives_count": 3,
+            "tcp_user_timeout": int(limits.kill_after_s(limits.query_timeout_s) * 1000),
+        }
+        return url, {
+            "connect_args": connect,
+            "pool_pre_ping": True,
+            "pool_timeout": limits.connect_timeout_s,
+        }
+
+    def run(
+        self,
+        conn: Any,
+        sql: str,
+        timeout_s: float,
+        finish: Finish,
+        *,
+        limits: Limits,
+        schema: str | None,
+    ) -> QueryResult:
+        """One query in its own READ ONLY transaction (``run_postgres``)."""
+        return run_postgres(conn, sql, timeout_s, finish, limits=limits, schema=schema)
+
+    def reset(self, conn: Any) -> bool:
+        """``DISCARD ALL`` (``reset_postgres``): an advisory lock survives ROLLBACK."""
+        return reset_postgres(conn)
+
+    def facts(self, conn: sa.Connection, schema: str) -> SourceFacts | None:
+        """The functions and types ``pg_proc`` and ``pg_type`` mark as safe."""
+        return postgres_facts(conn, schema)
+
+    def is_timeout(self, error: BaseException) -> bool:
+        """Psycopg's ``QueryCanceled``: the statement timeout or the watchdog's cancel."""
+        return type(error).__name__ == "QueryCanceled"
