@@ -27,6 +27,7 @@ from checks.fields.yaml_tree import YamlTree
 from checks.settings.alerts import AlertSettings, ChannelConfig, check_channel_names
 from checks.settings.decision import DecisionSettings
 from checks.settings.limits import Limits
+from checks.settings.lineage import LineageSettings
 from checks.settings.llm import LLMSettings
 from checks.settings.review import ReviewSettings
 from checks.settings.service import ServiceSettings
@@ -51,6 +52,8 @@ ENV_OVERRIDES: dict[str, str] = {
     "LOOKOUT_DECISION_API_KEY": "decision.api_key",
     "LOOKOUT_DECISION_MODEL": "decision.model",
     "LOOKOUT_REVIEW_BASE_URL": "review_base_url",
+    "LOOKOUT_LINEAGE_URL": "lineage.url",
+    "LOOKOUT_LINEAGE_API_KEY": "lineage.api_key",
     "LOOKOUT_REVIEW_SECRET_KEY": "review.secret_key",
     "LOOKOUT_REVIEW_USERS": "review.users",
     "LOOKOUT_REVIEW_TOKENS": "review.tokens",
@@ -76,6 +79,7 @@ class Settings(Strict):
     decision: DecisionSettings = Field(default_factory=DecisionSettings)
     channels: dict[str, ChannelConfig] = Field(default_factory=dict)
     alerts: AlertSettings = Field(default_factory=AlertSettings)
+    lineage: LineageSettings = Field(default_factory=LineageSettings)  # OpenLineage events
     service: ServiceSettings = Field(default_factory=ServiceSettings)  # worker and beat
     review: ReviewSettings = Field(default_factory=ReviewSettings)  # lookout serve
 
@@ -91,7 +95,8 @@ class Settings(Strict):
 
     def secrets(self) -> list[str]:
         """Return every secret value held, for ``redact``: keys, webhook URLs and their tokens."""
-        found = [s for s in (self.llm.api_key, self.decision.api_key) if s]
+        keys = (self.llm.api_key, self.decision.api_key, self.lineage.api_key)
+        found = [s for s in keys if s]
         for channel in self.channels.values():
             found.extend(channel.secrets())
         found.extend(self.review.secrets())

@@ -266,6 +266,8 @@ def _run_chosen(
             reports.append(report)
             status.stop()
             print_report(report, as_json, settings)
+            if settings.lineage.url:
+                _send_lineage(settings, report)
             if notify and not settings.channels and len(reports) == 1:
                 err.print(NO_CHANNELS)  # once, where the first run's alert lines would be
             if notify:
@@ -282,6 +284,18 @@ def _run_chosen(
                     err.print(redact(line, settings.secrets()))
             status.start()
     return reports
+
+
+def _send_lineage(settings: Settings, report: RunReport) -> None:
+    """Send the run's OpenLineage events; a failure is a line, never the run's status."""
+    from worker.lineage.emit import LineageError, emit_run
+
+    try:
+        sent = emit_run(settings, report)
+    except LineageError as error:
+        err.print(Text(str(error)), style="yellow")
+        return
+    err.print(Text(f"lineage: {sent} events sent to {settings.lineage.url}", style="dim"))
 
 
 # reports, show, pin (the store); worker, beat, schedule, run-now (Celery); notify (alerts);

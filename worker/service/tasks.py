@@ -213,6 +213,20 @@ def _deliver(report: RunReport, run_events: RunEvents | None) -> None:
     """The lifecycle's last step in the service: the stored run's alerts, queued."""
     if report.run_id is not None:
         announce(report.run_id, report=report, run_events=run_events)
+        _send_lineage(report)
+
+
+def _send_lineage(report: RunReport) -> None:
+    """The stored run's OpenLineage events, when ``lineage.url`` is set; a failure is logged."""
+    state = process()
+    if not state.settings.lineage.url:
+        return
+    from worker.lineage.emit import LineageError, emit_run
+
+    try:
+        emit_run(state.settings, report)
+    except LineageError as error:
+        log.warning("run %s: %s", report.run_id, error)
 
 
 class RunTask(Task):  # type: ignore[misc]
