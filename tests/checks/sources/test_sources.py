@@ -850,7 +850,7 @@ def test_duckdb_database_plus_files(tmp_path: Path, duck_path: Path) -> None:
         open_source("clash", clash, Settings(cache_dir=str(tmp_path / "cache")))
     (tmp_path / "t.xlsx").write_text("x")
     odd = DuckDBSource(type="duckdb", tables={"t": str(tmp_path / "t.xlsx")})
-    with pytest.raises(SourceError, match="not a CSV or Parquet"):
+    with pytest.raises(SourceError, match="not a CSV, Parquet or JSON file"):
         open_source("odd", odd, Settings(cache_dir=str(tmp_path / "cache")))
     assert [p.suffix for p in (tmp_path / "cache" / "sources").iterdir()] == [".duckdb"]
 
