@@ -264,7 +264,8 @@ def _locate(text: str, loc: tuple[Any, ...]) -> tuple[str, int | None, int | Non
             tag = values.get("type")
             if isinstance(tag, yaml.ScalarNode) and tag.value == part and part not in values:
                 continue  # the union's tag: the same mapping goes on
-            if part not in values and index + 1 < len(loc) and loc[index + 1] in values:
+            branch = index + 1 < len(loc) and (loc[index + 1] in values or str(part)[:1].isupper())
+            if part not in values and branch:
                 continue  # a union's branch (``TableFile``): its fields are this mapping's keys
             node = values.get(str(part))
         elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from checks.settings.strict import Strict
 
@@ -33,35 +33,58 @@ class TableFile(Strict):
     ``null_strings`` applies to CSV files only.
     """
 
-    path: str | None = None
+    # format first: each key's rule reads it, and its error is at that key (file:line)
     format: LakeFormat | None = None
+    path: str | None = Field(default=None, validate_default=True)
     null_strings: list[str] = Field(default_factory=lambda: ["NA", ""])
     catalog: str | None = None
     catalog_name: str = "default"
-    table: str | None = None
+    table: str | None = Field(default=None, validate_default=True)
 
-    @model_validator(mode="after")
-    def _shape(self) -> TableFile:
-        given = self.model_fields_set
-        catalog_keys = [k for k in ("catalog", "catalog_name", "table") if k in given]
-        if self.format == "iceberg":
-            if self.path is not None and catalog_keys:
-                raise ValueError(
-                    "an Iceberg table takes path (its metadata file) or catalog and table, not both"
-                )
-            if self.path is None and (self.catalog is None or self.table is None):
+    @field_validator("path")
+    @classmethod
+    def _path(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None and info.data.get("format") != "iceberg":
+            raise ValueError("path is required (a file, a glob or a Delta table's folder)")
+        return value
+
+    @field_validator("null_strings")
+    @classmethod
+    def _null_strings(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        if info.data.get("format") not in (None, "csv"):  # runs only when it is written
+            raise ValueError("null_strings applies to CSV files only")
+        return value
+
+    @field_validator("catalog", "catalog_name")
+    @classmethod
+    def _catalog(cls, value: str, info: ValidationInfo) -> str:  # runs only when written
+        _iceberg_only(str(info.field_name), info)
+        if info.data.get("path") is not None:
+            raise ValueError(_NOT_BOTH)
+        return value
+
+    @field_validator("table")
+    @classmethod
+    def _table(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None:
+            _iceberg_only("table", info)
+        if info.data.get("format") == "iceberg":
+            if info.data.get("path") is None and (info.data.get("catalog") is None or not value):
                 raise ValueError(
                     "an Iceberg table needs catalog (a SQL catalog URI) and table"
                     " (namespace.name), or path (its metadata file)"
                 )
-        else:
-            if catalog_keys:
-                raise ValueError(f"{catalog_keys[0]} applies to format: iceberg only")
-            if self.path is None:
-                raise ValueError("path is required (a file, a glob or a Delta table's folder)")
-        if "null_strings" in given and self.format not in (None, "csv"):
-            raise ValueError("null_strings applies to CSV files only")
-        return self
+            if info.data.get("path") is not None and value is not None:
+                raise ValueError(_NOT_BOTH)
+        return value
+
+
+_NOT_BOTH = "an Iceberg table takes path (its metadata file) or catalog and table, not both"
+
+
+def _iceberg_only(key: str, info: ValidationInfo) -> None:
+    if info.data.get("format") != "iceberg":
+        raise ValueError(f"{key} applies to format: iceberg only")
 
 
 class DuckDBSource(Strict):

@@ -1,8 +1,9 @@
 """Data sources Lookout reads, always read-only (docs/design.md, Reading data safely).
 
 ``open_source`` turns a source's settings into a ``Source``: a DuckDB file (or
-CSV/Parquet files loaded into one) or any database SQLAlchemy reaches. Every
-``Source.query`` passes the SQL guard, a read-only connection and the limits.
+Parquet, CSV and JSON files, Delta and Iceberg tables loaded into one) or any
+database SQLAlchemy reaches. Every ``Source.query`` passes the SQL guard, a
+read-only connection and the limits.
 
 The names below are imported on first use (PEP 562), so that a DuckDB query
 process (``checks.sources.query_process``), which imports this package first,

@@ -17,9 +17,9 @@ import duckdb
 import pytest
 from pydantic import ValidationError
 
-from checks.errors import SourceError
+from checks.errors import ConfigError, SourceError
 from checks.report import CheckOutcome
-from checks.settings.config import Settings
+from checks.settings.config import Settings, load_settings
 from checks.settings.sources import DuckDBSource, TableFile
 from checks.sources import DuckDBQuerySource, Source, open_source
 from tests.checks.declared.shop import one
@@ -278,3 +278,43 @@ def test_the_cache_key_covers_each_file_of_a_glob(tmp_path: Path) -> None:
     with open_files(tmp_path, {"t": pattern}) as source:
         assert source.query("SELECT sum(n) FROM t").rows == [(1,)]
     assert len(cache_files(tmp_path)) == 3
+
+
+def test_an_iceberg_catalog_password_is_a_secret_of_the_settings() -> None:
+    entry = {"format": "iceberg", "catalog": "postgresql://ice:s3cr3t@db/cat", "table": "ns.t"}
+    settings = Settings.model_validate(
+        {"sources": {"lake": {"type": "duckdb", "tables": {"t": entry}}}}
+    )
+    assert "s3cr3t" in settings.secrets()
+
+
+@pytest.mark.parametrize(
+    ("entry", "where", "message"),
+    [
+        (
+            '{path: "e/*.parquet", format: parquet, null_strings: ["-"]}',
+            "sources.lake.tables.events.null_strings:5:68",
+            "null_strings applies to CSV files only",
+        ),
+        (
+            "{format: csv}",
+            "sources.lake.tables.events.path:5:15",
+            "path is required (a file, a glob or a Delta table's folder)",
+        ),
+        (
+            '{format: iceberg, catalog: "sqlite:///c.db"}',
+            "sources.lake.tables.events.table:5:15",
+            "an Iceberg table needs catalog (a SQL catalog URI) and table (namespace.name),"
+            " or path (its metadata file)",
+        ),
+    ],
+)
+def test_a_wrong_table_entry_in_the_config_file_is_shown_at_its_key(
+    tmp_path: Path, entry: str, where: str, message: str
+) -> None:
+    config = tmp_path / "lookout.yaml"
+    config.write_text(f"sources:\n  lake:\n    type: duckdb\n    tables:\n      events: {entry}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(config, env={})
+    error = caught.value
+    assert (f"{error.field}:{error.line}:{error.column}", error.message) == (where, message)

