@@ -210,6 +210,8 @@ class ToolBox:
             }
         described = self.source.describe(name, sample_rows=SAMPLE_ROWS)
         cap = self.limits.max_cell_chars
+        # a lake table's version (a DuckDB source's Delta or Iceberg table), when there is one
+        origin = {"origin": _cut_cell(described["origin"], cap)} if "origin" in described else {}
         return {
             "name": described["name"],
             "columns": [
@@ -224,6 +226,7 @@ class ToolBox:
             "sample_rows": [
                 [_cut_cell(v, cap) for v in row] for row in described.get("sample_rows", [])
             ],
+            **origin,
         }
 
     def execute_query(self, sql: str) -> ToolCallWork:

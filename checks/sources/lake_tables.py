@@ -118,10 +118,13 @@ def _delta(table: str, path: str) -> LakeTable:
         _need_pyarrow(table, "a Delta table", "delta")
         return delta.to_pyarrow_dataset()  # the version loaded above
 
+    # the commit file's time too: a table deleted and written again starts at version 0 again
+    commit = folder / "_delta_log" / f"{version:020d}.json"
+    written = commit.stat().st_mtime_ns if commit.is_file() else None
     return LakeTable(
         table,
         f"Delta table {path}, version {version}",
-        ["delta", str(folder.resolve()), version],
+        ["delta", str(folder.resolve()), version, written],
         read,
     )
 

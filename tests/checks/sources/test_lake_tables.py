@@ -8,6 +8,7 @@ the source's cache file, at the version found when the source opened.
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 import subprocess
 import sys
 from decimal import Decimal
@@ -19,9 +20,11 @@ import pytest
 from deltalake import write_deltalake
 from pyiceberg.catalog.sql import SqlCatalog
 
+from checks.agent.tools import ToolBox
 from checks.errors import SourceError
 from checks.report import CheckOutcome
 from checks.settings.config import Settings
+from checks.settings.limits import Limits
 from checks.settings.sources import DuckDBSource, TableFile
 from checks.sources import DuckDBQuerySource, Source, open_source
 from tests.checks.declared.shop import one
@@ -94,6 +97,8 @@ def test_a_delta_table_is_read_at_its_version_and_rebuilt_at_the_next(tmp_path: 
             (3, "bob", None, dt.datetime(2026, 3, 3, 4, 30, tzinfo=UTC)),
         ]
         assert source.describe("orders")["origin"] == f"Delta table {lake}, version 0"
+        tools = ToolBox(source, goal="orders", limits=Limits(), list_cap=5)
+        assert tools.describe_data_set("orders")["origin"] == f"Delta table {lake}, version 0"
         assert_counts(source, rows=4, missing=1, surplus=1)
         assert isinstance(source, DuckDBQuerySource)
         first = source.path
@@ -104,6 +109,12 @@ def test_a_delta_table_is_read_at_its_version_and_rebuilt_at_the_next(tmp_path: 
         assert_counts(source, rows=6, missing=2, surplus=1)
         assert source.query("SELECT sum(amount) FROM orders").rows == [(Decimal("100000009.00"),)]
     assert first.is_file()  # the build of version 0 is kept
+    shutil.rmtree(lake)  # written again from scratch: version 0 again, other rows
+    write_deltalake(lake, batch(SECOND))
+    with open_lake(tmp_path, {"orders": entry}) as source:
+        assert isinstance(source, DuckDBQuerySource) and source.path != first
+        assert source.origins == {"orders": f"Delta table {lake}, version 0"}
+        assert source.query("SELECT id FROM orders ORDER BY id").rows == [(4,), (5,)]
 
 
 def test_a_delta_path_that_is_not_a_delta_table(tmp_path: Path) -> None:
@@ -192,8 +203,10 @@ def test_an_iceberg_table_the_catalog_does_not_have(tmp_path: Path) -> None:
 MISSING = """
 import sys
 sys.modules[sys.argv[1]] = None  # as if it were not installed: its import raises ImportError
+from checks.agent.tools import ToolBox
 from checks.errors import SourceError
 from checks.settings.config import Settings
+from checks.settings.limits import Limits
 from checks.settings.sources import DuckDBSource
 from checks.sources import open_source
 config = DuckDBSource.model_validate({"type": "duckdb", "tables": {"orders": {
