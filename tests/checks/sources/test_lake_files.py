@@ -7,6 +7,7 @@ read back through the source's cache file and its query processes.
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import os
 from collections.abc import Iterator
 from decimal import Decimal
@@ -166,15 +167,22 @@ def test_a_recursive_glob_of_json_lines_and_an_explicit_format(tmp_path: Path) -
             f'{{"status": 200, "month": "{month}"}}\n{{"status": 500, "month": "{month}"}}\n'
         )
     (tmp_path / "export.data").write_text("k;v\na;1\nb;-\n")
+    (tmp_path / "array.json").write_text('[{"x": 1.5}, {"x": null}, {"x": 2}]')
+    with gzip.open(tmp_path / "zipped.jsonl.gz", "wt") as zipped:
+        zipped.write('{"x": "a"}\n{"x": "b"}\n')
     tables: dict[str, str | TableFile] = {
         "requests": str(tmp_path / "logs" / "**" / "*.jsonl"),
         "export": TableFile(path=str(tmp_path / "export.data"), format="csv", null_strings=["-"]),
+        "array": str(tmp_path / "array.json"),
+        "zipped": str(tmp_path / "zipped.jsonl.gz"),
     }
     with open_files(tmp_path, tables) as source:
         assert source.query(
             "SELECT month, count(*), sum(status) FROM requests GROUP BY month ORDER BY month"
         ).rows == [("01", 2, 700), ("02", 2, 700)]
         assert source.query("SELECT k, v FROM export ORDER BY k").rows == [("a", 1), ("b", None)]
+        assert source.query("SELECT sum(x), count(*) FROM array").rows == [(3.5, 3)]
+        assert source.query("SELECT string_agg(x, '' ORDER BY x) FROM zipped").rows == [("ab",)]
 
 
 def test_a_glob_matching_nothing_names_the_source_the_table_and_the_pattern(
