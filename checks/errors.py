@@ -16,7 +16,7 @@ their context (``SourceError``, ``LLMError``, ``RunError``)::
     │   ├── QueryFailed        the database raised an error
     │   └── QueryTimeout       the query ran past its time limit
     ├── SourceError            a source could not be opened or read
-    │   └── SourceConfigError  …because its settings name what cannot be (also a ConfigError: exit 2)
+    │   └── SourceConfigError  …its settings name what cannot be (a ConfigError too: exit 2)
     ├── StoreError             the report store could not be read or written
     │   └── StoreURLError      …because its URL is not one (also a ConfigError: exit 2)
     ├── LLMError               the LLM endpoint failed (status, body)
@@ -144,8 +144,10 @@ class SourceError(LookoutError):
 
 
 class SourceConfigError(ConfigError, SourceError):
-    """A source's settings name what cannot be: an engine Lookout does not read, a table the
-    database lacks. At the key's place in the config file when known (CLI exit 2).
+    """A source's settings name what cannot be (an engine Lookout does not read, a table).
+
+    Said at the key's place in the config file when known (CLI exit 2): an engine no
+    recipe reads, a listed table the database lacks.
 
     A ``SourceError`` too, so what catches a source that cannot open catches it.
     """

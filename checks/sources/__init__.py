@@ -104,9 +104,8 @@ def open_source(name: str, config: DuckDBSource | SQLAlchemySource, settings: Se
 
         return open_duckdb(name, config, settings.cache_dir, settings.limits)
     if isinstance(config, SQLAlchemySource):
-        from checks.sources.sql_source import SQLQuerySource
-
         from checks.sources.source_config import place_in
+        from checks.sources.sql_source import SQLQuerySource
 
         return SQLQuerySource(name, config, settings.limits, place_in(settings, name))
     raise SourceError(f"source {name}: unknown source type {type(config).__name__}")

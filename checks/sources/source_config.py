@@ -31,9 +31,9 @@ def place_in(settings: Settings, name: str) -> Place:
     return lambda key: settings.place(("sources", name, *key))
 
 
-def config_error(name: str, key: tuple[str | int, ...], message: str, place: Place | None) -> (
-    SourceConfigError
-):
+def config_error(
+    name: str, key: tuple[str | int, ...], message: str, place: Place | None
+) -> SourceConfigError:
     """``path:line:column: sources.NAME.KEY: message`` (the place left out when unknown)."""
     path, line, column = place(key) if place is not None else (None, None, None)
     field = ".".join(str(part) for part in ("sources", name, *key))
@@ -76,9 +76,9 @@ def missing_tables(
     return None
 
 
-def config_problems(settings: Settings, names: Iterable[str] | None = None) -> list[
-    SourceConfigError
-]:
+def config_problems(
+    settings: Settings, names: Iterable[str] | None = None
+) -> list[SourceConfigError]:
     """Each problem of the sources ``names`` (default: every one) found without opening them.
 
     Today: a URL naming an engine no recipe reads.

@@ -134,7 +134,8 @@ def validate(
     target = path or Path(settings.automations_dir)
     loaded = load_automations(target, known_sources=settings.sources.keys())
     startup.over()  # checking each automation's SQL leaves parsed trees behind
-    errors, warnings = list(loaded.errors), [f"warning: {w}" for w in loaded.warnings]
+    errors: list[ConfigError] = list(loaded.errors)
+    warnings = [f"warning: {w}" for w in loaded.warnings]
     bad: set[str] = set()
     errors += config_problems(settings)  # an engine no recipe reads, at its url:
     with SourcePool(settings) as pool:
@@ -145,6 +146,7 @@ def validate(
             warnings += unknown_channels(automation, loaded, settings)
             if found.errors:
                 bad.add(automation.name)
+    errors = list({e.location_message(): e for e in errors}.values())  # a source's, once
     errors.sort(key=lambda e: (e.path or "", e.line or 0, e.column or 0))
     for problem in errors:
         out.print(f"error: {problem.location_message()}", markup=False)

@@ -121,8 +121,9 @@ def check(
     show_all: Annotated[
         bool, typer.Option("--all", help=f"List every table, not the first {SHOWN_TABLES}.")
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON list, one object per source.")]
-    = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON list, one object per source.")
+    ] = False,
 ) -> None:
     """Connect to each source: engine and version, tables, write grants, first query's time."""
     settings = _settings(ctx)

@@ -130,8 +130,10 @@ class PostgresRecipe(Recipe):
             sa.text("SELECT current_user, rolsuper FROM pg_roles WHERE rolname = current_user")
         ).one()
         if superuser:
-            return [f"role {role} is a superuser: it may write anything (connect as a role"
-                    " holding only SELECT)"]
+            return [
+                f"role {role} is a superuser: it may write anything (connect as a role"
+                " holding only SELECT)"
+            ]
         held: dict[str, list[str]] = {}
         for privilege, target in conn.execute(sa.text(WRITE_GRANTS_SQL)):
             held.setdefault(str(privilege), []).append(str(target))

@@ -82,7 +82,9 @@ def test_a_sqlite_file_and_the_table_cap(
         for n in range(12):
             conn.execute(f"CREATE TABLE t{n:02d} (id INTEGER)")
     conn.close()
-    config = write_config(tmp_path, f"  app:\n    type: sqlalchemy\n    url: sqlite:///{tmp_path}/app.db\n")
+    config = write_config(
+        tmp_path, f"  app:\n    type: sqlalchemy\n    url: sqlite:///{tmp_path}/app.db\n"
+    )
     args = ["--config", str(config), "sources", "check"]
     code, out, _ = run_cli(monkeypatch, capsys, args, {})
     version = f"SQLite {sqlite3.sqlite_version}"
@@ -175,7 +177,9 @@ def test_a_superuser_is_one_warning(
 ) -> None:
     with scratch_pg_database() as url:
         config = write_config(tmp_path, f"  admin:\n    type: sqlalchemy\n    url: {url}\n")
-        code, out, _ = run_cli(monkeypatch, capsys, ["--config", str(config), "sources", "check"], {})
+        code, out, _ = run_cli(
+            monkeypatch, capsys, ["--config", str(config), "sources", "check"], {}
+        )
     assert code == 1
     assert lines_of(out)[3] == (
         "  warning: role postgres is a superuser: it may write anything (connect as a role"
@@ -204,10 +208,12 @@ def test_an_unreachable_source_exits_3_and_a_bad_one_2(
     assert code == 3
     lines = out.splitlines()
     assert lines[0] == "gone: cannot be reached"
-    assert lines[1].startswith("  error: source gone: cannot connect to postgresql://nobody@127.0.0.1:1/db: ")
+    assert lines[1].startswith(
+        "  error: source gone: cannot connect to postgresql://nobody@127.0.0.1:1/db: "
+    )
     assert lines[-1] == (
         "2 sources checked: 0 read-only, 0 with write grants, 1 unreachable, 1 misconfigured"
     )
-    code, _, err = run_cli(monkeypatch, capsys, [*base, "god"], {})
+    code, _, err = run_cli(monkeypatch, capsys, [*base, "gon"], {})
     assert code == 2
-    assert err == "error: no source 'god' (did you mean 'gone'?); configured: gone, odd\n"
+    assert err == "error: no source 'gon' (did you mean 'gone'?); configured: gone, odd\n"
