@@ -255,13 +255,15 @@ class Source(ABC):
         """
 
     def engine_version(self) -> str:
-        """The engine's name and version, as ``lookout sources check`` prints it ("DuckDB 1.1.3").
+        """The engine's name and version, as ``lookout sources check`` prints it ("DuckDB 2.0.1").
+
+        A source that cannot read its version says its dialect and so.
 
         Raises:
             SourceError: the database cannot be reached.
 
         """
-        return type(self).__name__
+        return f"{self.dialect} (version not read)"
 
     def write_warnings(self) -> list[str]:
         """One sentence per grant that lets this source's role write, naming it; empty if none.
