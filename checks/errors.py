@@ -16,6 +16,7 @@ their context (``SourceError``, ``LLMError``, ``RunError``)::
     │   ├── QueryFailed        the database raised an error
     │   └── QueryTimeout       the query ran past its time limit
     ├── SourceError            a source could not be opened or read
+    │   └── SourceConfigError  …its settings name what cannot be (a ConfigError too: exit 2)
     ├── StoreError             the report store could not be read or written
     │   └── StoreURLError      …because its URL is not one (also a ConfigError: exit 2)
     ├── LLMError               the LLM endpoint failed (status, body)
@@ -140,6 +141,16 @@ class QueryTimeout(QueryError):
 
 class SourceError(LookoutError):
     """A source could not be opened, built or described."""
+
+
+class SourceConfigError(ConfigError, SourceError):
+    """A source's settings name what cannot be (an engine Lookout does not read, a table).
+
+    Said at the key's place in the config file when known (CLI exit 2): an engine no
+    recipe reads, a listed table the database lacks.
+
+    A ``SourceError`` too, so what catches a source that cannot open catches it.
+    """
 
 
 class StoreError(LookoutError):

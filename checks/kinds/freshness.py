@@ -89,6 +89,8 @@ class Freshness(OneColumn):
             note = f"{self.column} is NULL in all {counts.in_scope} rows in scope: {counts.scope}"
             return Judged(Judgement(value=None, passed=None, not_evaluated=note))
         zone = ZoneInfo(self.timezone or "UTC")
+        if isinstance(latest, str):
+            latest = from_text(latest)
         if isinstance(latest, dt.datetime):
             instant = latest if latest.tzinfo else latest.replace(tzinfo=zone)
         elif isinstance(latest, dt.date):
@@ -121,7 +123,8 @@ class Freshness(OneColumn):
         an instant), so the count is the database's.
         """
         if isinstance(latest, dt.datetime) and latest.tzinfo is not None:
-            bound = exp.cast(exp.Literal.string(boundary.isoformat()), "TIMESTAMPTZ")
+            at = boundary.astimezone(dt.UTC).isoformat(sep=" ")  # SQLite: as its texts compare
+            bound = exp.cast(exp.Literal.string(at), "TIMESTAMPTZ")
         elif isinstance(latest, dt.datetime):
             local = boundary.astimezone(zone).replace(tzinfo=None)
             bound = exp.cast(exp.Literal.string(local.isoformat(sep=" ")), "TIMESTAMP")
@@ -168,3 +171,18 @@ class Freshness(OneColumn):
                 f"{self.column} is {column_type}, not a date or timestamp: freshness needs one",
             )
         ]
+
+
+def from_text(text: str) -> dt.date | str:
+    """A date or date-time an engine keeps as ISO 8601 text (SQLite has no such types).
+
+    ``2024-01-08`` is a date; ``2024-01-10 05:00:00`` a naive date-time;
+    ``2024-01-10 01:30:00+00`` one with its offset. Any other text is returned as it is
+    (and judged as text, not a timestamp).
+    """
+    try:
+        if len(text) == 10:
+            return dt.date.fromisoformat(text)
+        return dt.datetime.fromisoformat(text)
+    except ValueError:
+        return text

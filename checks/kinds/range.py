@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from decimal import Decimal
 from typing import Any, ClassVar, Literal
 
@@ -31,6 +32,9 @@ from checks.sql.types import NUMBER_FAMILIES, TEMPORAL_FAMILIES
 
 Bound = int | float | Decimal | dt.date | dt.datetime
 
+_NUMBER = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+)")
+"""A decimal number with its point, as text (``20240131`` stays a date, as ISO 8601 reads it)."""
+
 
 class Range(OneColumn):
     """``range``: rows whose column is below ``min`` or above ``max`` (both inclusive)."""
@@ -45,8 +49,14 @@ class Range(OneColumn):
     @field_validator("min", "max", mode="before")
     @classmethod
     def _iso(cls, value: object) -> object:
-        """Read a quoted date or timestamp (``'2024-01-31'``) as one; YAML reads unquoted ones."""
+        """Read a quoted date or timestamp (``'2024-01-31'``) as one; YAML reads unquoted ones.
+
+        A quoted number is read exactly, as a ``Decimal``: YAML reads an unquoted one as a
+        double, which holds about 16 digits (``'12345678901234567890.1234567890'``).
+        """
         if isinstance(value, str):
+            if _NUMBER.fullmatch(value.strip()):
+                return Decimal(value.strip())
             for parse in (dt.date.fromisoformat, dt.datetime.fromisoformat):
                 try:
                     return parse(value.strip())

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from checks.errors import ConfigError
+from checks.fields.rules import did_you_mean
 from checks.fields.yaml_messages import shown
 from checks.fields.yaml_places import position
 from checks.fields.yaml_tree import YamlTree
@@ -29,6 +30,7 @@ from checks.settings.decision import DecisionSettings
 from checks.settings.limits import Limits
 from checks.settings.lineage import LineageSettings
 from checks.settings.llm import LLMSettings
+from checks.settings.passwords import password_problems
 from checks.settings.review import ReviewSettings
 from checks.settings.service import ServiceSettings
 from checks.settings.sources import SourceConfig
@@ -82,6 +84,8 @@ class Settings(Strict):
     lineage: LineageSettings = Field(default_factory=LineageSettings)  # OpenLineage events
     service: ServiceSettings = Field(default_factory=ServiceSettings)  # worker and beat
     review: ReviewSettings = Field(default_factory=ReviewSettings)  # lookout serve
+    _file: str | None = PrivateAttr(default=None)  # the config file read, if any
+    _text: str = PrivateAttr(default="")  # its text, to place a later error in it
 
     @field_validator("redis_url")
     @classmethod
@@ -92,6 +96,18 @@ class Settings(Strict):
     def _known_channels(self) -> Settings:
         check_channel_names(self.alerts, dict(self.channels))  # see checks.settings.alerts
         return self
+
+    def place(self, loc: tuple[str | int, ...]) -> tuple[str | None, int | None, int | None]:
+        """The config file, and the line and column (1-based) of the value at ``loc``.
+
+        ``loc`` is a path of keys and list indexes (``("sources", "shop", "tables", 1)``).
+        The line and column are None when the value is not in the file (a default, or
+        no file was read); the file is None when none was.
+        """
+        if not self._file:
+            return None, None, None
+        _, line, column = _locate(self._text, loc)
+        return self._file, line, column
 
     def secrets(self) -> list[str]:
         """Return every secret value held, for ``redact``: keys, webhook URLs and their tokens."""
@@ -303,6 +319,9 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
         raise ConfigError("config file not found", path=str(config_path))
     else:
         raw = default_config_data()
+    for loc, message in password_problems(raw) if text else []:
+        field, line, column = _locate(text, loc)
+        raise ConfigError(message, path=str(config_path), line=line, column=column, field=field)
     try:
         data = _expand(raw, "", env)
     except ConfigError as exc:
@@ -314,13 +333,33 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
         if env.get(var):
             _set_dotted(data, dotted, env[var])
     try:
-        return Settings.model_validate(data)
+        settings = Settings.model_validate(data)
     except ValidationError as exc:
-        err = _fitting_branch(exc.errors())
-        field, line, column = _locate(text, tuple(err["loc"]))
-        message = str(err["msg"]).removeprefix("Value error, ")  # pydantic's, for a ValueError
-        if err["type"] == "extra_forbidden":
-            message = unknown_key_message(Settings, tuple(err["loc"]))
-        raise ConfigError(
-            message, path=str(config_path), line=line, column=column, field=field
-        ) from None
+        raise _located(exc, text, config_path) from None
+    settings._file = str(config_path) if text else None
+    settings._text = text
+    return settings
+
+
+def _unknown_type_message(ctx: dict[str, Any]) -> str:
+    """``unknown source type 'ducdb' (did you mean 'duckdb'?)``, with the types there are."""
+    tag = str(ctx.get("tag"))
+    types = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", "")))
+    return (
+        f"unknown source type {tag!r}{did_you_mean(tag, types)}: the types are"
+        f" {', '.join(types)}; a database such as PostgreSQL, MySQL or SQLite is"
+        " type: sqlalchemy with a url: naming it (docs/sources.md)"
+    )
+
+
+def _located(exc: ValidationError, text: str, config_path: Path) -> ConfigError:
+    """The settings' first validation error as a ``ConfigError`` at its place in the file."""
+    err = _fitting_branch(exc.errors())
+    field, line, column = _locate(text, tuple(err["loc"]))
+    message = str(err["msg"]).removeprefix("Value error, ")  # pydantic's, for a ValueError
+    if err["type"] == "extra_forbidden":
+        message = unknown_key_message(Settings, tuple(err["loc"]))
+    elif err["type"] == "union_tag_invalid" and err["loc"][:1] == ("sources",):
+        field, line, column = _locate(text, (*err["loc"], "type"))
+        message = _unknown_type_message(err["ctx"])
+    return ConfigError(message, path=str(config_path), line=line, column=column, field=field)

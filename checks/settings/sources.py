@@ -108,10 +108,13 @@ class SQLAlchemySource(Strict):
 
     ``schema_`` limits the catalog to one schema (``schema`` in YAML);
     ``tables`` optionally limits it further to the names listed.
+    ``allow_plaintext_password`` lets the file hold the URL's password as written
+    (``checks.settings.passwords``); by default it must come from ``${NAME}``.
     """
 
     type: Literal["sqlalchemy"]
     url: str
+    allow_plaintext_password: bool = False
     schema_: str | None = Field(default=None, alias="schema")
     tables: list[str] | None = None
 

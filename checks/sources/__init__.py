@@ -69,18 +69,17 @@ def dialect_of(config: DuckDBSource | SQLAlchemySource) -> str:
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
-    from checks.errors import SourceError
-    from checks.sources.recipes import DIALECTS, supported
+    from checks.errors import SourceConfigError, SourceError
+    from checks.sources.recipes import DIALECTS
+    from checks.sources.source_config import unknown_engine
 
     try:
         backend = make_url(config.url).get_backend_name()
     except ArgumentError:
         raise SourceError("the url is not a valid SQLAlchemy URL") from None
     if backend not in DIALECTS:
-        raise SourceError(
-            f"unsupported database {backend!r}: Lookout reads {supported()} through a URL"
-            " (docs/engines.md)"
-        )
+        why = unknown_engine(config.url, DIALECTS) or f"unsupported database {backend!r}"
+        raise SourceConfigError(why)
     return DIALECTS[backend]
 
 
@@ -106,7 +105,8 @@ def open_source(name: str, config: DuckDBSource | SQLAlchemySource, settings: Se
 
         return open_duckdb(name, config, settings.cache_dir, settings.limits)
     if isinstance(config, SQLAlchemySource):
+        from checks.sources.source_config import place_in
         from checks.sources.sql_source import SQLQuerySource
 
-        return SQLQuerySource(name, config, settings.limits)
+        return SQLQuerySource(name, config, settings.limits, place_in(settings, name))
     raise SourceError(f"source {name}: unknown source type {type(config).__name__}")

@@ -254,6 +254,34 @@ class Source(ABC):
 
         """
 
+    def engine_version(self) -> str:
+        """The engine's name and version, as ``lookout sources check`` prints it ("DuckDB 2.0.1").
+
+        A source that cannot read its version says its dialect and so.
+
+        Raises:
+            SourceError: the database cannot be reached.
+
+        """
+        return f"{self.dialect} (version not read)"
+
+    def write_warnings(self) -> list[str]:
+        """One sentence per grant that lets this source's role write, naming it; empty if none.
+
+        Raises:
+            SourceError: the database cannot be reached.
+
+        """
+        return []
+
+    def reads_grants(self) -> bool:
+        """Whether ``write_warnings`` reads the role's grants (False: the engine has no roles)."""
+        return False
+
+    def read_only_by(self) -> str:
+        """How this source's connections are held read-only, in a few words."""
+        return "every query passes the read-only guard"
+
     @abstractmethod
     def close(self) -> None:
         """Release the connection(s); the source cannot be used afterwards."""

@@ -142,6 +142,15 @@ class DuckDBQuerySource(Source):
     def _execute(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
         return self._processes.run(sql, max_rows=max_rows, timeout_s=timeout_s)
 
+    def engine_version(self) -> str:
+        """``DuckDB 1.1.3``: the library the query processes run (``pragma_version()``)."""
+        found = self._rows("SELECT library_version FROM pragma_version()", "its version")
+        return f"DuckDB {str(found[0][0]).removeprefix('v')}"
+
+    def read_only_by(self) -> str:
+        """DuckDB's own ``read_only`` open, external access off."""
+        return "the file is opened read-only, external access off"
+
     def close(self) -> None:
         """Stop the query processes."""
         self._processes.close()

@@ -29,9 +29,10 @@ from checks.sources.base import Source
 from checks.sources.bounded import bound_pings, bounded_connection
 from checks.sources.definitions import Definition
 from checks.sources.fingerprint import Fetch, collect
-from checks.sources.recipes import DIALECTS, recipe_for, supported
+from checks.sources.recipes import DIALECTS, recipe_for
 from checks.sources.recipes.base import Recipe
 from checks.sources.result import Column, DataSet, QueryResult
+from checks.sources.source_config import Place, config_error, missing_tables, unknown_engine
 from checks.sql.facts import SourceFacts
 
 __all__ = ["DIALECTS", "SQLQuerySource"]
@@ -54,21 +55,22 @@ class SQLQuerySource(Source):
 
     """
 
-    def __init__(self, name: str, config: SQLAlchemySource, limits: Limits) -> None:
+    def __init__(
+        self, name: str, config: SQLAlchemySource, limits: Limits, place: Place | None = None
+    ) -> None:
         super().__init__()
         self.name = name
         self.limits = limits
         self._config = config
+        self._place = place
         try:
             url = make_url(config.url)
         except sa.exc.ArgumentError:
             raise SourceError(f"source {name}: the url is not a valid SQLAlchemy URL") from None
         self._backend = url.get_backend_name()
         if self._backend not in DIALECTS:
-            raise SourceError(
-                f"source {name}: unsupported database {self._backend!r}: Lookout reads"
-                f" {supported()} through a URL (docs/engines.md)"
-            )
+            why = unknown_engine(config.url, DIALECTS) or f"unsupported database {self._backend!r}"
+            raise config_error(name, ("url",), why, place)
         self._recipe = recipe_for(self._backend)
         self.dialect = self._recipe.dialect
         self._shown = url.render_as_string(hide_password=True)
@@ -113,14 +115,11 @@ class SQLQuerySource(Source):
         names = inspector.get_table_names(schema=schema) + inspector.get_view_names(schema=schema)
         if self._config.tables is not None:
             by_lower = {n.lower(): n for n in names}
-            missing = [
-                t for t in self._config.tables if t not in names and t.lower() not in by_lower
-            ]
-            if missing:
-                raise SourceError(
-                    f"source {self.name}: no table {', '.join(missing)} in {self._shown}"
-                )
-            names = [t if t in names else by_lower[t.lower()] for t in self._config.tables]
+            listed = self._config.tables
+            missing = missing_tables(self.name, listed, names, self._place, self._shown)
+            if missing is not None:
+                raise missing
+            names = [t if t in names else by_lower[t.lower()] for t in listed]
         found = []
         for table in names:
             columns = _columns(inspector, table, schema)
@@ -235,6 +234,14 @@ class SQLQuerySource(Source):
         return self._with_connection(
             "read its grants", lambda conn: self._recipe.write_warnings(conn, schema)
         )
+
+    def reads_grants(self) -> bool:
+        """Whether the engine's recipe reads the role's grants."""
+        return type(self._recipe).write_warnings is not Recipe.write_warnings
+
+    def read_only_by(self) -> str:
+        """How the engine's recipe holds its sessions read-only."""
+        return self._recipe.read_only
 
     def _with_connection(self, doing: str, read: Callable[[sa.Connection], T]) -> T:
         try:

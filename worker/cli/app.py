@@ -26,6 +26,7 @@ from worker.cli import notify as cli_notify
 from worker.cli import render, startup
 from worker.cli import serve as cli_serve
 from worker.cli import service as cli_service
+from worker.cli import sources as cli_sources
 from worker.cli import stored as cli_stored
 from worker.cli.output import err, out, print_report
 from worker.cli.selection import select_automations
@@ -127,13 +128,16 @@ def validate(
     """
     from checks.automation.loader import load_automations
     from checks.sources.pool import SourcePool
+    from checks.sources.source_config import config_problems
 
     settings = ctx.obj.settings()
     target = path or Path(settings.automations_dir)
     loaded = load_automations(target, known_sources=settings.sources.keys())
     startup.over()  # checking each automation's SQL leaves parsed trees behind
-    errors, warnings = list(loaded.errors), [f"warning: {w}" for w in loaded.warnings]
+    errors: list[ConfigError] = list(loaded.errors)
+    warnings = [f"warning: {w}" for w in loaded.warnings]
     bad: set[str] = set()
+    errors += config_problems(settings)  # an engine no recipe reads, at its url:
     with SourcePool(settings) as pool:
         for automation in loaded.automations:
             found = sql_problems(automation, loaded, settings, None if no_sources else pool)
@@ -142,6 +146,7 @@ def validate(
             warnings += unknown_channels(automation, loaded, settings)
             if found.errors:
                 bad.add(automation.name)
+    errors = list({e.location_message(): e for e in errors}.values())  # a source's, once
     errors.sort(key=lambda e: (e.path or "", e.line or 0, e.column or 0))
     for problem in errors:
         out.print(f"error: {problem.location_message()}", markup=False)
@@ -196,6 +201,7 @@ def run(
     """Run automations now, in this process, and store their reports."""
     from checks.automation.loader import load_automations
     from checks.sources.pool import SourcePool
+    from checks.sources.source_config import config_problems
 
     if not names and not run_all:
         raise ConfigError("name at least one automation, or pass --all")
@@ -214,6 +220,12 @@ def run(
         folder=settings.automations_dir,
         validate=validate_command,
     )
+    # A source whose settings name an engine no recipe reads: its runs are not started.
+    refused = {n for n in {a.source for a in chosen} if config_problems(settings, [n])}
+    unusable = config_problems(settings, sorted(refused))
+    for problem in unusable:
+        err.print(f"error: {problem.location_message()}", markup=False)
+    chosen = [a for a in chosen if a.source not in refused]
     with SourcePool(settings) as pool:
         # The sources open first: a DuckDB source's query process starts up on the other
         # core while this one loads the run path and the store.
@@ -230,7 +242,8 @@ def run(
         totals += f" (no enabled automation in {settings.automations_dir})"
     (err if as_json else out).print(totals)
     # Bad files elsewhere in the folder count only when --all asked to run them.
-    raise typer.Exit(exit_status(reports, len(loaded.errors) if run_all else 0))
+    bad_files = len(loaded.errors) if run_all else 0
+    raise typer.Exit(exit_status(reports, bad_files + len(unusable)))
 
 
 def _run_chosen(
@@ -299,8 +312,9 @@ def _send_lineage(settings: Settings, report: RunReport) -> None:
 
 
 # reports, show, pin (the store); worker, beat, schedule, run-now (Celery); notify (alerts);
-# serve (review page); eval; calibrate
-for _commands in (cli_stored, cli_service, cli_notify, cli_serve, cli_eval, cli_calibrate):
+# serve (review page); eval; calibrate; sources (check, list)
+_GROUPS = (cli_stored, cli_service, cli_notify, cli_serve, cli_eval, cli_calibrate, cli_sources)
+for _commands in _GROUPS:
     _commands.register(app)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from checks.errors import AutomationError, SourceError
+from checks.errors import AutomationError, SourceConfigError, SourceError
 
 if TYPE_CHECKING:
     from checks.automation.load_result import LoadResult
@@ -20,8 +20,12 @@ def sql_problems(
     """The checks' SQL against the source; a source that cannot open is one error, at ``source``."""
     from checks.declared.validation import Validation, validate_checks
     from checks.sources import dialect_of
+    from checks.sources.source_config import config_problems
 
     config = settings.sources[automation.source]
+    located = config_problems(settings, [automation.source])
+    if located:  # the config file's mistake, said at its place there (once: validate dedupes)
+        return Validation(errors=[as_problem(e) for e in located])
     try:
         dialect = dialect_of(config)
         source = pool.get(automation.source) if pool is not None else None
@@ -32,6 +36,8 @@ def sql_problems(
             dialect=dialect,
             max_sql_chars=settings.limits.max_sql_chars,
         )
+    except SourceConfigError as exc:  # the config file's own mistake, at its place there
+        return Validation(errors=[as_problem(exc)])
     except SourceError as exc:
         message = f"{exc}; its checks were not checked against it (--no-sources skips this)"
         where = loaded.place_of(automation, ("source",))
@@ -39,6 +45,13 @@ def sql_problems(
             message, path=automation.path, line=where.line, column=where.column, field="source"
         )
         return Validation(errors=[problem])
+
+
+def as_problem(error: SourceConfigError) -> AutomationError:
+    """A source's settings mistake as one of ``validate``'s problems, at its place in the config."""
+    return AutomationError(
+        error.message, path=error.path, line=error.line, column=error.column, field=error.field
+    )
 
 
 def unknown_channels(automation: Automation, loaded: LoadResult, settings: Settings) -> list[str]:

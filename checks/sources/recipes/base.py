@@ -29,6 +29,8 @@ class Recipe:
     Class attributes:
         label: the engine's name as users write it ("PostgreSQL").
         dialect: the sqlglot dialect its queries are written, guarded and compiled in.
+        read_only: how its sessions are held read-only, in a few words
+            (``lookout sources check``).
         extra: the ``pip install 'lookout[EXTRA]'`` that brings its driver, or None when
             the driver ships with Lookout.
         definitions: statements (kind, SQL with ``:schema``) that read the source schema's
@@ -38,6 +40,7 @@ class Recipe:
 
     label: ClassVar[str]
     dialect: ClassVar[str]
+    read_only: ClassVar[str] = "every query runs in a read-only transaction"
     extra: ClassVar[str | None] = None
     definitions: ClassVar[tuple[tuple[Kind, str], ...]] = ()
 

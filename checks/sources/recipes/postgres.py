@@ -26,11 +26,37 @@ if TYPE_CHECKING:
     from checks.sql.facts import SourceFacts
 
 
+WRITE_GRANTS_SQL = """
+SELECT p.privilege, n.nspname || '.' || c.relname
+FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace
+CROSS JOIN (VALUES ('INSERT'), ('UPDATE'), ('DELETE'), ('TRUNCATE')) AS p(privilege)
+WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
+  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%'
+  AND has_table_privilege(c.oid, p.privilege)
+UNION ALL
+SELECT 'CREATE', 'schema ' || n.nspname FROM pg_namespace n
+WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%'
+  AND has_schema_privilege(n.oid, 'CREATE')
+UNION ALL
+SELECT 'CREATE', 'database ' || current_database()
+WHERE has_database_privilege(current_database(), 'CREATE')
+ORDER BY 1, 2
+"""
+"""Each (privilege, object) the session's role may write with: tables (their owner's and
+granted privileges alike, ``has_table_privilege``), schemas and the database it may create
+in. PostgreSQL's privileges: https://www.postgresql.org/docs/current/ddl-priv.html."""
+
+SHOWN_OBJECTS = 5
+"""Objects named per privilege in a write warning; the rest are counted."""
+
+
 class PostgresRecipe(Recipe):
     """PostgreSQL (and engines speaking its SQL through psycopg)."""
 
     label = "PostgreSQL"
     dialect = "postgres"
+    read_only = "sessions are read-only (default_transaction_read_only, READ ONLY transactions)"
     definitions: ClassVar[tuple[tuple[Kind, str], ...]] = (
         (
             "function",
@@ -91,6 +117,39 @@ class PostgresRecipe(Recipe):
         """The functions and types ``pg_proc`` and ``pg_type`` mark as safe."""
         return postgres_facts(conn, schema)
 
+    def write_warnings(self, conn: sa.Connection, schema: str) -> list[str]:
+        """A superuser role, else each privilege it holds that writes, with what it is on.
+
+        ``role reader holds INSERT on 2 tables: public.orders, public.refunds``; a
+        superuser is one sentence (it may do anything). Every schema counts, not only the
+        source's: the role is what a leaked session could use.
+        """
+        import sqlalchemy as sa
+
+        role, superuser = conn.execute(
+            sa.text("SELECT current_user, rolsuper FROM pg_roles WHERE rolname = current_user")
+        ).one()
+        if superuser:
+            return [
+                f"role {role} is a superuser: it may write anything (connect as a role"
+                " holding only SELECT)"
+            ]
+        held: dict[str, list[str]] = {}
+        for privilege, target in conn.execute(sa.text(WRITE_GRANTS_SQL)):
+            held.setdefault(str(privilege), []).append(str(target))
+        return [_warning(str(role), privilege, targets) for privilege, targets in held.items()]
+
     def is_timeout(self, error: BaseException) -> bool:
         """Psycopg's ``QueryCanceled``: the statement timeout or the watchdog's cancel."""
         return type(error).__name__ == "QueryCanceled"
+
+
+def _warning(role: str, privilege: str, targets: list[str]) -> str:
+    """``role r holds INSERT on 2 tables: public.a, public.b`` (at most ``SHOWN_OBJECTS`` named)."""
+    tables = [t for t in targets if not t.startswith(("schema ", "database "))]
+    shown = ", ".join(targets[:SHOWN_OBJECTS])
+    more = f" and {len(targets) - SHOWN_OBJECTS} more" if len(targets) > SHOWN_OBJECTS else ""
+    if len(tables) == len(targets):
+        noun = "table" if len(targets) == 1 else "tables"
+        return f"role {role} holds {privilege} on {len(targets)} {noun}: {shown}{more}"
+    return f"role {role} holds {privilege} on {shown}{more}"

@@ -30,6 +30,7 @@ class SQLiteRecipe(Recipe):
 
     label = "SQLite"
     dialect = "sqlite"
+    read_only = "the file is opened read-only (mode=ro), an authorizer allows only reads"
     definitions: ClassVar[tuple[tuple[Kind, str], ...]] = (
         ("view", "SELECT name, sql FROM sqlite_master WHERE type = 'view'"),
     )

@@ -62,8 +62,19 @@ INSERT INTO loads VALUES
   (2, TIMESTAMP '2024-01-10 05:00:00', TIMESTAMP WITH TIME ZONE '2024-01-10 01:30:00+00',
    DATE '2024-01-08'),
   (3, NULL, NULL, NULL);
+CREATE TABLE ledger (id INTEGER, amount DECIMAL(38,10));
+INSERT INTO ledger VALUES
+  (1, 12345678901234567890.1234567890),
+  (2, 0.0000000001),
+  (3, -12345678901234567890.1234567889);
+CREATE TABLE "Refunds" (id INTEGER, "Amount" DECIMAL(10,2));
+INSERT INTO "Refunds" VALUES (1, 2.50), (2, NULL);
 """
-"""Tables written once in SQL both DuckDB and PostgreSQL read the same way."""
+"""Tables written once in SQL every engine reads the same way.
+
+``ledger`` holds DECIMAL(38,10) values whose sum, 0.0000000002, no double can
+compute; ``Refunds`` and its column ``Amount`` are named in capitals.
+"""
 
 VIEWS = {
     "duckdb": """
@@ -104,6 +115,7 @@ def build_postgres(url: str) -> None:
 SHOP_ENGINES: list[Any] = [
     pytest.param("duckdb", id="duckdb"),
     pytest.param("postgres", id="postgres"),
+    pytest.param("sqlite", id="sqlite"),
 ]
 """The engines the shared edge-case suite runs on: every test taking ``shop`` runs on each.
 
