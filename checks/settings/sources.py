@@ -41,12 +41,16 @@ class SQLAlchemySource(Strict):
 
     ``schema_`` limits the catalog to one schema (``schema`` in YAML);
     ``tables`` optionally limits it further to the names listed.
+    ``cost_cap`` is the most one query may cost, in the engine's own unit, where the
+    engine has such a cap (docs/engines.md: Trino's bytes scanned, ``"10GB"``; SQL
+    Server's query governor cost, ``300``); an engine without one refuses it.
     """
 
     type: Literal["sqlalchemy"]
     url: str
     schema_: str | None = Field(default=None, alias="schema")
     tables: list[str] | None = None
+    cost_cap: int | str | None = None
 
 
 SourceConfig = Annotated[DuckDBSource | SQLAlchemySource, Field(discriminator="type")]

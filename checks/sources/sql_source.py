@@ -69,7 +69,7 @@ class SQLQuerySource(Source):
                 f"source {name}: unsupported database {self._backend!r}: Lookout reads"
                 f" {supported()} through a URL (docs/engines.md)"
             )
-        self._recipe = recipe_for(self._backend)
+        self._recipe = recipe_for(self._backend).with_options(name, config)
         self.dialect = self._recipe.dialect
         self._shown = url.render_as_string(hide_password=True)
         self._password = url.password

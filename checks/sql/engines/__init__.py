@@ -6,16 +6,25 @@ calling Java, a stage) adds one module here, written from that engine's
 documentation, and one line in ``ENGINE_MODULES``: its ``DENIED_FUNCTIONS`` has
 the shape of ``checks.sql.denied.DENIED_FUNCTIONS`` (rule, why, a pattern fully
 matched against the lower-case function name) and its ``DENIED_SCHEMAS`` names
-the schemas (or catalogs) whose functions and tables a query may not name.
+the schemas (or catalogs) whose functions and tables a query may not name. A
+module may also define ``check_tree(tree)``, raising ``QueryRejected`` for what
+its SQL says outside function calls (T-SQL's ``@@`` variables, table hints).
 """
 
 from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Callable
 from functools import cache
 
-ENGINE_MODULES: dict[str, str] = {}
+from sqlglot import exp
+
+ENGINE_MODULES: dict[str, str] = {
+    "trino": "checks.sql.engines.trino",
+    "redshift": "checks.sql.engines.redshift",
+    "tsql": "checks.sql.engines.sqlserver",
+}
 """sqlglot dialect -> the module of ``checks.sql.engines`` holding its refusals."""
 
 Refusal = tuple[str, str, re.Pattern[str]]
@@ -38,3 +47,15 @@ def denied_schemas(dialect: str) -> frozenset[str]:
     if module is None:
         return frozenset()
     return frozenset(getattr(importlib.import_module(module), "DENIED_SCHEMAS", ()))
+
+
+@cache
+def tree_check(dialect: str) -> Callable[[exp.Expr], None] | None:
+    """``dialect``'s own ``check_tree`` (raises ``QueryRejected``), or None."""
+    module = ENGINE_MODULES.get(dialect)
+    if module is None:
+        return None
+    check: Callable[[exp.Expr], None] | None = getattr(
+        importlib.import_module(module), "check_tree", None
+    )
+    return check
