@@ -5,17 +5,16 @@ readers or side effects of its own (a table function reading a URL, a function
 calling Java, a stage) adds one module here, written from that engine's
 documentation, and one line in ``ENGINE_MODULES``: its ``DENIED_FUNCTIONS`` has
 the shape of ``checks.sql.denied.DENIED_FUNCTIONS`` (rule, why, a pattern fully
-matched against the lower-case function name) and its ``DENIED_SCHEMAS`` names
-the schemas (or catalogs) whose functions and tables a query may not name. A
-module may also define ``check_tree(tree)``, raising ``QueryRejected`` for what
-its SQL says outside function calls (T-SQL's ``@@`` variables, table hints).
+matched against the lower-case function name), its ``DENIED_SCHEMAS`` names
+the schemas (or catalogs) whose functions and tables a query may not name, and its
+optional ``DENIED_NODES`` (node types, rule, why) the sqlglot nodes it may not hold
+(MySQL's ``@user`` variables).
 """
 
 from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable
 from functools import cache
 
 from sqlglot import exp
@@ -49,13 +48,14 @@ def denied_schemas(dialect: str) -> frozenset[str]:
     return frozenset(getattr(importlib.import_module(module), "DENIED_SCHEMAS", ()))
 
 
+NodeRefusal = tuple[tuple[type[exp.Expr], ...], str, str]
+"""(node types, rule, why): a node of one of these types anywhere in a query is refused."""
+
+
 @cache
-def tree_check(dialect: str) -> Callable[[exp.Expr], None] | None:
-    """``dialect``'s own ``check_tree`` (raises ``QueryRejected``), or None."""
+def denied_nodes(dialect: str) -> tuple[NodeRefusal, ...]:
+    """The sqlglot nodes ``dialect``'s queries may not hold (empty for a dialect with none)."""
     module = ENGINE_MODULES.get(dialect)
     if module is None:
-        return None
-    check: Callable[[exp.Expr], None] | None = getattr(
-        importlib.import_module(module), "check_tree", None
-    )
-    return check
+        return ()
+    return tuple(getattr(importlib.import_module(module), "DENIED_NODES", ()))

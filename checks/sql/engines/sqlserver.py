@@ -18,7 +18,8 @@ Written from Microsoft's Transact-SQL reference (learn.microsoft.com/sql/t-sql):
 - "Table hints": ``WITH (UPDLOCK)``, ``XLOCK``, ``TABLOCKX``, ``HOLDLOCK``, … take
   locks that block other sessions' writes; ``NOLOCK`` reads uncommitted rows. The
   recipe sets the isolation level itself, so every table hint is refused; so are
-  query hints (``OPTION (…)``, e.g. ``QUERYTRACEON``).
+  query hints (``OPTION (…)``, e.g. ``QUERYTRACEON``) and, being the same node in
+  sqlglot, ``FOR XML`` and ``FOR JSON`` (``DENIED_NODES``).
 
 ``xp_*`` and ``sp_*`` procedures, ``EXEC``, ``DECLARE``, ``SELECT … INTO`` and
 ``NEXT VALUE FOR`` are refused in every dialect; ``WAITFOR`` and ``BULK INSERT`` do
@@ -33,8 +34,6 @@ from __future__ import annotations
 import re
 
 from sqlglot import exp
-
-from checks.errors import QueryRejected
 
 DENIED_FUNCTIONS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     (
@@ -72,34 +71,18 @@ DENIED_FUNCTIONS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ),
 )
 DENIED_SCHEMAS = frozenset({"master", "msdb", "model", "tempdb", "sys"})
-
-
-def check_tree(tree: exp.Expr) -> None:
-    """Refuse T-SQL's variables, table hints and query hints anywhere in ``tree``.
-
-    Raises:
-        QueryRejected: rule ``function`` (a ``@@`` or ``@`` variable) or ``locking``
-            (a table or query hint).
-
-    """
-    for parameter in tree.find_all(exp.Parameter):
-        inner = parameter.this
-        if isinstance(inner, exp.Parameter):
-            raise QueryRejected(
-                "function",
-                f"@@{inner.name} is not allowed: it reads the server's own state",
-            )
-        raise QueryRejected(
-            "function", f"@{parameter.name} is not allowed: one query cannot declare a variable"
-        )
-    for hint in tree.find_all(exp.WithTableHint):
-        raise QueryRejected(
-            "locking",
-            f"table hint {hint.sql(dialect='tsql')} is not allowed: Lookout sets how a read"
-            " locks (READ COMMITTED, with a lock timeout)",
-        )
-    for query in tree.find_all(exp.Query):
-        options = query.args.get("options")  # OPTION (…); FOR XML's are under for_
-        if options:
-            hints = ", ".join(o.sql(dialect="tsql") for o in options)
-            raise QueryRejected("locking", f"query hint OPTION ({hints}) is not allowed")
+DENIED_NODES: tuple[tuple[tuple[type[exp.Expr], ...], str, str], ...] = (
+    (
+        (exp.Parameter,),
+        "function",
+        "is a variable: an @@ one reads the server's own state, and one query cannot"
+        " declare an @ one",
+    ),
+    (
+        (exp.WithTableHint,),
+        "locking",
+        "is a table hint: Lookout sets how a read locks (READ COMMITTED, with a lock timeout)",
+    ),
+    # OPTION (…)'s query hints; FOR XML's and FOR JSON's options are the same node.
+    ((exp.QueryOption,), "locking", "is a query hint or a FOR XML or FOR JSON option"),
+)

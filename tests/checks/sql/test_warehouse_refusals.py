@@ -242,13 +242,15 @@ REFUSED = [
         "tsql",
         "SELECT @@VERSION",
         "function",
-        "@@VERSION is not allowed: it reads the server's own state",
+        "@@VERSION is not allowed: it is a variable: an @@ one reads the server's own state,"
+        " and one query cannot declare an @ one",
     ),
     (
         "tsql",
         "SELECT id FROM orders WHERE id = @id",
         "function",
-        "@id is not allowed: one query cannot declare a variable",
+        "@id is not allowed: it is a variable: an @@ one reads the server's own state, and"
+        " one query cannot declare an @ one",
     ),
     (
         "tsql",
@@ -272,21 +274,27 @@ REFUSED = [
         "tsql",
         "SELECT * FROM orders WITH (UPDLOCK, HOLDLOCK)",
         "locking",
-        "table hint WITH (UPDLOCK, HOLDLOCK) is not allowed: Lookout sets how a read locks"
-        " (READ COMMITTED, with a lock timeout)",
+        "WITH (UPDLOCK, HOLDLOCK) is not allowed: it is a table hint: Lookout sets how a"
+        " read locks (READ COMMITTED, with a lock timeout)",
     ),
     (
         "tsql",
         "SELECT * FROM orders AS o WITH (NOLOCK)",
         "locking",
-        "table hint WITH (NOLOCK) is not allowed: Lookout sets how a read locks"
+        "WITH (NOLOCK) is not allowed: it is a table hint: Lookout sets how a read locks"
         " (READ COMMITTED, with a lock timeout)",
     ),
     (
         "tsql",
         "SELECT id FROM orders OPTION (QUERYTRACEON 8649)",
         "locking",
-        "query hint OPTION (QUERYTRACEON 8649) is not allowed",
+        "QUERYTRACEON 8649 is not allowed: it is a query hint or a FOR XML or FOR JSON option",
+    ),
+    (
+        "tsql",
+        "SELECT id FROM orders FOR XML AUTO",
+        "locking",
+        "AUTO is not allowed: it is a query hint or a FOR XML or FOR JSON option",
     ),
     (
         "tsql",
@@ -301,7 +309,6 @@ ALLOWED = [
     ("trino", "SELECT * FROM UNNEST(ARRAY[1, 2])"),
     ("redshift", "SELECT status, LISTAGG(id, ',') FROM orders GROUP BY status"),
     ("tsql", "SELECT TOP 5 * FROM dbo.orders ORDER BY id"),
-    ("tsql", "SELECT id FROM orders FOR XML AUTO"),
     ("tsql", "SELECT SYSUTCDATETIME()"),
 ]
 
