@@ -25,7 +25,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
-from checks.errors import QueryFailed, SourceError
+from checks.errors import QueryFailed, QueryTimeout, SourceError
 from checks.sources.recipes.base import Recipe
 from checks.sources.watchdog import after
 
@@ -120,13 +120,37 @@ class TrinoRecipe(Recipe):
         limits: Limits,
         schema: str | None,
     ) -> QueryResult:
-        """One query in a READ ONLY transaction, cancelled at ``timeout_s``."""
+        """One query in a READ ONLY transaction, cancelled at ``timeout_s``.
+
+        Raises:
+            QueryTimeout: the watchdog cancelled it at ``timeout_s``.
+            trino.exceptions.TrinoQueryError: Trino refused or ended it.
+
+        """
         begin_read_only(conn)
+        cancelled: list[bool] = []
+
+        def cancel() -> None:
+            cancelled.append(True)
+            _cancel(cur)
+
+        late = f"the query ran past its time limit of {timeout_s:g} s"
         try:
             cur = conn.cursor()
-            with after(timeout_s, lambda: _cancel(cur)):
-                cur.execute(sql)
-                return finish(cur.fetchmany, [d[0] for d in cur.description or []])
+            with after(timeout_s, cancel):
+                try:
+                    cur.execute(sql)
+                    result = finish(cur.fetchmany, [d[0] for d in cur.description or []])
+                except (QueryTimeout, QueryFailed):
+                    raise
+                except Exception:
+                    if cancelled:  # Trino's USER_CANCELED, or the connection cut
+                        raise QueryTimeout(late) from None
+                    raise
+            # A cancelled query's cursor may just end, its rows cut short: never a result.
+            if cancelled:
+                raise QueryTimeout(late)
+            return result
         finally:
             conn.rollback()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -20,13 +21,14 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
-from checks.errors import SourceError
+from checks.errors import QueryTimeout, SourceError
 from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource
 from checks.sources.recipes import recipe_for
 from checks.sources.recipes.trino import TrinoRecipe
 
 LIMITS = Limits(query_timeout_s=12.5, connect_timeout_s=3)
+SLOW = "SELECT COUNT(*) FROM orders AS a CROSS JOIN orders AS b"
 HEADERS = ("X-Trino-Session", "X-Trino-Time-Zone", "X-Trino-Transaction-Id", "X-Trino-Schema")
 
 
@@ -36,6 +38,7 @@ class Coordinator(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.seen: list[tuple[str, dict[str, str]]] = []
+        self.cancelled = False
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -55,7 +58,9 @@ class _Handler(BaseHTTPRequestHandler):
             "stats": {"state": "FINISHED"},
         }
         extra: dict[str, str] = {}
-        if sql == "START TRANSACTION READ ONLY":
+        if sql == SLOW:
+            body.update(stats={"state": "RUNNING"}, nextUri=self._running())
+        elif sql == "START TRANSACTION READ ONLY":
             extra["X-Trino-Started-Transaction-Id"] = "tx-7"
         elif sql == "ROLLBACK":
             extra["X-Trino-Clear-Transaction-Id"] = "true"
@@ -63,6 +68,28 @@ class _Handler(BaseHTTPRequestHandler):
             bigint = {"rawType": "bigint", "arguments": []}
             body["columns"] = [{"name": "rows_in_scope", "type": "bigint", "typeSignature": bigint}]
             body["data"] = [[3]]
+        self._reply(body, extra)
+
+    def do_GET(self) -> None:  # the client polls a running query, until it is cancelled
+        time.sleep(0.02)
+        body: dict[str, Any] = {"id": "slow", "infoUri": "http://127.0.0.1/ui"}
+        if self.server.cancelled:
+            error = {"errorName": "USER_CANCELED", "errorType": "USER_ERROR"}
+            body.update(stats={"state": "FAILED"}, error={**error, "message": "Query was canceled"})
+        else:
+            body.update(stats={"state": "RUNNING"}, nextUri=self._running())
+        self._reply(body, {})
+
+    def do_DELETE(self) -> None:  # the client cancels it
+        self.server.cancelled = True
+        self.server.seen.append((f"DELETE {self.path}", {}))
+        self.send_response(204)
+        self.end_headers()
+
+    def _running(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1/statement/executing/slow/1"
+
+    def _reply(self, body: dict[str, Any], extra: dict[str, str]) -> None:
         payload = json.dumps(body).encode()
         self.send_response(200)
         for name, value in extra.items():
@@ -183,3 +210,26 @@ def test_the_time_limit_and_a_cancel_are_timeouts_a_scan_cap_is_not() -> None:
     assert found.is_timeout(error("EXCEEDED_TIME_LIMIT"))
     assert found.is_timeout(error("USER_CANCELED"))
     assert not found.is_timeout(error("EXCEEDED_SCAN_LIMIT"))
+
+
+def test_a_query_past_its_limit_is_cancelled_and_never_a_result(coordinator: Coordinator) -> None:
+    port = coordinator.server_address[1]
+    found = recipe()
+    url, options = found.engine_args(
+        "lake", make_url(f"trino://reader@127.0.0.1:{port}/hive/sales"), LIMITS
+    )
+    engine = sa.create_engine(url, **options)
+    raw = engine.raw_connection()
+    try:
+        with pytest.raises(QueryTimeout) as raised:
+            found.run(raw.driver_connection, SLOW, 0.3, collect, limits=LIMITS, schema=None)
+    finally:
+        raw.close()
+        engine.dispose()
+    assert str(raised.value) == "the query ran past its time limit of 0.3 s"
+    assert [sql for sql, _ in coordinator.seen] == [
+        "START TRANSACTION READ ONLY",
+        SLOW,
+        "DELETE /v1/statement/executing/slow/1",
+        "ROLLBACK",
+    ]
