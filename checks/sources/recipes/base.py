@@ -68,6 +68,14 @@ class Recipe:
         """
         return url, {"pool_pre_ping": True}
 
+    def on_connect(self, conn: Any, limits: Limits) -> None:
+        """Set up a new raw DB-API connection's session before its first use (default: none).
+
+        Raises:
+            Exception: the driver's error; the connection is then not used.
+
+        """
+
     def run(
         self,
         conn: Any,

@@ -7,7 +7,9 @@ planning, the wait in a WLM queue and running; a queue's own WLM timeout, if low
 still applies); ``SET timezone TO 'UTC'``; ``SET search_path TO`` the source's schema;
 ``SET query_group TO 'lookout'`` (the label an administrator's WLM configuration can
 route Lookout's queries by, to a queue with its own limits and query monitoring
-rules); the query; ``ROLLBACK``, which also undoes the settings. Redshift has no
+rules); the query; ``ROLLBACK``, which also undoes the settings (back to each new
+connection's own, which bound the catalog's reads too: the query limit and UTC,
+committed). Redshift has no
 session setting that caps a query's cost: WLM's query monitoring rules are the cap
 (docs/engines.md). The driver's socket timeout ends a silent server.
 """
@@ -47,6 +49,16 @@ class RedshiftRecipe(Recipe):
         }
         return url, {"connect_args": connect, "pool_pre_ping": True}
 
+    def on_connect(self, conn: Any, limits: Limits) -> None:
+        """Each new connection's own limit and zone, for the catalog's reads too."""
+        cur = conn.cursor()
+        try:
+            cur.execute(f"SET statement_timeout TO {_ms(limits.query_timeout_s)}")
+            cur.execute("SET timezone TO 'UTC'")
+            conn.commit()  # in the driver's own transaction: rolled back, they would not hold
+        finally:
+            cur.close()
+
     def run(
         self,
         conn: Any,
@@ -65,7 +77,7 @@ class RedshiftRecipe(Recipe):
         cur = conn.cursor()
         try:
             cur.execute("BEGIN READ ONLY")
-            cur.execute(f"SET statement_timeout TO {max(1, int(timeout_s * 1000))}")
+            cur.execute(f"SET statement_timeout TO {_ms(timeout_s)}")
             cur.execute("SET timezone TO 'UTC'")  # results never depend on the zone
             cur.execute(f"SET search_path TO {_ident(schema or 'public')}")
             cur.execute(f"SET query_group TO '{QUERY_GROUP}'")
@@ -86,6 +98,10 @@ class RedshiftRecipe(Recipe):
     def is_timeout(self, error: BaseException) -> bool:
         """SQLSTATE 57014: ``statement_timeout`` ended the query."""
         return "57014" in str(error)
+
+
+def _ms(seconds: float) -> int:
+    return max(1, int(seconds * 1000))
 
 
 def _ident(name: str) -> str:

@@ -10,7 +10,9 @@ rows only; row versions instead of shared locks where the database has
 (SQL Server refuses to start a query whose estimated cost is higher, error 8649,
 naming the estimate and the cap: the cost cap, before anything runs); the query;
 ``ROLLBACK`` of the driver's transaction. The query limit itself is the driver's:
-pyodbc's ``Connection.timeout`` per query, pymssql's ``timeout`` at connect.
+pyodbc's ``Connection.timeout`` per query, pymssql's ``timeout`` at connect. Each new
+connection starts with the query limit's timeouts, so the catalog's reads are
+bounded too.
 
 Read-only: SQL Server has no read-only transaction; the guard lets only one SELECT
 through, and with pyodbc the connection says ``ApplicationIntent=ReadOnly``, which an
@@ -79,6 +81,17 @@ class SQLServerRecipe(Recipe):
             connect = {"timeout": login}  # pyodbc.connect(timeout=) is the login's
         return url, {"connect_args": connect, "pool_pre_ping": True}
 
+    def on_connect(self, conn: Any, limits: Limits) -> None:
+        """Each new connection's query timeout and lock timeout, for the catalog's reads too."""
+        if hasattr(conn, "timeout"):  # pyodbc
+            conn.timeout = _seconds(limits.query_timeout_s)
+        cur = conn.cursor()
+        try:
+            cur.execute(f"SET LOCK_TIMEOUT {_ms(limits.query_timeout_s)}")
+            conn.commit()
+        finally:
+            cur.close()
+
     def run(
         self,
         conn: Any,
@@ -94,7 +107,7 @@ class SQLServerRecipe(Recipe):
             conn.timeout = _seconds(timeout_s)
         cur = conn.cursor()
         try:
-            cur.execute(f"SET LOCK_TIMEOUT {max(1, int(timeout_s * 1000))}")
+            cur.execute(f"SET LOCK_TIMEOUT {_ms(timeout_s)}")
             cur.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
             if self.cost_limit is not None:
                 cur.execute(f"SET QUERY_GOVERNOR_COST_LIMIT {self.cost_limit}")
@@ -115,6 +128,10 @@ class SQLServerRecipe(Recipe):
         """ODBC's HYT00 (query timeout expired), or pymssql's timeout (DB-Lib 20003)."""
         text = str(error)
         return "HYT00" in text or "20003" in text
+
+
+def _ms(seconds: float) -> int:
+    return max(1, int(seconds * 1000))
 
 
 def _seconds(timeout_s: float) -> int:

@@ -46,6 +46,9 @@ class Recorder:
     def rollback(self) -> None:
         self.log.append("ROLLBACK()")
 
+    def commit(self) -> None:
+        self.log.append("COMMIT()")
+
 
 class Cursor:
     def __init__(self, conn: Recorder) -> None:
@@ -61,6 +64,9 @@ class Cursor:
 
     def fetchmany(self, size: int) -> list[tuple[int]]:
         return [(3,)]
+
+    def close(self) -> None:
+        self.conn.log.append("close()")
 
 
 def collect(fetch: Any, columns: list[str]) -> tuple[list[str], list[Any]]:
@@ -94,6 +100,23 @@ def test_redshift_runs_one_query_in_a_read_only_transaction() -> None:
     assert conn.log == REDSHIFT
     assert found.reset(conn) is True
     assert conn.log[-1] == "ROLLBACK()"
+
+
+def test_each_new_redshift_connection_is_limited_and_in_utc() -> None:
+    conn = Recorder()
+    recipe("redshift").on_connect(conn, LIMITS)
+    assert conn.log == [
+        "SET statement_timeout TO 12500",
+        "SET timezone TO 'UTC'",
+        "COMMIT()",
+        "close()",
+    ]
+
+
+def test_each_new_sql_server_connection_is_limited() -> None:
+    conn = Recorder(odbc=True)
+    recipe("mssql").on_connect(conn, LIMITS)
+    assert conn.log == ["timeout=12", "SET LOCK_TIMEOUT 12500", "COMMIT()", "close()"]
 
 
 def test_redshift_rolls_back_a_failed_query_and_knows_its_timeout() -> None:
