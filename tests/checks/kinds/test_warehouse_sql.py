@@ -3,7 +3,7 @@
 No engine runs here: each kind's counts and sample queries must read back in the
 dialect as the same SQL, and pass the guard there; ``missing`` and ``duplicates`` are
 compared in full (T-SQL: ``TOP`` for the sample's row cap, ``[brackets]``, booleans
-as ``1``/``0``).
+as ``1``/``0``, ``COUNT_BIG``: its ``COUNT`` is a 32-bit int).
 """
 
 from __future__ import annotations
@@ -84,8 +84,8 @@ MISSING = {
         ' "t"."paid", "t"."created_at" LIMIT 10',
     ),
     "tsql": (
-        "SELECT COUNT(*) AS rows_in_scope, COUNT(CASE WHEN [t].[status] IS NULL OR [t].[status]"
-        " IN ('lost', '1') THEN 1 END) AS missing FROM [orders] AS t",
+        "SELECT COUNT_BIG(*) AS rows_in_scope, COUNT_BIG(CASE WHEN [t].[status] IS NULL OR"
+        " [t].[status] IN ('lost', '1') THEN 1 END) AS missing FROM [orders] AS t",
         "SELECT TOP 10 * FROM [orders] AS t WHERE ([t].[status] IS NULL OR [t].[status] IN"
         # TIMESTAMP is SQL Server's rowversion, not a time: not an order column
         " ('lost', '1')) ORDER BY [t].[id], [t].[status], [t].[customer_id], [t].[paid]",
@@ -100,15 +100,16 @@ def test_missing_in_each_dialect(dialect: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("dialect", "q"), [("trino", '"{}"'), ("redshift", '"{}"'), ("tsql", "[{}]")]
+    ("dialect", "q", "count"),
+    [("trino", '"{}"', "COUNT"), ("redshift", '"{}"', "COUNT"), ("tsql", "[{}]", "COUNT_BIG")],
 )
-def test_duplicates_counts_in_each_dialect(dialect: str, q: str) -> None:
+def test_duplicates_counts_in_each_dialect(dialect: str, q: str, count: str) -> None:
     t, cid, status = (q.format(n) for n in ("t", "customer_id", "status"))
     orders = q.format("orders")
     compiled = compile_check(spec(CHECKS[2]), CATALOG, dialect, sample_rows=10)
     assert compiled.counts_sql == (
         "SELECT COALESCE(SUM(group_rows), 0) AS rows_in_scope,"
-        " COUNT(CASE WHEN group_rows > 1 AND NOT (key_1 IS NULL OR key_2 IS NULL) THEN 1 END)"
+        f" {count}(CASE WHEN group_rows > 1 AND NOT (key_1 IS NULL OR key_2 IS NULL) THEN 1 END)"
         " AS duplicate_groups,"
         " COALESCE(SUM(CASE WHEN group_rows > 1 AND NOT (key_1 IS NULL OR key_2 IS NULL)"
         " THEN group_rows - 1 END), 0) AS surplus_rows,"
@@ -116,7 +117,7 @@ def test_duplicates_counts_in_each_dialect(dialect: str, q: str) -> None:
         " THEN group_rows END), 0) AS rows_in_duplicate_groups,"
         " COALESCE(SUM(CASE WHEN key_1 IS NULL OR key_2 IS NULL THEN group_rows END), 0)"
         " AS rows_with_null_key"
-        f" FROM (SELECT {t}.{cid} AS key_1, {t}.{status} AS key_2, COUNT(*) AS group_rows"
+        f" FROM (SELECT {t}.{cid} AS key_1, {t}.{status} AS key_2, {count}(*) AS group_rows"
         f" FROM {orders} AS t GROUP BY {t}.{cid}, {t}.{status}) AS keyed"
     )
 
@@ -126,3 +127,11 @@ def test_a_boolean_value_is_1_in_t_sql() -> None:
     assert "NOT [t].[paid] IN (1)" in compiled.counts_sql
     trino = compile_check(spec(CHECKS[3]), CATALOG, "trino", sample_rows=10)
     assert 'NOT "t"."paid" IN (TRUE)' in trino.counts_sql
+
+
+def test_t_sql_counts_are_64_bit_and_other_dialects_unchanged() -> None:
+    for check in CHECKS[:7]:
+        tsql = compile_check(spec(check), CATALOG, "tsql", sample_rows=10).counts_sql
+        assert "COUNT(" not in tsql and "COUNT_BIG(" in tsql, tsql
+        trino = compile_check(spec(check), CATALOG, "trino", sample_rows=10).counts_sql
+        assert "COUNT_BIG" not in trino and "COUNT(" in trino, trino
