@@ -18,7 +18,7 @@ from checks.automation.time_buckets import Over
 from checks.declared.buckets import BUCKET, BucketSql, Window, bucket_sql
 from checks.declared.catalog_names import parse_filter, resolve_column, resolve_table
 from checks.kinds.base import Compiled, Kind
-from checks.kinds.sql_terms import ROWS, nulls_last
+from checks.kinds.sql_terms import ROWS, count, nulls_last
 from checks.sources.base import Column, DataSet
 from checks.sql.types import family
 
@@ -124,7 +124,7 @@ class ScopeSql:
 
     def value_sample(self, value: exp.Expr, name: str, violation: exp.Expr) -> str:
         """The violating values with how many rows hold each, most first, as SQL."""
-        rows = exp.Count(this=exp.Star())
+        rows = count(exp.Star())
         query = (
             self.scoped(
                 exp.alias_(value.copy(), name, quoted=True),

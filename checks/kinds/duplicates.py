@@ -22,7 +22,7 @@ from sqlglot import exp
 from checks.fields.rules import not_blank
 from checks.kinds.base import Compiled, Counts, Judged, Kind, Loc, Scope
 from checks.kinds.in_words import metric, rows
-from checks.kinds.sql_terms import ROWS, count_when, is_null, not_null, nulls_last
+from checks.kinds.sql_terms import ROWS, count, count_when, is_null, not_null, nulls_last
 from checks.report import CheckResult
 
 
@@ -60,7 +60,7 @@ class Duplicates(Kind):
         aliases = [f"key_{i}" for i in range(1, len(keys) + 1)]
         grouped = scope.scoped(
             *(exp.alias_(r, a) for r, a in zip(refs, aliases, strict=True)),
-            exp.alias_(exp.Count(this=exp.Star()), "group_rows"),
+            exp.alias_(count(exp.Star()), "group_rows"),
         ).group_by(*(r.copy() for r in refs))
         n = exp.column("group_rows")
         any_null = exp.or_(*(is_null(exp.column(a)) for a in aliases))
@@ -85,7 +85,7 @@ class Duplicates(Kind):
         return scope.done(counts, self._sample(scope, refs, [k.name for k in keys]), None)
 
     def _sample(self, scope: Scope, refs: list[exp.Column], names: list[str]) -> str:
-        rows_held = exp.Count(this=exp.Star())
+        rows_held = count(exp.Star())
         having: exp.Expr = exp.GT(this=rows_held.copy(), expression=exp.Literal.number(1))
         if self.nulls == "distinct":
             having = exp.and_(having, *(not_null(r) for r in refs))

@@ -34,6 +34,7 @@ from checks.fields.value_words import describe
 from checks.kinds.base import Compiled, Counts, Judged, Loc, OneColumn, Scope
 from checks.kinds.in_words import duration, metric, rows
 from checks.kinds.row_count import in_scope
+from checks.kinds.sql_terms import count
 from checks.report import CheckResult, Metrics
 from checks.sql.types import TEMPORAL_FAMILIES
 
@@ -72,7 +73,7 @@ class Freshness(OneColumn):
         ref = scope.col(column.name)
         counts = scope.scoped(
             in_scope(),
-            exp.alias_(exp.Count(this=ref.copy()), "rows_with_value"),
+            exp.alias_(count(ref.copy()), "rows_with_value"),
             exp.alias_(exp.Max(this=ref.copy()), "latest"),
         )
         return scope.done(counts, None, column)
@@ -138,7 +139,7 @@ class Freshness(OneColumn):
         if self.filter:
             where = exp.and_(exp.paren(exp.condition(self.filter, dialect=dialect)), where)
         table = exp.Table(this=exp.to_identifier(counts.table, quoted=True))
-        query = exp.select(exp.Count(this=exp.Star())).from_(table).where(where)
+        query = exp.select(count(exp.Star())).from_(table).where(where)
         try:
             result = counts.source.query(query.sql(dialect=dialect), max_rows=1)
         except (QueryError, SourceError):

@@ -18,6 +18,7 @@ from sqlglot import exp
 from checks.fields.expectation import Unit
 from checks.kinds.base import Compiled, Counts, Judged, Kind, Loc, Scope
 from checks.kinds.in_words import metric, rows
+from checks.kinds.sql_terms import count
 from checks.report import CheckResult
 
 IN_SCOPE = "rows_in_scope"
@@ -25,7 +26,7 @@ IN_SCOPE = "rows_in_scope"
 
 def in_scope() -> exp.Expr:
     """``count(*) AS rows_in_scope``: the first count of every kind."""
-    return exp.alias_(exp.Count(this=exp.Star()), IN_SCOPE)
+    return exp.alias_(count(exp.Star()), IN_SCOPE)
 
 
 class RowCount(Kind):

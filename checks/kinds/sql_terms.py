@@ -17,9 +17,18 @@ ROWS = "rows"
 """Name of the per-value row count in value samples (``accepted_values``, …)."""
 
 
+def count(value: exp.Expr) -> exp.Count:
+    """``count(value)`` as a 64-bit count in every dialect.
+
+    T-SQL's ``COUNT`` is a 32-bit ``int`` that fails past 2,147,483,647 rows, and the
+    ``SUM`` of it too; sqlglot writes this as ``COUNT_BIG`` there, ``COUNT`` elsewhere.
+    """
+    return exp.Count(this=value, big_int=True)
+
+
 def count_when(condition: exp.Expr) -> exp.Expr:
     """``count(CASE WHEN condition THEN 1 END)``: 0 over no rows."""
-    return exp.Count(this=exp.Case().when(condition, exp.Literal.number(1)))
+    return count(exp.Case().when(condition, exp.Literal.number(1)))
 
 
 def nulls_last(value: exp.Expr) -> exp.Ordered:
@@ -42,9 +51,7 @@ def not_null(column: exp.Expr) -> exp.Expr:
 
 def count_distinct_when(condition: exp.Expr, value: exp.Expr) -> exp.Expr:
     """``count(DISTINCT CASE WHEN condition THEN value END)``."""
-    return exp.Count(
-        this=exp.Distinct(expressions=[exp.Case().when(condition.copy(), value.copy())])
-    )
+    return count(exp.Distinct(expressions=[exp.Case().when(condition.copy(), value.copy())]))
 
 
 def literal(value: Any, *, as_text: bool = False) -> exp.Expr:

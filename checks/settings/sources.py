@@ -110,6 +110,9 @@ class SQLAlchemySource(Strict):
     ``tables`` optionally limits it further to the names listed.
     ``allow_plaintext_password`` lets the file hold the URL's password as written
     (``checks.settings.passwords``); by default it must come from ``${NAME}``.
+    ``cost_cap`` is the most one query may cost, in the engine's own unit, where the
+    engine has such a cap (docs/engines.md: Trino's bytes scanned, ``"10GB"``; SQL
+    Server's query governor cost, ``300``); an engine without one refuses it.
     """
 
     type: Literal["sqlalchemy"]
@@ -117,6 +120,7 @@ class SQLAlchemySource(Strict):
     allow_plaintext_password: bool = False
     schema_: str | None = Field(default=None, alias="schema")
     tables: list[str] | None = None
+    cost_cap: int | str | None = None
 
 
 SourceConfig = Annotated[DuckDBSource | SQLAlchemySource, Field(discriminator="type")]

@@ -71,7 +71,7 @@ class SQLQuerySource(Source):
         if self._backend not in DIALECTS:
             why = unknown_engine(config.url, DIALECTS) or f"unsupported database {self._backend!r}"
             raise config_error(name, ("url",), why, place)
-        self._recipe = recipe_for(self._backend)
+        self._recipe = recipe_for(self._backend).with_options(name, config)
         self.dialect = self._recipe.dialect
         self._shown = url.render_as_string(hide_password=True)
         self._password = url.password
@@ -86,6 +86,8 @@ class SQLQuerySource(Source):
                 f"installed ({first_line(error)}){install}"
             ) from None
         bound_pings(self._engine, limits)
+        recipe = self._recipe
+        sa.event.listen(self._engine, "connect", lambda conn, _: recipe.on_connect(conn, limits))
         try:
             # The schema the catalog lists and unqualified names resolve in;
             # PostgreSQL queries run with search_path set to it.

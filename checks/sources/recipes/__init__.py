@@ -19,6 +19,9 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "sqlite": ("sqlite", "checks.sources.recipes.sqlite:SQLiteRecipe"),
     "mysql": ("mysql", "checks.sources.recipes.mysql:MySQLRecipe"),
     "mariadb": ("mysql", "checks.sources.recipes.mysql:MySQLRecipe"),
+    "trino": ("trino", "checks.sources.recipes.trino:TrinoRecipe"),
+    "redshift": ("redshift", "checks.sources.recipes.redshift:RedshiftRecipe"),
+    "mssql": ("tsql", "checks.sources.recipes.sqlserver:SQLServerRecipe"),
 }
 """SQLAlchemy backend name -> (sqlglot dialect, ``module:Recipe`` class)."""
 

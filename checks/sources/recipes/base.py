@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from checks.errors import SourceError
+
 if TYPE_CHECKING:
     import sqlalchemy as sa
     from sqlalchemy.engine import URL
 
     from checks.settings.limits import Limits
+    from checks.settings.sources import SQLAlchemySource
     from checks.sources.definitions import Kind
     from checks.sources.fingerprint import Finish
     from checks.sources.result import QueryResult
@@ -44,6 +47,21 @@ class Recipe:
     extra: ClassVar[str | None] = None
     definitions: ClassVar[tuple[tuple[Kind, str], ...]] = ()
 
+    def with_options(self, name: str, config: SQLAlchemySource) -> Recipe:
+        """The recipe for source ``name``'s own settings (``cost_cap``); itself by default.
+
+        Raises:
+            SourceError: the engine has no cost cap and ``config`` sets one, or the
+                value is not one the engine takes.
+
+        """
+        if config.cost_cap is not None:
+            raise SourceError(
+                f"source {name}: cost_cap is not supported for {self.label}"
+                " (docs/engines.md lists the engines with a cost cap)"
+            )
+        return self
+
     def engine_args(self, name: str, url: URL, limits: Limits) -> tuple[URL, dict[str, Any]]:
         """The URL and ``create_engine`` keyword arguments for source ``name``.
 
@@ -52,6 +70,14 @@ class Recipe:
 
         """
         return url, {"pool_pre_ping": True}
+
+    def on_connect(self, conn: Any, limits: Limits) -> None:
+        """Set up a new raw DB-API connection's session before its first use (default: none).
+
+        Raises:
+            Exception: the driver's error; the connection is then not used.
+
+        """
 
     def run(
         self,
