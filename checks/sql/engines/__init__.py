@@ -6,16 +6,22 @@ calling Java, a stage) adds one module here, written from that engine's
 documentation, and one line in ``ENGINE_MODULES``: its ``DENIED_FUNCTIONS`` has
 the shape of ``checks.sql.denied.DENIED_FUNCTIONS`` (rule, why, a pattern fully
 matched against the lower-case function name) and its ``DENIED_SCHEMAS`` names
-the schemas (or catalogs) whose functions and tables a query may not name.
+the schemas (or catalogs) whose functions and tables a query may not name; an
+optional ``check(tree)`` refuses clauses of its own (``QueryRejected``), and an optional
+``kind_sql(tree)`` rewrites a typed kind's query where the engine answers it otherwise.
 """
 
 from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Callable
 from functools import cache
+from typing import Any
 
-ENGINE_MODULES: dict[str, str] = {}
+ENGINE_MODULES: dict[str, str] = {
+    "clickhouse": "checks.sql.engines.clickhouse",
+}
 """sqlglot dialect -> the module of ``checks.sql.engines`` holding its refusals."""
 
 Refusal = tuple[str, str, re.Pattern[str]]
@@ -38,3 +44,23 @@ def denied_schemas(dialect: str) -> frozenset[str]:
     if module is None:
         return frozenset()
     return frozenset(getattr(importlib.import_module(module), "DENIED_SCHEMAS", ()))
+
+
+@cache
+def engine_check(dialect: str) -> Callable[[Any], None] | None:
+    """``dialect``'s own ``check(tree)`` of clauses it refuses, or None."""
+    module = ENGINE_MODULES.get(dialect)
+    if module is None:
+        return None
+    found: Callable[[Any], None] | None = getattr(importlib.import_module(module), "check", None)
+    return found
+
+
+@cache
+def kind_sql(dialect: str) -> Callable[[Any], Any] | None:
+    """``dialect``'s own ``kind_sql(tree)``: a typed kind's query as that engine must run it."""
+    module = ENGINE_MODULES.get(dialect)
+    if module is None:
+        return None
+    found: Callable[[Any], Any] | None = getattr(importlib.import_module(module), "kind_sql", None)
+    return found
