@@ -127,7 +127,24 @@ def main() -> None:
             _send(out, ("ok", read_rows(client, sql, settings, scan_rows)))
         except Exception as error:
             kind = "timeout" if error_code(error) == TIMEOUT_CODE else "failed"
+            if not _session_clean(client):
+                kind = f"{kind}-spent"
             _send(out, (kind, error_message(error)))
+            if kind.endswith("-spent"):
+                return
+
+
+def _session_clean(client: Any) -> bool:
+    """Whether the session still has no setting of its own (no ``readonly`` left behind).
+
+    clickhouse-connect's chdb backend sends an INSERT's settings with ``SET`` and sets them
+    back after it; once ``readonly=1`` is set that way, nothing can be set back, and every
+    later query's settings would be refused. Such a child ends and is started again.
+    """
+    try:
+        return str(client.command("SELECT getSetting('readonly')")) == "0"
+    except Exception:
+        return False
 
 
 class ChildFailed(Exception):
@@ -213,10 +230,11 @@ class ChdbProcess:
         if kind == "ready":
             return None
         if kind != "ok":
-            if late == "start":
-                self._stop()
-                raise ChildFailed("start", str(value))
-            raise ChildFailed(kind, str(value))
+            if late == "start" or kind.endswith("-spent"):
+                self._stop()  # it cannot serve another query
+            raise ChildFailed(
+                "start" if late == "start" else kind.removesuffix("-spent"), str(value)
+            )
         return value
 
     def _stop(self) -> None:

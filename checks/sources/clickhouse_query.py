@@ -64,8 +64,7 @@ def query_settings(
         Setting name -> value.
 
     """
-    settings: dict[str, Any] = {"readonly": 1} if send_readonly else {}
-    settings |= {
+    settings: dict[str, Any] = {
         "max_execution_time": max(1, round(timeout_s)),
         "timeout_overflow_mode": "throw",
         "max_result_rows": scan_rows + 1,
@@ -81,6 +80,8 @@ def query_settings(
     if caps.max_bytes_to_read is not None:
         settings["max_bytes_to_read"] = caps.max_bytes_to_read
         settings["read_overflow_mode"] = "throw"
+    if send_readonly:  # last: where settings are applied one by one, the others go first
+        settings["readonly"] = 1
     return settings
 
 

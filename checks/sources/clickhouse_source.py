@@ -114,7 +114,11 @@ def chdb_spec(name: str, config: ClickHouseSource) -> ChdbSpec:
     """
     import importlib.util
 
-    if importlib.util.find_spec("chdb") is None:
+    try:
+        installed = importlib.util.find_spec("chdb") is not None
+    except ValueError:  # a module entry without a spec: not importable either
+        installed = False
+    if not installed:
         raise SourceError(f"source {name}: chdb is not installed; pip install 'lookout[{EXTRA}]'")
     if config.path:
         folder = Path(config.path)
@@ -212,9 +216,12 @@ class ClickHouseQuerySource(Source):
         return level
 
     def _rows(
-        self, sql: str, *, timeout_s: float, scan_rows: int
+        self, sql: str, *, timeout_s: float, scan_rows: int, capped: bool = True
     ) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run ``sql`` with the read-only settings (no guard: callers check or own it).
+
+        ``capped``: with the source's cost cap (the catalog's own statements are bounded
+        in time only).
 
         Raises:
             QueryFailed: the engine refused it.
@@ -222,12 +229,20 @@ class ClickHouseQuerySource(Source):
 
         """
         settings = query_settings(
-            timeout_s, scan_rows=scan_rows, caps=self._caps, send_readonly=self._send_readonly
+            timeout_s,
+            scan_rows=scan_rows,
+            caps=self._caps if capped else Caps(),
+            send_readonly=self._send_readonly,
         )
         if self._chdb is not None:
             try:
                 return self._chdb.run(sql, settings, scan_rows, timeout_s)
             except ChildFailed as failed:
+                if failed.kind == "start" and self._config.path:
+                    raise QueryFailed(
+                        f"cannot open the chdb data folder {self._config.path}: {failed} (chdb"
+                        " serves a folder to one process at a time: is another using it?)"
+                    ) from None
                 if failed.kind == "timeout":
                     raise QueryTimeout(
                         f"the query ran past its time limit of {timeout_s:g} s"
@@ -245,7 +260,7 @@ class ClickHouseQuerySource(Source):
     def _catalog_rows(self, sql: str, what: str) -> list[tuple[Any, ...]]:
         try:
             _, rows = self._rows(
-                sql, timeout_s=self.limits.query_timeout_s, scan_rows=CATALOG_MAX_ROWS
+                sql, timeout_s=self.limits.query_timeout_s, scan_rows=CATALOG_MAX_ROWS, capped=False
             )
         except (QueryFailed, QueryTimeout) as error:
             raise SourceError(f"source {self.name}: cannot read {what}: {error}") from None
