@@ -18,7 +18,6 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from checks.settings.limits import Limits
 from checks.settings.sources import ClickHouseSource
 from checks.sources.clickhouse_source import ClickHouseQuerySource
 
@@ -108,6 +107,3 @@ def shop_clickhouse_opener(shop_chdb_path: Path) -> object:
     """Opens the shop on ClickHouse (chdb) (``tests.checks.declared.shop.SHOP_ENGINES``)."""
     config = ClickHouseSource(type="clickhouse", path=str(shop_chdb_path))
     return lambda limits: ClickHouseQuerySource("shop", config, limits)
-
-
-__all__ = ["Limits", "build_chdb", "clickhouse_statements"]

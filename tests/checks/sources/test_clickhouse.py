@@ -271,7 +271,7 @@ def test_files_load_as_tables_with_their_nulls(
     parquet, csv = tmp_path / "events.parquet", tmp_path / "users.csv"
     with duckdb.connect() as conn:
         conn.execute(
-            "COPY (SELECT * FROM (VALUES (1, TIMESTAMPTZ '2024-01-10 01:30:00+00', 'a'),"
+            "COPY (SELECT * FROM (VALUES (1, TIMESTAMPTZ '2024-01-09 23:30:00+00', 'a'),"
             " (2, NULL, NULL)) t(id, seen, tag)) TO ? (FORMAT parquet)",
             [str(parquet)],
         )
@@ -285,13 +285,13 @@ def test_files_load_as_tables_with_their_nulls(
         assert {d.name: d.row_count for d in source.catalog()} == {"events": 2, "users": 3}
         events = source.query("SELECT id, seen, tag FROM events ORDER BY id")
         assert events.rows == [
-            (1, dt.datetime(2024, 1, 10, 1, 30, tzinfo=dt.UTC), "a"),
+            (1, dt.datetime(2024, 1, 9, 23, 30, tzinfo=dt.UTC), "a"),
             (2, None, None),
         ]
         users = source.query("SELECT count(*), count(email) FROM users")
         assert users.rows == [(3, 2)]
         day = source.query("SELECT toDate(seen) FROM events WHERE id = 1")
-        assert day.rows == [(dt.date(2024, 1, 10),)]
+        assert day.rows == [(dt.date(2024, 1, 9),)]  # 2024-01-10 13:30 in Kiritimati
 
 
 def test_a_query_the_engine_does_not_end_is_killed_and_the_child_restarts() -> None:
