@@ -21,14 +21,16 @@ import pytest
 from clickhouse_connect.driver.models import SettingDef
 from pydantic import ValidationError
 
-from checks.errors import QueryFailed, QueryTimeout, SourceError
+from checks.errors import ConfigError, QueryFailed, QueryTimeout, SourceError
+from checks.settings.config import load_settings
 from checks.settings.limits import Limits
 from checks.settings.sources import ClickHouseSource
+from checks.sources import dialect_of
 from checks.sources.chdb_process import ChdbProcess, ChdbSpec, ChildFailed
 from checks.sources.clickhouse_query import Caps, query_settings
 from checks.sources.clickhouse_source import ClickHouseQuerySource, server_client_args
 
-pytestmark = pytest.mark.slow  # each chdb source starts its engine in a child (~4 s)
+SLOW = pytest.mark.slow  # each chdb engine starts in ~2-4 s (a source's, in its child)
 
 RECIPE = {
     "readonly": 1,
@@ -131,6 +133,7 @@ def server(chdb_here: Any, readonly: str, made: list[dict[str, Any]]) -> ClickHo
     return ClickHouseQuerySource("warehouse", config, Limits(), client_factory=factory)
 
 
+@SLOW
 def test_the_server_path_sends_the_recipe_and_the_sql_runs_on_chdb(chdb_here: Any) -> None:
     made: list[dict[str, Any]] = []
     source = server(chdb_here, "0", made)
@@ -150,6 +153,7 @@ def test_the_server_path_sends_the_recipe_and_the_sql_runs_on_chdb(chdb_here: An
     assert client.sent[-1] == ("closed", {})
 
 
+@SLOW
 def test_a_profile_with_readonly_2_is_sent_the_limits_without_readonly(chdb_here: Any) -> None:
     source = server(chdb_here, "2", [])
     assert source.query("SELECT count(*) FROM orders").rows == [(3,)]
@@ -157,6 +161,7 @@ def test_a_profile_with_readonly_2_is_sent_the_limits_without_readonly(chdb_here
     assert "readonly" not in sent and sent["max_execution_time"] == 30
 
 
+@SLOW
 def test_a_profile_with_readonly_1_is_refused_with_what_to_grant(chdb_here: Any) -> None:
     with pytest.raises(SourceError) as refused:
         server(chdb_here, "1", [])
@@ -184,6 +189,25 @@ def test_a_missing_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_p
     assert (
         str(no_chdb.value) == "source ch: chdb is not installed; pip install 'lookout[clickhouse]'"
     )
+
+
+def test_a_misspelt_key_names_the_one_meant_and_a_password_is_a_secret(tmp_path: Path) -> None:
+    config = tmp_path / "lookout.yaml"
+    config.write_text("sources:\n  events:\n    type: clickhouse\n    folder: /data/chdb\n")
+    with pytest.raises(ConfigError) as misspelt:
+        load_settings(config, env={})
+    assert str(misspelt.value) == (
+        f"{config}:4:13: sources.events.folder: unknown field 'folder' (did you mean 'path'?)"
+    )
+    config.write_text(
+        "sources:\n  events:\n    type: clickhouse\n"
+        "    url: clickhouse://reader:${CH_PASSWORD}@ch.example:8123/analytics\n"
+        "    max_bytes_to_read: 10GiB\n"
+    )
+    settings = load_settings(config, env={"CH_PASSWORD": "s3cret"})
+    events = settings.sources["events"]
+    assert isinstance(events, ClickHouseSource) and events.max_bytes_to_read == 10 << 30
+    assert "s3cret" in settings.secrets() and dialect_of(events) == "clickhouse"
 
 
 def test_bad_settings_say_what_and_where(tmp_path: Path) -> None:
@@ -216,6 +240,7 @@ def chdb_shop(shop_chdb_path: Path) -> Iterator[ClickHouseQuerySource]:
         yield source
 
 
+@SLOW
 def test_the_chdb_session_refuses_writes_without_the_guard(
     chdb_shop: ClickHouseQuerySource,
 ) -> None:
@@ -226,6 +251,7 @@ def test_the_chdb_session_refuses_writes_without_the_guard(
     assert chdb_shop.query("SELECT count(*) FROM empty_t").rows == [(0,)]
 
 
+@SLOW
 def test_the_engine_ends_a_query_at_its_time_limit(chdb_shop: ClickHouseQuerySource) -> None:
     assert chdb_shop.query("SELECT count(*) FROM pairs").rows == [(9,)]  # its child started
     started = time.monotonic()
@@ -236,6 +262,7 @@ def test_the_engine_ends_a_query_at_its_time_limit(chdb_shop: ClickHouseQuerySou
     assert chdb_shop.query("SELECT count(*) FROM orders").rows == [(5,)]  # the same child
 
 
+@SLOW
 def test_catalog_counts_and_version(chdb_shop: ClickHouseQuerySource) -> None:
     counts = {d.name: d.row_count for d in chdb_shop.catalog()}
     assert counts == {
@@ -250,6 +277,7 @@ def test_catalog_counts_and_version(chdb_shop: ClickHouseQuerySource) -> None:
     assert chdb_shop.engine_version().startswith("chdb (ClickHouse) 26.")
 
 
+@SLOW
 def test_a_cost_cap_fails_the_query_that_reads_too_much(
     shop_chdb_path: Path, tmp_path: Path
 ) -> None:
@@ -265,6 +293,7 @@ def test_a_cost_cap_fails_the_query_that_reads_too_much(
     )
 
 
+@SLOW
 def test_files_load_as_tables_with_their_nulls(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -294,6 +323,7 @@ def test_files_load_as_tables_with_their_nulls(
         assert day.rows == [(dt.date(2024, 1, 9),)]  # 2024-01-10 13:30 in Kiritimati
 
 
+@SLOW
 def test_a_query_the_engine_does_not_end_is_killed_and_the_child_restarts() -> None:
     process = ChdbProcess(ChdbSpec(None), lambda timeout_s: timeout_s + 1)
     try:
