@@ -36,7 +36,7 @@ from checks.sources.clickhouse_query import (
     read_rows,
     views_statement,
 )
-from checks.sources.clickhouse_sql import sql_results
+from checks.sources.clickhouse_sql import Schema, sql_results
 from checks.sources.definitions import Definition
 from checks.sources.fingerprint import collect
 from checks.sources.result import Column, DataSet, QueryResult
@@ -181,6 +181,7 @@ class ClickHouseQuerySource(Source):
         self._chdb: ChdbProcess | None = None
         self._password: str | None = None
         self._send_readonly = True
+        self._schema: tuple[list[DataSet], Schema] | None = None
         if config.url:
             args = server_client_args(config.url, limits)
             self._password = args["password"] or None
@@ -300,8 +301,7 @@ class ClickHouseQuerySource(Source):
     def _execute(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
         started = time.monotonic()
         scan = self.limits.fingerprint_max_rows
-        schema = tuple((d.name, tuple((c.name, c.type) for c in d.columns)) for d in self.catalog())
-        typed = sql_results(sql, schema)
+        typed = sql_results(sql, self._types())
         columns, rows = self._rows(typed, timeout_s=timeout_s, scan_rows=scan)
         batches = [rows]
 
@@ -318,6 +318,29 @@ class ClickHouseQuerySource(Source):
             timeout_s=timeout_s,
             limits=self.limits,
         )
+
+    def _types(self) -> Schema:
+        """The catalog's column types for ``sql_results``, made once per catalog."""
+        catalog = self.catalog()
+        if self._schema is None or self._schema[0] is not catalog:
+            types = tuple((d.name, tuple((c.name, c.type) for c in d.columns)) for d in catalog)
+            self._schema = (catalog, types)
+        return self._schema[1]
+
+    def write_warnings(self) -> list[str]:
+        """One sentence per way this source's user could write; empty if none.
+
+        A server user whose profile has ``readonly=0`` writes in any session Lookout does
+        not send ``readonly=1`` to (another client, the same password). chdb reads a local
+        folder or files: no user, nothing to grant.
+        """
+        if self._chdb is not None or not self._send_readonly:
+            return []
+        return [
+            f"source {self.name}: the ClickHouse user's profile has readonly=0: it can write"
+            " wherever Lookout does not send readonly=1; give it a profile with readonly=2"
+            " (docs/engines.md, ClickHouse)"
+        ]
 
     def engine_version(self) -> str:
         """The engine and its version: ``ClickHouse 26.9.2.1`` (``chdb`` for chdb).

@@ -149,6 +149,11 @@ def test_the_server_path_sends_the_recipe_and_the_sql_runs_on_chdb(chdb_here: An
     assert [settings for _, settings in client.sent[:-1]] == [catalog] * (len(client.sent) - 1)
     expected = RECIPE | {"max_rows_to_read": 500, "read_overflow_mode": "throw"}
     assert client.sent[-1][1] == expected
+    assert source.write_warnings() == [
+        "source warehouse: the ClickHouse user's profile has readonly=0: it can write wherever"
+        " Lookout does not send readonly=1; give it a profile with readonly=2"
+        " (docs/engines.md, ClickHouse)"
+    ]
     source.close()
     assert client.sent[-1] == ("closed", {})
 
@@ -159,6 +164,7 @@ def test_a_profile_with_readonly_2_is_sent_the_limits_without_readonly(chdb_here
     assert source.query("SELECT count(*) FROM orders").rows == [(3,)]
     sent = source._client.sent[-1][1]
     assert "readonly" not in sent and sent["max_execution_time"] == 30
+    assert source.write_warnings() == []
 
 
 @SLOW
