@@ -21,6 +21,7 @@ the result's format is the driver's.
 from __future__ import annotations
 
 import re
+from decimal import Decimal, InvalidOperation
 
 from sqlglot import exp
 
@@ -96,7 +97,8 @@ def kind_sql(tree: exp.Expr) -> exp.Expr:
     t.c)`` becomes ``t.c IN (SELECT p.k FROM p)``. The two agree wherever the kinds use
     it, after ``t.c IS NOT NULL``: ClickHouse's ``IN`` skips the NULLs of its set
     (``transform_null_in=0``, the default), so a NULL parent key matches nothing in
-    either form. Any other ``EXISTS`` is left as written.
+    either form. Any other ``EXISTS`` is left as written. A number literal a double
+    cannot hold becomes an exact decimal (``_exact_decimal``).
     """
 
     def rewrite(node: exp.Expr) -> exp.Expr:
@@ -121,4 +123,29 @@ def kind_sql(tree: exp.Expr) -> exp.Expr:
         keys = exp.select(left.copy()).from_(from_.this.copy())
         return exp.In(this=right.copy(), query=exp.Subquery(this=keys))
 
-    return tree.transform(rewrite)
+    return tree.transform(rewrite).transform(_exact_decimal)
+
+
+def _exact_decimal(node: exp.Expr) -> exp.Expr:
+    """A number literal a double cannot hold, as ``toDecimal128('text', scale)``.
+
+    ClickHouse reads every literal with a fraction as ``Float64`` ("Literals"), so a
+    bound such as ``12345678901234567890.1234567889`` would compare as the double next to
+    it; as a decimal it compares exactly (a float or integer column compares with a
+    decimal too). Literals of at most 38 digits only: ``Decimal128``'s precision.
+    """
+    if not isinstance(node, exp.Literal) or node.is_string:
+        return node
+    text = node.name
+    try:
+        exact = Decimal(text)
+    except InvalidOperation:
+        return node
+    digits = exact.as_tuple()
+    scale = -int(digits.exponent) if isinstance(digits.exponent, int) else 0
+    if scale <= 0 or len(digits.digits) > 38 or Decimal(repr(float(exact))) == exact:
+        return node
+    return exp.Anonymous(
+        this="toDecimal128",
+        expressions=[exp.Literal.string(text), exp.Literal.number(scale)],
+    )

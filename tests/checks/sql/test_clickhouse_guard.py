@@ -221,3 +221,33 @@ def test_a_kinds_correlated_exists_becomes_an_in_of_the_parent_keys() -> None:
         "SELECT 1 WHERE EXISTS(SELECT 1 FROM p WHERE p.k > 1)", read="clickhouse"
     )
     assert kind_sql(other.copy()).sql(dialect="clickhouse") == other.sql(dialect="clickhouse")
+
+
+def test_a_kinds_bound_a_double_cannot_hold_becomes_an_exact_decimal() -> None:
+    tree = sqlglot.parse_one(
+        "SELECT count(CASE WHEN a > 12345678901234567890.1234567889 OR a < 99.99 THEN 1 END)"
+        " FROM t",
+        read="clickhouse",
+    )
+    assert kind_sql(tree).sql(dialect="clickhouse") == (
+        "SELECT count(CASE WHEN a > toDecimal128('12345678901234567890.1234567889', 10)"
+        " OR a < 99.99 THEN 1 END) FROM t"
+    )
+
+
+def test_the_lint_keeps_the_null_on_the_left_and_drops_the_set_nulls_clickhouse_skips() -> None:
+    from checks.sources.result import Column, DataSet
+    from checks.sql.lint import lint
+
+    columns = (Column("status", "String", True), Column("id", "Int32", False))
+    catalog = [DataSet("orders", columns, 5)]
+
+    def rules(sql: str, dialect: str = "clickhouse") -> list[str]:
+        return [w.rule for w in lint(sql, dialect=dialect, catalog=catalog)]
+
+    assert rules("SELECT count(*) FROM orders WHERE status NOT IN ('paid')") == ["not-in-null"]
+    listed_null = "SELECT count(*) FROM orders WHERE id NOT IN (1, NULL)"
+    assert (rules(listed_null), rules(listed_null, "duckdb")) == ([], ["not-in-null"])
+    subquery = "SELECT count(*) FROM orders WHERE id NOT IN (SELECT status FROM orders)"
+    assert rules(subquery) == []
+    assert rules(subquery, "duckdb") == ["not-in-subquery"]  # status can be NULL
