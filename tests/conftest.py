@@ -17,6 +17,7 @@ from tests import markers
 
 pytest_plugins = [
     "tests.engine_fixtures.sqlite",
+    "tests.engine_fixtures.clickhouse",
 ]
 """Each engine's shop fixtures (``tests/engine_fixtures/``): one line per engine."""
 

@@ -20,6 +20,7 @@ from checks.declared.catalog_names import parse_filter, resolve_column, resolve_
 from checks.kinds.base import Compiled, Kind
 from checks.kinds.sql_terms import ROWS, count, nulls_last
 from checks.sources.base import Column, DataSet
+from checks.sql.engines import kind_sql
 from checks.sql.types import family
 
 _ORDERABLE = frozenset({"integer", "decimal", "float", "text", "boolean", "date", "timestamp"})
@@ -95,8 +96,9 @@ class ScopeSql:
         return query
 
     def sql(self, tree: exp.Expr) -> str:
-        """A tree as SQL in the dialect."""
-        return tree.sql(dialect=self.dialect)
+        """A tree as SQL in the dialect (as the engine must run it: ``engines.kind_sql``)."""
+        rewrite = kind_sql(self.dialect)
+        return (rewrite(tree) if rewrite else tree).sql(dialect=self.dialect)
 
     def scope_text(self) -> str:
         """The scope in words: ``orders where status = 'paid'``."""

@@ -175,12 +175,15 @@ class _Linter:
     # -- NULLs ------------------------------------------------------------
 
     def not_in(self, node: exp.In) -> list[LintWarning]:
+        # ClickHouse's IN skips the NULLs of its set (its docs, "NULL processing"): a NULL
+        # in the list or returned by the subquery hides nothing there.
+        skips_set_nulls = self.dialect == "clickhouse"
         subquery = node.args.get("query")
         if subquery is not None:
-            return self.not_in_subquery(node, subquery)
+            return [] if skips_set_nulls else self.not_in_subquery(node, subquery)
         values = node.expressions
         line, col = _position(node)
-        if any(isinstance(v, exp.Null) for v in values):
+        if any(isinstance(v, exp.Null) for v in values) and not skips_set_nulls:
             return [
                 LintWarning(
                     "not-in-null",

@@ -24,6 +24,7 @@ _SYSTEM_SCHEMAS = frozenset(
 )  # fmt: skip
 _SYSTEM_TABLE = re.compile(r"pg_\w+|duckdb_\w+|sqlite_\w+|information_schema")
 _TABLE_FUNCTIONS = frozenset({"generate_series", "range", "unnest"})
+_EXACT_NAMES = frozenset({"postgres", "mysql", "clickhouse"})  # case-sensitive names, stored as is
 
 
 def function_name(node: exp.Func) -> str:
@@ -146,7 +147,7 @@ def _resolve(ident: exp.Identifier, dialect: str) -> str:
     not ``ärzte``; ``downcase_identifier`` in a UTF-8 database) and keeps a
     quoted name as written. SQLite and DuckDB compare names ignoring the case
     of A-Z only, quoted or not. MySQL table names are case-sensitive where they
-    live on a case-sensitive file system: compared exactly.
+    live on a case-sensitive file system, ClickHouse's always: compared exactly.
     """
     name = str(ident.name)
     if dialect == "postgres":
@@ -156,7 +157,7 @@ def _resolve(ident: exp.Identifier, dialect: str) -> str:
 
 def _fold_name(name: str, dialect: str) -> str:
     """Fold a data set or schema name as it is stored, to compare with ``_resolve``."""
-    return name if dialect in ("postgres", "mysql") else _ascii_lower(name)
+    return name if dialect in _EXACT_NAMES else _ascii_lower(name)
 
 
 def _visible_ctes(table: exp.Table, dialect: str) -> set[str]:

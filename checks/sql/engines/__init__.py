@@ -8,14 +8,18 @@ the shape of ``checks.sql.denied.DENIED_FUNCTIONS`` (rule, why, a pattern fully
 matched against the lower-case function name), its ``DENIED_SCHEMAS`` names
 the schemas (or catalogs) whose functions and tables a query may not name, and its
 optional ``DENIED_NODES`` (node types, rule, why) the sqlglot nodes it may not hold
-(MySQL's ``@user`` variables).
+(MySQL's ``@user`` variables); an optional ``check(tree)`` refuses clauses of its own
+(``QueryRejected``), and an optional ``kind_sql(tree)`` rewrites a typed kind's query
+where the engine answers it otherwise.
 """
 
 from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Callable
 from functools import cache
+from typing import Any
 
 from sqlglot import exp
 
@@ -23,6 +27,7 @@ ENGINE_MODULES: dict[str, str] = {
     "trino": "checks.sql.engines.trino",
     "redshift": "checks.sql.engines.redshift",
     "tsql": "checks.sql.engines.sqlserver",
+    "clickhouse": "checks.sql.engines.clickhouse",
 }
 """sqlglot dialect -> the module of ``checks.sql.engines`` holding its refusals."""
 
@@ -59,3 +64,21 @@ def denied_nodes(dialect: str) -> tuple[NodeRefusal, ...]:
     if module is None:
         return ()
     return tuple(getattr(importlib.import_module(module), "DENIED_NODES", ()))
+@cache
+def engine_check(dialect: str) -> Callable[[Any], None] | None:
+    """``dialect``'s own ``check(tree)`` of clauses it refuses, or None."""
+    module = ENGINE_MODULES.get(dialect)
+    if module is None:
+        return None
+    found: Callable[[Any], None] | None = getattr(importlib.import_module(module), "check", None)
+    return found
+
+
+@cache
+def kind_sql(dialect: str) -> Callable[[Any], Any] | None:
+    """``dialect``'s own ``kind_sql(tree)``: a typed kind's query as that engine must run it."""
+    module = ENGINE_MODULES.get(dialect)
+    if module is None:
+        return None
+    found: Callable[[Any], Any] | None = getattr(importlib.import_module(module), "kind_sql", None)
+    return found

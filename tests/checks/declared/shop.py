@@ -1,4 +1,4 @@
-"""The shop: the same small tables in real DuckDB and PostgreSQL, and how tests run checks on them.
+"""The shop: the same small tables on every engine of the suite, and how tests run checks on them.
 
 The data (``TABLES``) holds the traps typed checks exist for: a NULL in a
 parent key, duplicates in groups of 2 and 3 with NULL keys, an accepted value
@@ -116,6 +116,7 @@ SHOP_ENGINES: list[Any] = [
     pytest.param("duckdb", id="duckdb"),
     pytest.param("postgres", id="postgres"),
     pytest.param("sqlite", id="sqlite"),
+    pytest.param("clickhouse", id="clickhouse", marks=pytest.mark.slow),  # chdb starts in ~4 s
 ]
 """The engines the shared edge-case suite runs on: every test taking ``shop`` runs on each.
 
