@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_support import run_cli
+from checks.sources.recipes import supported
 
 AUTOMATION = (
     "name: a\nsource: shop\ngoal: g\nchecks:\n  - {name: rows, row_count: {table: orders}}\n"
@@ -83,8 +84,8 @@ def test_a_url_naming_an_engine_lookout_does_not_read(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     message = (
-        "sources.shop.url: unsupported database 'oracle': Lookout reads mariadb, mysql,"
-        " postgresql, sqlite through a URL (docs/engines.md)"
+        "sources.shop.url: unsupported database 'oracle': Lookout reads"
+        f" {supported()} through a URL (docs/engines.md)"
     )
     code, out, err, config = lookout(monkeypatch, capsys, tmp_path, ORACLE, "validate")
     assert (code, err) == (2, "")
@@ -101,7 +102,7 @@ def test_a_url_naming_an_engine_lookout_does_not_read(
     code, out, _, _ = lookout(monkeypatch, capsys, tmp_path, misspelt, "validate", "--no-sources")
     assert out.splitlines()[0] == (
         f"error: {config}:4:10: sources.shop.url: unsupported database 'postgres' (did you mean"
-        " 'postgresql'?): Lookout reads mariadb, mysql, postgresql, sqlite through a URL"
+        f" 'postgresql'?): Lookout reads {supported()} through a URL"
         " (docs/engines.md)"
     )
 

@@ -17,6 +17,7 @@ from checks.settings.config import Settings
 from checks.sources import Source
 from tests.cli_support import run_cli
 from tests.conftest import PG_ADMIN_URL, scratch_pg_database
+from checks.sources.recipes import supported
 
 FIRST_QUERY = re.compile(r"  first query: SELECT 1 through the guard in (< 1 ms|\d+ ms|\d+\.\d s)")
 PG_READ_ONLY = (
@@ -201,7 +202,7 @@ def test_an_unreachable_source_exits_3_and_a_bad_one_2(
     assert out.splitlines() == [
         "odd: configuration error",
         f"  error: {config}:8:10: sources.odd.url: unsupported database 'oracle': Lookout reads"
-        " mariadb, mysql, postgresql, sqlite through a URL (docs/engines.md)",
+        f" {supported()} through a URL (docs/engines.md)",
         "1 source checked: 0 read-only, 0 with write grants, 0 unreachable, 1 misconfigured",
     ]
     code, out, _ = run_cli(monkeypatch, capsys, base, {})
