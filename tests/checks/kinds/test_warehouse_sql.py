@@ -87,8 +87,12 @@ MISSING = {
         "SELECT COUNT_BIG(*) AS rows_in_scope, COUNT_BIG(CASE WHEN [t].[status] IS NULL OR"
         " [t].[status] IN ('lost', '1') THEN 1 END) AS missing FROM [orders] AS t",
         "SELECT TOP 10 * FROM [orders] AS t WHERE ([t].[status] IS NULL OR [t].[status] IN"
-        # TIMESTAMP is SQL Server's rowversion, not a time: not an order column
-        " ('lost', '1')) ORDER BY [t].[id], [t].[status], [t].[customer_id], [t].[paid]",
+        # TIMESTAMP is SQL Server's rowversion, not a time: not an order column; SQL Server
+        # sorts NULLs first, so each key puts them last as every engine's sample does
+        " ('lost', '1')) ORDER BY CASE WHEN [t].[id] IS NULL THEN 1 ELSE 0 END, [t].[id],"
+        " CASE WHEN [t].[status] IS NULL THEN 1 ELSE 0 END, [t].[status],"
+        " CASE WHEN [t].[customer_id] IS NULL THEN 1 ELSE 0 END, [t].[customer_id],"
+        " CASE WHEN [t].[paid] IS NULL THEN 1 ELSE 0 END, [t].[paid]",
     ),
 }
 
