@@ -257,6 +257,7 @@ def _columns(inspector: Any, table: str, schema: str | None) -> tuple[Column, ..
     )
 
 
+
 def _type_name(type_: Any) -> str:
     try:
         name = str(type_)

@@ -19,6 +19,8 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "sqlite": ("sqlite", "checks.sources.recipes.sqlite:SQLiteRecipe"),
     "mysql": ("mysql", "checks.sources.recipes.mysql:MySQLRecipe"),
     "mariadb": ("mysql", "checks.sources.recipes.mysql:MySQLRecipe"),
+    "snowflake": ("snowflake", "checks.sources.recipes.snowflake:SnowflakeRecipe"),
+    "bigquery": ("bigquery", "checks.sources.recipes.bigquery:BigQueryRecipe"),
 }
 """SQLAlchemy backend name -> (sqlglot dialect, ``module:Recipe`` class)."""
 
