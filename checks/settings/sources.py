@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import ByteSize, Field
 
 from checks.settings.strict import Strict
 
@@ -40,13 +40,16 @@ class SQLAlchemySource(Strict):
     """Any database SQLAlchemy reaches: PostgreSQL, SQLite, MySQL.
 
     ``schema_`` limits the catalog to one schema (``schema`` in YAML);
-    ``tables`` optionally limits it further to the names listed.
+    ``tables`` optionally limits it further to the names listed. ``max_bytes_billed``
+    is the cost cap of an engine that bills by bytes scanned (BigQuery), in bytes
+    (``10 GB``, ``1 TiB`` or a number).
     """
 
     type: Literal["sqlalchemy"]
     url: str
     schema_: str | None = Field(default=None, alias="schema")
     tables: list[str] | None = None
+    max_bytes_billed: ByteSize | None = Field(default=None, gt=0)
 
 
 SourceConfig = Annotated[DuckDBSource | SQLAlchemySource, Field(discriminator="type")]

@@ -73,6 +73,8 @@ class SQLQuerySource(Source):
         self.dialect = self._recipe.dialect
         self._shown = url.render_as_string(hide_password=True)
         self._password = url.password
+        if config.max_bytes_billed is not None:
+            url = self._with_cost_cap(url, int(config.max_bytes_billed))
         engine_url, options = self._recipe.engine_args(name, url, limits)
         try:
             self._engine = sa.create_engine(engine_url, **options)
@@ -93,6 +95,20 @@ class SQLQuerySource(Source):
             raise SourceError(
                 f"source {name}: cannot connect to {self._shown}: {self._message(error)}"
             ) from None
+
+    def _with_cost_cap(self, url: sa.URL, cap: int) -> sa.URL:
+        key = self._recipe.cost_cap_key
+        if key is None:
+            raise SourceError(
+                f"source {self.name}: max_bytes_billed is the cost cap of an engine billing by"
+                f" bytes scanned (BigQuery); {self._recipe.label} has none"
+            )
+        if key in url.query:
+            raise SourceError(
+                f"source {self.name}: the cost cap is set twice: max_bytes_billed and the"
+                f" url's {key}; keep max_bytes_billed"
+            )
+        return url.update_query_dict({key: str(cap)})
 
     def _message(self, error: BaseException) -> str:
         text = first_line(getattr(error, "orig", None) or error)

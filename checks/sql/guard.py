@@ -80,7 +80,7 @@ from checks.sql.denied import (
     METADATA_NODES,
     SYSTEM_FUNCTION_SCHEMAS,
 )
-from checks.sql.engines import denied_functions, denied_schemas
+from checks.sql.engines import denied_functions, denied_schemas, engine_check
 from checks.sql.facts import SourceFacts, check_call, check_types
 from checks.sql.tables import check_tables, function_name
 
@@ -247,6 +247,8 @@ def _checked_tree(
         snippet = " ".join(sql.split())[:40]
         raise QueryRejected("not-a-query", f"'{snippet}' is not a query (SELECT, UNION, VALUES, …)")
     _check_functions(tree, dialect, schema, facts)
+    if (own := engine_check(dialect)) is not None:
+        own(tree)
     check_types(tree, dialect=dialect, schema=schema, facts=facts, allowed_tables=allowed_tables)
     check_tables(tree, dialect, allowed_tables, schema)
     return tree

@@ -10,6 +10,7 @@ connector connects: a ``do_connect`` listener points the connector's ``host``, `
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -52,7 +53,7 @@ def snowflake_connects(snowflake_server: dict[str, Any]) -> Iterator[list[dict[s
 
     def redirect(dialect: Any, record: Any, cargs: Any, cparams: dict[str, Any]) -> None:
         if dialect.name == "snowflake":
-            seen.append(dict(cparams))
+            seen.append(copy.deepcopy(cparams))  # the connector updates them in place later
             cparams.update(
                 host=snowflake_server["host"], port=snowflake_server["port"], protocol="http"
             )

@@ -33,6 +33,8 @@ class Recipe:
             the driver ships with Lookout.
         definitions: statements (kind, SQL with ``:schema``) that read the source schema's
             own functions and views as (name, SQL) rows (``checks.sources.definitions``).
+        cost_cap_key: the URL query key a source's ``max_bytes_billed`` is given to
+            ``engine_args`` as, or None for an engine with no cost cap by bytes.
 
     """
 
@@ -40,6 +42,7 @@ class Recipe:
     dialect: ClassVar[str]
     extra: ClassVar[str | None] = None
     definitions: ClassVar[tuple[tuple[Kind, str], ...]] = ()
+    cost_cap_key: ClassVar[str | None] = None
 
     def engine_args(self, name: str, url: URL, limits: Limits) -> tuple[URL, dict[str, Any]]:
         """The URL and ``create_engine`` keyword arguments for source ``name``.

@@ -6,16 +6,23 @@ calling Java, a stage) adds one module here, written from that engine's
 documentation, and one line in ``ENGINE_MODULES``: its ``DENIED_FUNCTIONS`` has
 the shape of ``checks.sql.denied.DENIED_FUNCTIONS`` (rule, why, a pattern fully
 matched against the lower-case function name) and its ``DENIED_SCHEMAS`` names
-the schemas (or catalogs) whose functions and tables a query may not name.
+the schemas (or catalogs) whose functions and tables a query may not name. A module
+may also define ``check(tree)``, which raises ``QueryRejected`` for what a name pattern
+cannot say (BigQuery's ``@@`` system variables).
 """
 
 from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Callable
 from functools import cache
+from typing import Any
 
-ENGINE_MODULES: dict[str, str] = {}
+ENGINE_MODULES: dict[str, str] = {
+    "snowflake": "checks.sql.engines.snowflake",
+    "bigquery": "checks.sql.engines.bigquery",
+}
 """sqlglot dialect -> the module of ``checks.sql.engines`` holding its refusals."""
 
 Refusal = tuple[str, str, re.Pattern[str]]
@@ -38,3 +45,13 @@ def denied_schemas(dialect: str) -> frozenset[str]:
     if module is None:
         return frozenset()
     return frozenset(getattr(importlib.import_module(module), "DENIED_SCHEMAS", ()))
+
+
+@cache
+def engine_check(dialect: str) -> Callable[[Any], None] | None:
+    """``dialect``'s own ``check(tree)`` (raises ``QueryRejected``), or None when it has none."""
+    module = ENGINE_MODULES.get(dialect)
+    if module is None:
+        return None
+    check: Callable[[Any], None] | None = getattr(importlib.import_module(module), "check", None)
+    return check
