@@ -17,6 +17,7 @@ from tests import markers
 
 pytest_plugins = [
     "tests.engine_fixtures.snowflake",
+    "tests.engine_fixtures.bigquery",
 ]
 
 PG_ADMIN_URL = os.environ.get("LOOKOUT_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")

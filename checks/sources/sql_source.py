@@ -273,7 +273,6 @@ def _columns(inspector: Any, table: str, schema: str | None) -> tuple[Column, ..
     )
 
 
-
 def _type_name(type_: Any) -> str:
     try:
         name = str(type_)

@@ -80,7 +80,9 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
         if self.path == "/token":
-            self._send(200, {"access_token": "fake-token", "expires_in": 3600, "token_type": "Bearer"})
+            self._send(
+                200, {"access_token": "fake-token", "expires_in": 3600, "token_type": "Bearer"}
+            )
             return
         if re.fullmatch(r"/bigquery/v2/projects/[^/]+/jobs(\?.*)?", self.path):
             self._send(*self._insert(json.loads(raw)))
@@ -124,7 +126,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.state.queries.append(request)
         answer = self.state.answers.get(request.get("query", ""))
         if answer is None:
-            return _error(400, "invalidQuery", f"the fake has no answer for: {request.get('query')}")
+            return _error(
+                400, "invalidQuery", f"the fake has no answer for: {request.get('query')}"
+            )
         cap = request.get("maximumBytesBilled")
         if cap is not None and answer.bytes_processed > int(cap):
             return _error(400, "bytesBilledLimitExceeded", "Query exceeded limit for bytes billed")

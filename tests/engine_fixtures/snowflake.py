@@ -113,7 +113,7 @@ NOT_SNOWFLAKE_SQL = {
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """On the Snowflake shop: ``EMULATOR_LIMITS`` expected to fail, ``NOT_SNOWFLAKE_SQL`` skipped."""
+    """On the Snowflake shop: ``EMULATOR_LIMITS`` are to fail, ``NOT_SNOWFLAKE_SQL`` skipped."""
     for item in items:
         callspec = getattr(item, "callspec", None)
         name = getattr(item, "originalname", item.name)

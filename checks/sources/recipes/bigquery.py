@@ -165,14 +165,16 @@ class BigQueryRecipe(Recipe):
         default = client.default_query_job_config
         cap = int(default.maximum_bytes_billed)
         dry = client.query(
-            sql, job_config=job_config(cap, timeout_s, dry_run=True, default=default),
+            sql,
+            job_config=job_config(cap, timeout_s, dry_run=True, default=default),
             timeout=timeout_s,
         )
         estimate = int(dry.total_bytes_processed or 0)
         if estimate > cap:
             raise QueryFailed(over_cap(estimate, cap))
         job = client.query(
-            sql, job_config=job_config(cap, timeout_s, dry_run=False, default=default),
+            sql,
+            job_config=job_config(cap, timeout_s, dry_run=False, default=default),
             timeout=timeout_s,
         )
         rows = job.result(timeout=timeout_s, page_size=2_000)

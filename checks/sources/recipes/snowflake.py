@@ -1,4 +1,4 @@
-"""Snowflake's read-only recipe, through ``snowflake-connector-python`` and ``snowflake-sqlalchemy``.
+"""Snowflake's read-only recipe: ``snowflake-connector-python`` and ``snowflake-sqlalchemy``.
 
 Every session logs in with its parameters set (the connector's ``session_parameters``,
 sent in the login request, so catalog reads are bounded too):
@@ -149,7 +149,7 @@ class SnowflakeRecipe(Recipe):
 
 
 def shown_name(name: str) -> str:
-    """A result column's name as SQLAlchemy shows Snowflake's: ``ROWS_IN_SCOPE`` as ``rows_in_scope``.
+    """A result column's name as SQLAlchemy shows it: ``ROWS_IN_SCOPE`` as ``rows_in_scope``.
 
     Snowflake stores an unquoted name in upper case; a name in any other case (or
     not a plain identifier) was quoted and keeps its case.
@@ -180,6 +180,7 @@ def grant_warnings(role: str, grants: Iterable[Any]) -> list[str]:
         if privilege in _WRITE_PRIVILEGES or privilege.startswith("CREATE "):
             found.append(f"role {role} has {what}")
         elif privilege == "USAGE" and on == "ROLE":
-            found.append(f"role {role} is granted role {row.get('name', '')}, whose grants are not read")
+            found.append(
+                f"role {role} is granted role {row.get('name', '')}, whose grants are not read"
+            )
     return found
-

@@ -313,7 +313,9 @@ def test_schema_reports_missing_columns_and_wrong_types(shop: Source) -> None:
         "problems": 2,
         "compared": "problems",
     }
-    stored = {"snowflake": "DECIMAL(38, 0)"}.get(shop.dialect, "INTEGER")  # Snowflake's NUMBER(38,0)
+    stored = {"snowflake": "DECIMAL(38, 0)"}.get(
+        shop.dialect, "INTEGER"
+    )  # Snowflake's NUMBER(38,0)
     assert bad.reason == f"missing column: shipped_at; order_id is {stored}, not text"
     assert (bad.outcome, bad.value) == (CheckOutcome.FAILED, 2)
 

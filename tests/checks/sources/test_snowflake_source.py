@@ -132,7 +132,8 @@ def test_a_missing_driver_names_the_extra() -> None:
         "from checks.settings.sources import SQLAlchemySource\n"
         "from checks.sources import SQLQuerySource\n"
         "try:\n"
-        f"    SQLQuerySource('wh', SQLAlchemySource(type='sqlalchemy', url={SHOP_URL!r}), Limits())\n"
+        f"    config = SQLAlchemySource(type='sqlalchemy', url={SHOP_URL!r})\n"
+        "    SQLQuerySource('wh', config, Limits())\n"
         "except Exception as e:\n"
         "    print(e)\n"
     )
