@@ -88,8 +88,10 @@ class SQLQuerySource(Source):
         bound_pings(self._engine, limits)
         try:
             # The schema the catalog lists and unqualified names resolve in;
-            # PostgreSQL queries run with search_path set to it.
-            self.schema = config.schema_ or sa.inspect(self._engine).default_schema_name
+            # PostgreSQL queries run with search_path set to it. BigQuery's dialect
+            # names none: its dataset is the URL's path.
+            default = sa.inspect(self._engine).default_schema_name or url.database
+            self.schema = config.schema_ or default
         except sa.exc.SQLAlchemyError as error:
             self._engine.dispose()
             raise SourceError(

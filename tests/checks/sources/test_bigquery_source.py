@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from checks.errors import QueryFailed, SourceError
+from checks.errors import QueryFailed, QueryRejected, SourceError
 from checks.report import CheckOutcome
 from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource
@@ -94,6 +94,19 @@ def test_a_query_over_the_cap_is_refused_with_the_estimate_and_never_runs(bigque
         " it was not run"
     )
     assert [job["configuration"]["dryRun"] for job in state.jobs] == [True]
+
+
+def test_only_the_sources_dataset_may_be_named(bigquery: Fake) -> None:
+    state, url = bigquery
+    state.answers[COUNT_ORDERS] = Answer([("count_1", "INTEGER")], [(5,)])
+    state.answers["SELECT COUNT(*) FROM shop.orders"] = Answer([("f0_", "INTEGER")], [(5,)])
+    with source(url) as warehouse:
+        assert warehouse.schema == "shop"
+        assert warehouse.query("SELECT COUNT(*) FROM shop.orders").rows == [(5,)]
+        with pytest.raises(QueryRejected) as refused:
+            warehouse.query("SELECT COUNT(*) FROM public.orders")
+    assert refused.value.reason == "public.orders: schema public is not this source's schema"
+    assert len(state.jobs) == 2  # the refused query sent nothing
 
 
 def test_without_a_cap_a_source_is_capped_at_10_gb_catalog_reads_too(bigquery: Fake) -> None:
