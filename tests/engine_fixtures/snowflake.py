@@ -5,12 +5,16 @@ DuckDB; the source opens it through ``snowflake-sqlalchemy`` and
 ``snowflake-connector-python`` exactly as a user's URL would
 (``snowflake://…@ACCOUNT/SHOP/PUBLIC?warehouse=…&role=…``). The only change is where the
 connector connects: a ``do_connect`` listener points the connector's ``host``, ``port`` and
-``protocol`` at the emulator, and records every set of connect arguments the recipe sent.
+``protocol`` at the emulator, and records every set of connect arguments the recipe sent;
+the server records the session parameters each login request carried (``LOGINS``).
 """
 
 from __future__ import annotations
 
 import copy
+import gzip
+import importlib
+import json
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -29,12 +33,44 @@ CREATE VIEW nearly_all AS SELECT seq4() AS id, CASE WHEN seq4() < 999999 THEN NU
 """The shop's million-row views in Snowflake's SQL (``tests.checks.declared.shop.VIEWS``)."""
 
 
+LOGINS: list[dict[str, Any]] = []
+"""The ``SESSION_PARAMETERS`` of every login request the emulator received, in order."""
+
+
+def recording_logins(app: Any) -> Any:
+    """The emulator's ASGI app, recording each login request's session parameters."""
+
+    async def recorded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("type") != "http" or scope.get("path") != "/session/v1/login-request":
+            await app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+
+        async def read() -> Any:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                body = b"".join(chunks)
+                headers = dict(scope.get("headers", []))
+                if headers.get(b"content-encoding") == b"gzip":
+                    body = gzip.decompress(body)
+                LOGINS.append(json.loads(body)["data"]["SESSION_PARAMETERS"])
+            return message
+
+        await app(scope, read, send)
+
+    return recorded
+
+
 @pytest.fixture(scope="session")
 def snowflake_server() -> Iterator[dict[str, Any]]:
     """A fakesnow server of this session; yields the connector's keyword arguments to reach it."""
     import fakesnow
 
-    with fakesnow.server() as kwargs:
+    start = fakesnow.server  # the function: importing the module fakesnow.server hides it
+    served = importlib.import_module("fakesnow.server")
+    served.app = recording_logins(served.app)  # what start() serves, read when it starts
+    with start() as kwargs:
         for name in ("uvicorn", "uvicorn.access", "uvicorn.error", "fakesnow.server"):
             logging.getLogger(name).setLevel(logging.WARNING)  # a line per request otherwise
         yield kwargs

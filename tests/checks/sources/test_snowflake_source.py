@@ -19,7 +19,7 @@ from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource
 from checks.sources import SQLQuerySource
 from checks.sources.recipes.snowflake import SnowflakeRecipe, grant_warnings, shown_name
-from tests.engine_fixtures.snowflake import SHOP_URL
+from tests.engine_fixtures.snowflake import LOGINS, SHOP_URL
 
 pytestmark = pytest.mark.slow  # the emulator's server starts once, ~2 s
 
@@ -55,6 +55,10 @@ def test_every_session_logs_in_read_only_limited_and_in_utc(
         "QUOTED_IDENTIFIERS_IGNORE_CASE": True,
     }
     assert (sent["autocommit"], sent["login_timeout"], sent["network_timeout"]) == (False, 4, 16)
+    # And so they reached the emulator, in the login request.
+    login = LOGINS[-1]
+    assert {k: login[k] for k in sent["session_parameters"]} == sent["session_parameters"]
+    assert login["AUTOCOMMIT"] is False
     assert sent["client_session_keep_alive"] is False
 
 
