@@ -18,6 +18,8 @@ from tests import markers
 pytest_plugins = [
     "tests.engine_fixtures.sqlite",
     "tests.engine_fixtures.clickhouse",
+    "tests.engine_fixtures.snowflake",
+    "tests.engine_fixtures.bigquery",
 ]
 """Each engine's shop fixtures (``tests/engine_fixtures/``): one line per engine."""
 

@@ -113,6 +113,8 @@ class SQLAlchemySource(Strict):
     ``cost_cap`` is the most one query may cost, in the engine's own unit, where the
     engine has such a cap (docs/engines.md: Trino's bytes scanned, ``"10GB"``; SQL
     Server's query governor cost, ``300``); an engine without one refuses it.
+    ``max_bytes_billed`` is the cost cap of an engine that bills by bytes scanned (BigQuery),
+    in bytes (``10 GB``, ``1 TiB`` or a number).
     """
 
     type: Literal["sqlalchemy"]
@@ -121,6 +123,7 @@ class SQLAlchemySource(Strict):
     schema_: str | None = Field(default=None, alias="schema")
     tables: list[str] | None = None
     cost_cap: int | str | None = None
+    max_bytes_billed: ByteSize | None = Field(default=None, gt=0)
 
 
 class ClickHouseSource(Strict):

@@ -51,6 +51,10 @@ class QueryResult:
             ``collect``.
         query_key: the query's normal form's key (``checks.sql.normal_form``),
             set by ``Source.query``; None otherwise.
+        query_id: the engine's own id of the query, where it has one (Snowflake's
+            query id, BigQuery's job id): its cost is read later by that id.
+        bytes_processed: the bytes the engine says the query scanned, where it
+            says (BigQuery's ``totalBytesProcessed``); None otherwise.
 
     """
 
@@ -64,6 +68,8 @@ class QueryResult:
     scan_capped: bool = False
     row_set: RowSet | None = None
     query_key: str | None = None
+    query_id: str | None = None
+    bytes_processed: int | None = None
 
     @property
     def row_count_exact(self) -> bool:

@@ -75,6 +75,8 @@ class SQLQuerySource(Source):
         self.dialect = self._recipe.dialect
         self._shown = url.render_as_string(hide_password=True)
         self._password = url.password
+        if config.max_bytes_billed is not None:
+            url = self._with_cost_cap(url, int(config.max_bytes_billed))
         engine_url, options = self._recipe.engine_args(name, url, limits)
         try:
             self._engine = sa.create_engine(engine_url, **options)
@@ -90,13 +92,29 @@ class SQLQuerySource(Source):
         sa.event.listen(self._engine, "connect", lambda conn, _: recipe.on_connect(conn, limits))
         try:
             # The schema the catalog lists and unqualified names resolve in;
-            # PostgreSQL queries run with search_path set to it.
-            self.schema = config.schema_ or sa.inspect(self._engine).default_schema_name
+            # PostgreSQL queries run with search_path set to it. BigQuery's dialect
+            # names none: its dataset is the URL's path.
+            default = sa.inspect(self._engine).default_schema_name or url.database
+            self.schema = config.schema_ or default
         except sa.exc.SQLAlchemyError as error:
             self._engine.dispose()
             raise SourceError(
                 f"source {name}: cannot connect to {self._shown}: {self._message(error)}"
             ) from None
+
+    def _with_cost_cap(self, url: sa.URL, cap: int) -> sa.URL:
+        key = self._recipe.cost_cap_key
+        if key is None:
+            raise SourceError(
+                f"source {self.name}: max_bytes_billed is the cost cap of an engine billing by"
+                f" bytes scanned (BigQuery); {self._recipe.label} has none"
+            )
+        if key in url.query:
+            raise SourceError(
+                f"source {self.name}: the cost cap is set twice: max_bytes_billed and the"
+                f" url's {key}; keep max_bytes_billed"
+            )
+        return url.update_query_dict({key: str(cap)})
 
     def _message(self, error: BaseException) -> str:
         text = first_line(getattr(error, "orig", None) or error)

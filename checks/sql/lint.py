@@ -168,6 +168,12 @@ class _Linter:
         for node in tree.walk():
             if isinstance(node, exp.Not) and isinstance(node.this, exp.In):
                 found += self.not_in(node.this)
+            elif (  # Snowflake's parser reads ``x NOT IN (SELECT …)`` as ``x <> ALL (SELECT …)``
+                isinstance(node, exp.NEQ)
+                and isinstance(node.expression, exp.All)
+                and isinstance(node.expression.this, exp.Query)
+            ):
+                found += self.not_in_subquery(node, node.expression.this)
         found += self.divisions(tree)
         found += self.clock(tree)
         return sorted(found, key=lambda w: (w.line is None, w.line or 0, w.column or 0))
@@ -211,7 +217,7 @@ class _Linter:
             )
         ]
 
-    def not_in_subquery(self, node: exp.In, subquery: exp.Expr) -> list[LintWarning]:
+    def not_in_subquery(self, node: exp.In | exp.NEQ, subquery: exp.Expr) -> list[LintWarning]:
         inner = subquery.this if isinstance(subquery, exp.Subquery) else subquery
         if not isinstance(inner, exp.Select) or len(inner.expressions) != 1:
             return []

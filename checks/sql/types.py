@@ -55,10 +55,24 @@ def family(name: str, dialect: str) -> str | None:
     built = parse_type(name, dialect)
     if built is None:
         return None
+    if dialect == "snowflake" and _whole_number(built):
+        return "integer"
     for word, members in _FAMILIES:
         if built.this in members:
             return word
     return None
+
+
+def _whole_number(built: exp.DataType) -> bool:
+    """Snowflake's integers: ``NUMBER(p, 0)``, which INTEGER, BIGINT, … are stored as.
+
+    Source: Snowflake's documentation, Numeric data types (INT, INTEGER, BIGINT, …
+    are synonymous with NUMBER(38, 0)).
+    """
+    if built.this not in (_T.DECIMAL, _T.BIGDECIMAL):
+        return False
+    sizes = built.expressions
+    return len(sizes) == 2 and sizes[1].sql() == "0"
 
 
 def matches(found: str, wanted: str, dialect: str) -> bool:

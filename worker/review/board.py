@@ -144,7 +144,9 @@ def _page_rows(
             select(RunRow.automation, func.max(RunRow.finished_at))
             .where(RunRow.automation.in_(automations))
             .group_by(RunRow.automation)
-        ).all()
+        )
+        .tuples()
+        .all()
     )
     rows: list[BoardRow] = []
     for run_id, incident_id in picked:

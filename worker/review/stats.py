@@ -97,7 +97,9 @@ def _queue(session: Session, now: dt.datetime) -> tuple[int, int, float]:
             select(RunRow.status, func.count())
             .where(RunRow.status.in_([str(Status.QUEUED), str(Status.RUNNING)]))
             .group_by(RunRow.status)
-        ).all()
+        )
+        .tuples()
+        .all()
     )
     oldest = session.scalar(
         select(func.min(RunRow.scheduled_for)).where(RunRow.status == str(Status.QUEUED))
@@ -137,12 +139,16 @@ def stats(store: Store, *, now: dt.datetime) -> Stats:
                 select(IncidentRow.kind, func.count())
                 .where(IncidentRow.open_key.is_not(None))
                 .group_by(IncidentRow.kind)
-            ).all()
+            )
+            .tuples()
+            .all()
         )
         outcomes = dict(
             session.execute(
                 select(ReviewOutcomeRow.reason, func.count()).group_by(ReviewOutcomeRow.reason)
-            ).all()
+            )
+            .tuples()
+            .all()
         )
     return Stats(
         runs, flags, usage, deliveries, failed, queued, running, lag, incidents, outcomes, decided

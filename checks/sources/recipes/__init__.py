@@ -22,6 +22,8 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "trino": ("trino", "checks.sources.recipes.trino:TrinoRecipe"),
     "redshift": ("redshift", "checks.sources.recipes.redshift:RedshiftRecipe"),
     "mssql": ("tsql", "checks.sources.recipes.sqlserver:SQLServerRecipe"),
+    "snowflake": ("snowflake", "checks.sources.recipes.snowflake:SnowflakeRecipe"),
+    "bigquery": ("bigquery", "checks.sources.recipes.bigquery:BigQueryRecipe"),
 }
 """SQLAlchemy backend name -> (sqlglot dialect, ``module:Recipe`` class)."""
 

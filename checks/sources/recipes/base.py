@@ -38,6 +38,8 @@ class Recipe:
             the driver ships with Lookout.
         definitions: statements (kind, SQL with ``:schema``) that read the source schema's
             own functions and views as (name, SQL) rows (``checks.sources.definitions``).
+        cost_cap_key: the URL query key a source's ``max_bytes_billed`` is given to
+            ``engine_args`` as, or None for an engine with no cost cap by bytes.
 
     """
 
@@ -46,6 +48,7 @@ class Recipe:
     read_only: ClassVar[str] = "every query runs in a read-only transaction"
     extra: ClassVar[str | None] = None
     definitions: ClassVar[tuple[tuple[Kind, str], ...]] = ()
+    cost_cap_key: ClassVar[str | None] = None
 
     def with_options(self, name: str, config: SQLAlchemySource) -> Recipe:
         """The recipe for source ``name``'s own settings (``cost_cap``); itself by default.

@@ -9,7 +9,7 @@ matched against the lower-case function name), its ``DENIED_SCHEMAS`` names
 the schemas (or catalogs) whose functions and tables a query may not name, and its
 optional ``DENIED_NODES`` (node types, rule, why) the sqlglot nodes it may not hold
 (MySQL's ``@user`` variables); an optional ``check(tree)`` refuses clauses of its own
-(``QueryRejected``), and an optional ``kind_sql(tree)`` rewrites a typed kind's query
+(``QueryRejected``: a subquery's ``SETTINGS`` in ClickHouse, BigQuery's ``@@`` variables), and an optional ``kind_sql(tree)`` rewrites a typed kind's query
 where the engine answers it otherwise.
 """
 
@@ -28,6 +28,8 @@ ENGINE_MODULES: dict[str, str] = {
     "redshift": "checks.sql.engines.redshift",
     "tsql": "checks.sql.engines.sqlserver",
     "clickhouse": "checks.sql.engines.clickhouse",
+    "snowflake": "checks.sql.engines.snowflake",
+    "bigquery": "checks.sql.engines.bigquery",
 }
 """sqlglot dialect -> the module of ``checks.sql.engines`` holding its refusals."""
 

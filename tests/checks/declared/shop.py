@@ -117,6 +117,7 @@ SHOP_ENGINES: list[Any] = [
     pytest.param("postgres", id="postgres"),
     pytest.param("sqlite", id="sqlite"),
     pytest.param("clickhouse", id="clickhouse", marks=pytest.mark.slow),  # chdb starts in ~4 s
+    pytest.param("snowflake", id="snowflake", marks=pytest.mark.slow),  # fakesnow's emulator
 ]
 """The engines the shared edge-case suite runs on: every test taking ``shop`` runs on each.
 
