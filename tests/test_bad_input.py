@@ -136,7 +136,7 @@ SOURCE_PROBLEMS = [
     ),
     pytest.param(
         {"type": "duckdb", "tables": {"flights": "{tmp}"}},
-        "table flights: file {tmp} is a folder, not a file",
+        "source flights: table flights: file {tmp} is a folder, not a file",
         id="table file is a folder",
     ),
 ]

@@ -134,6 +134,8 @@ class Freshness(OneColumn):
                 exp.Literal.string(boundary.astimezone(zone).date().isoformat()), "DATE"
             )
         dialect = counts.source.dialect
+        if dialect == "sqlite":  # its dates are texts: a CAST to TIMESTAMP would read 2024
+            bound = bound.this
         column = exp.column(self.column, quoted=True)
         where: exp.Expr = exp.GT(this=column, expression=bound)
         if self.filter:

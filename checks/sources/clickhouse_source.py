@@ -126,11 +126,14 @@ def chdb_spec(name: str, config: ClickHouseSource) -> ChdbSpec:
             why = "is a file, not a chdb data folder" if folder.exists() else "does not exist"
             raise SourceError(f"source {name}: path {config.path} {why}")
         return ChdbSpec(str(folder.resolve()))
-    from checks.sources.duckdb_source import resolve_file
+    from checks.sources.lake_files import table_files
 
     loads = []
     for table, spec in config.tables.items():
-        path = resolve_file(table, spec)
+        files = table_files(table, spec)
+        if len(files) != 1:
+            raise SourceError(f"table {table}: chdb reads one file per table, not {len(files)}")
+        path = files[0]
         found = format_of(path.name)
         if found is None:
             raise SourceError(f"table {table}: {path.name} is not a CSV or Parquet file")
