@@ -18,7 +18,7 @@ from checks.automation.time_buckets import Over
 from checks.declared.buckets import BUCKET, BucketSql, Window, bucket_sql
 from checks.declared.catalog_names import parse_filter, resolve_column, resolve_table
 from checks.kinds.base import Compiled, Kind
-from checks.kinds.sql_terms import ROWS
+from checks.kinds.sql_terms import ROWS, nulls_last
 from checks.sources.base import Column, DataSet
 from checks.sql.types import family
 
@@ -119,7 +119,7 @@ class ScopeSql:
         query = self.scoped(exp.Star(), extra=violation, sample=True)
         order = self.row_order(first)
         if order:
-            query = query.order_by(*order)
+            query = query.order_by(*(nulls_last(o) for o in order))
         return self.sql(query.limit(self.limit))
 
     def value_sample(self, value: exp.Expr, name: str, violation: exp.Expr) -> str:
@@ -133,7 +133,7 @@ class ScopeSql:
                 sample=True,
             )
             .group_by(value.copy())
-            .order_by(exp.Ordered(this=rows.copy(), desc=True), value.copy())
+            .order_by(exp.Ordered(this=rows.copy(), desc=True), nulls_last(value))
             .limit(self.limit)
         )
         return self.sql(query)

@@ -22,7 +22,7 @@ from sqlglot import exp
 from checks.fields.rules import not_blank
 from checks.kinds.base import Compiled, Counts, Judged, Kind, Loc, Scope
 from checks.kinds.in_words import metric, rows
-from checks.kinds.sql_terms import ROWS, count_when, is_null, not_null
+from checks.kinds.sql_terms import ROWS, count_when, is_null, not_null, nulls_last
 from checks.report import CheckResult
 
 
@@ -96,7 +96,7 @@ class Duplicates(Kind):
             )
             .group_by(*(r.copy() for r in refs))
             .having(having)
-            .order_by(exp.Ordered(this=rows_held.copy(), desc=True), *(r.copy() for r in refs))
+            .order_by(exp.Ordered(this=rows_held.copy(), desc=True), *(nulls_last(r) for r in refs))
             .limit(scope.limit)
         )
         return scope.sql(sample)

@@ -22,6 +22,14 @@ def count_when(condition: exp.Expr) -> exp.Expr:
     return exp.Count(this=exp.Case().when(condition, exp.Literal.number(1)))
 
 
+def nulls_last(value: exp.Expr) -> exp.Ordered:
+    """``value`` ascending with NULLs last on every engine (SQLite sorts them first by default).
+
+    sqlglot writes ``NULLS LAST`` only where the dialect's default differs.
+    """
+    return exp.Ordered(this=value.copy(), nulls_first=False)
+
+
 def is_null(column: exp.Expr) -> exp.Expr:
     """``column IS NULL``."""
     return exp.Is(this=column.copy(), expression=exp.Null())

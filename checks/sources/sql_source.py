@@ -84,6 +84,8 @@ class SQLQuerySource(Source):
                 f"installed ({first_line(error)}){install}"
             ) from None
         bound_pings(self._engine, limits)
+        recipe = self._recipe
+        sa.event.listen(self._engine, "connect", lambda conn, _: recipe.on_connect(conn, limits))
         try:
             # The schema the catalog lists and unqualified names resolve in;
             # PostgreSQL queries run with search_path set to it.

@@ -80,7 +80,7 @@ from checks.sql.denied import (
     METADATA_NODES,
     SYSTEM_FUNCTION_SCHEMAS,
 )
-from checks.sql.engines import denied_functions, denied_schemas
+from checks.sql.engines import denied_functions, denied_nodes, denied_schemas
 from checks.sql.facts import SourceFacts, check_call, check_types
 from checks.sql.tables import check_tables, function_name
 
@@ -371,3 +371,11 @@ def _check_functions(
         check_call(node, name, dialect=dialect, schema=schema, facts=facts)
     for session in tree.find_all(exp.SessionParameter):
         raise QueryRejected("function", f"session variable @@{session.name} is not allowed")
+    _check_engine_nodes(tree, dialect)
+
+
+def _check_engine_nodes(tree: exp.Expr, dialect: str) -> None:
+    """The nodes the engine's own module refuses (``checks.sql.engines.denied_nodes``)."""
+    for types, rule, why in denied_nodes(dialect):
+        for found in tree.find_all(*types):
+            raise QueryRejected(rule, f"{found.sql(dialect=dialect)} is not allowed: it {why}")

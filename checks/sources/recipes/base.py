@@ -29,6 +29,8 @@ class Recipe:
     Class attributes:
         label: the engine's name as users write it ("PostgreSQL").
         dialect: the sqlglot dialect its queries are written, guarded and compiled in.
+        read_only: how its sessions are held read-only, in a few words
+            (``lookout sources check``).
         extra: the ``pip install 'lookout[EXTRA]'`` that brings its driver, or None when
             the driver ships with Lookout.
         definitions: statements (kind, SQL with ``:schema``) that read the source schema's
@@ -38,6 +40,7 @@ class Recipe:
 
     label: ClassVar[str]
     dialect: ClassVar[str]
+    read_only: ClassVar[str] = "every query runs in a read-only transaction"
     extra: ClassVar[str | None] = None
     definitions: ClassVar[tuple[tuple[Kind, str], ...]] = ()
 
@@ -49,6 +52,14 @@ class Recipe:
 
         """
         return url, {"pool_pre_ping": True}
+
+    def on_connect(self, conn: Any, limits: Limits) -> None:
+        """Set up a new raw DB-API connection's session before its first use (default: none).
+
+        Raises:
+            Exception: the driver's error; the connection is then not used.
+
+        """
 
     def run(
         self,

@@ -5,8 +5,10 @@ readers or side effects of its own (a table function reading a URL, a function
 calling Java, a stage) adds one module here, written from that engine's
 documentation, and one line in ``ENGINE_MODULES``: its ``DENIED_FUNCTIONS`` has
 the shape of ``checks.sql.denied.DENIED_FUNCTIONS`` (rule, why, a pattern fully
-matched against the lower-case function name) and its ``DENIED_SCHEMAS`` names
-the schemas (or catalogs) whose functions and tables a query may not name.
+matched against the lower-case function name), its ``DENIED_SCHEMAS`` names
+the schemas (or catalogs) whose functions and tables a query may not name, and its
+optional ``DENIED_NODES`` (node types, rule, why) the sqlglot nodes it may not hold
+(MySQL's ``@user`` variables).
 """
 
 from __future__ import annotations
@@ -15,7 +17,11 @@ import importlib
 import re
 from functools import cache
 
-ENGINE_MODULES: dict[str, str] = {}
+from sqlglot import exp
+
+ENGINE_MODULES: dict[str, str] = {
+    "mysql": "checks.sql.engines.mysql",
+}
 """sqlglot dialect -> the module of ``checks.sql.engines`` holding its refusals."""
 
 Refusal = tuple[str, str, re.Pattern[str]]
@@ -38,3 +44,16 @@ def denied_schemas(dialect: str) -> frozenset[str]:
     if module is None:
         return frozenset()
     return frozenset(getattr(importlib.import_module(module), "DENIED_SCHEMAS", ()))
+
+
+NodeRefusal = tuple[tuple[type[exp.Expr], ...], str, str]
+"""(node types, rule, why): a node of one of these types anywhere in a query is refused."""
+
+
+@cache
+def denied_nodes(dialect: str) -> tuple[NodeRefusal, ...]:
+    """The sqlglot nodes ``dialect``'s queries may not hold (empty for a dialect with none)."""
+    module = ENGINE_MODULES.get(dialect)
+    if module is None:
+        return ()
+    return tuple(getattr(importlib.import_module(module), "DENIED_NODES", ()))
