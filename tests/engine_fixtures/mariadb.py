@@ -26,6 +26,8 @@ from pathlib import Path
 import pytest
 
 _SBIN = "/usr/sbin:/usr/bin:/sbin:/bin"
+SERVER_ZONE = "+05:00"
+"""The server's own default zone: not UTC, so a session Lookout did not pin shows it."""
 _START_S = 60.0  # at most, for the server to accept connections on a busy 2-core machine
 
 
@@ -97,7 +99,11 @@ GRANT SELECT, SHOW VIEW ON shop.* TO 'reader'@'127.0.0.1';
 CREATE USER 'builder'@'127.0.0.1';
 GRANT ALL PRIVILEGES ON shop.* TO 'builder'@'127.0.0.1';
 """
-"""The shop's database (case-sensitive text, as in DuckDB and PostgreSQL) and its two roles."""
+"""The shop's database (case-sensitive text, as in DuckDB and PostgreSQL) and its two roles.
+
+``--skip-test-db`` leaves out the ``test`` databases, and with them the write privileges
+``mariadb-install-db`` would grant every account (``PUBLIC``) there: ``reader`` holds
+nothing that writes."""
 
 
 @pytest.fixture(scope="session")
@@ -120,7 +126,7 @@ def mariadb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MariaDB
          "--bind-address=127.0.0.1", f"--socket={folder / 'mariadbd.sock'}",
          f"--pid-file={folder / 'mariadbd.pid'}", f"--log-error={log}", "--skip-name-resolve",
          "--innodb-buffer-pool-size=32M", "--innodb-flush-log-at-trx-commit=0",
-         "--skip-log-bin", "--performance-schema=OFF"],
+         "--skip-log-bin", "--performance-schema=OFF", f"--default-time-zone={SERVER_ZONE}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:

@@ -118,7 +118,8 @@ class MySQLRecipe(Recipe):
             setup.execute("START TRANSACTION READ ONLY")
         finally:
             setup.close()
-        cur = conn.cursor(_unbuffered(conn))
+        unbuffered = _unbuffered(conn)
+        cur = conn.cursor(unbuffered) if unbuffered else conn.cursor()
         try:
             cur.execute(sql)
             return finish(cur.fetchmany, [d[0] for d in cur.description or []])
@@ -166,10 +167,12 @@ class MySQLRecipe(Recipe):
 
 
 def _unbuffered(conn: Any) -> Any:
-    """The driver's ``SSCursor`` class: rows read from the socket as they are fetched.
+    """The driver's ``SSCursor`` class (None for another driver): rows read as fetched.
 
     PyMySQL's and mysqlclient's default cursors read the whole result into memory
     before the first ``fetchmany``; the result's limits could then not bound it.
     """
-    package = type(conn).__module__.split(".", 1)[0]  # pymysql, or MySQLdb
+    package = type(conn).__module__.split(".", 1)[0]
+    if package not in ("pymysql", "MySQLdb"):
+        return None
     return importlib.import_module(f"{package}.cursors").SSCursor
