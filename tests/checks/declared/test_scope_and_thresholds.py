@@ -244,6 +244,24 @@ def test_freshness_of_a_timestamptz_column_at_its_boundary(shop: Source) -> None
     assert describe_value(late) == "newest 2024-01-10 01:30:00 UTC, 1h old"
 
 
+def test_a_freshness_zone_reads_only_timestamps_without_one(shop: Source) -> None:
+    # loaded_tz holds instants (MySQL's TIMESTAMP: kept in UTC, read in the session's UTC,
+    # handed over without a zone): New York does not move them; loaded_at it does.
+    zoned = {"table": "loads", "column": "loaded_tz", "timezone": "America/New_York"}
+    naive = {**zoned, "column": "loaded_at"}
+    results, _ = run(
+        shop,
+        {"name": "zoned", "freshness": zoned, "expect": "< 2h"},
+        {"name": "naive", "freshness": naive, "expect": "< 2h"},
+    )
+    assert [(r.outcome, r.value) for r in results] == [
+        (CheckOutcome.PASSED, 5400.0),  # 01:30 UTC, 1h30m before 03:00 UTC
+        (CheckOutcome.FAILED, -25200.0),  # 05:00 New York is 10:00 UTC: 7h ahead
+    ]
+    assert results[0].metrics["latest"] == "2024-01-10T01:30:00+00:00"
+    assert results[1].metrics["latest"] == "2024-01-10T10:00:00+00:00"
+
+
 def test_a_freshness_scope_of_only_nulls_is_not_evaluated(shop: Source) -> None:
     result = one(
         shop,
