@@ -439,3 +439,26 @@ def test_the_summary_names_an_error_as_an_error_and_keeps_not_evaluated_for_no_d
     assert unseen.summary.splitlines()[0] == (
         "**Needs attention** — 1 failed and 1 not evaluated of 2 checks."
     )
+
+
+def test_utc_day_buckets_of_a_date_a_naive_and_a_zoned_column(shop: Source) -> None:
+    # 2024-01-09 (UTC) is the tested day at 03:00 UTC on the 10th; the 10th is filling.
+    results, _ = run(
+        shop,
+        *(
+            {
+                "name": column,
+                "row_count": {"table": "loads"},
+                "over": {"column": column, "bucket": "day", "lookback": "2d"},
+                "expect": "> 0",
+            }
+            for column in ("day", "loaded_at", "loaded_tz")
+        ),
+    )
+    assert [(r.outcome, r.value) for r in results] == [
+        (CheckOutcome.FAILED, 0),  # dates of the 7th and 8th only
+        (CheckOutcome.PASSED, 1),  # 19:00 on the 9th; 05:00 on the 10th is filling
+        (CheckOutcome.PASSED, 1),  # 21:00 UTC on the 9th; 01:30 UTC on the 10th is filling
+    ]
+    filling = [r.buckets.filling_value if r.buckets else None for r in results]
+    assert filling == [0.0, 1.0, 1.0]

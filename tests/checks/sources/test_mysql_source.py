@@ -257,3 +257,20 @@ def test_the_session_each_engine_is_sent(server: str, limit: str, query_limit: s
         "(close)",
         "(rollback)",
     ]
+
+
+def test_buckets_in_another_zone_are_an_error_not_utc_counts(reader: SQLQuerySource) -> None:
+    from tests.checks.declared.shop import run
+
+    check = {
+        "name": "daily loads",
+        "row_count": {"table": "loads"},
+        "over": {"column": "loaded_tz", "bucket": "day", "lookback": "2d"},
+        "expect": "> 0",
+    }
+    results, _ = run(reader, check, timezone="America/New_York")
+    assert (results[0].outcome.value, results[0].error) == (
+        "error",
+        "row_count cannot be written in this source's SQL (mysql): AT TIME ZONE is not"
+        " supported by MySQL",
+    )
