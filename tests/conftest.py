@@ -20,6 +20,7 @@ pytest_plugins = [
     "tests.engine_fixtures.clickhouse",
     "tests.engine_fixtures.snowflake",
     "tests.engine_fixtures.bigquery",
+    "tests.engine_fixtures.mariadb",
 ]
 """Each engine's shop fixtures (``tests/engine_fixtures/``): one line per engine."""
 

@@ -119,10 +119,16 @@ def _config_with_source(world: dict[str, Any], source: dict[str, Any]) -> Path:
 
 SOURCE_PROBLEMS = [
     pytest.param(
-        {"type": "sqlalchemy", "url": "mysql://reader@127.0.0.1:1/x"},
-        "source flights: cannot use mysql://reader@127.0.0.1:1/x: its database driver is not "
-        "installed (No module named 'MySQLdb'); pip install 'lookout[mysql]'",
+        {"type": "sqlalchemy", "url": "mysql+mysqldb://reader@127.0.0.1:1/x"},
+        "source flights: cannot use mysql+mysqldb://reader@127.0.0.1:1/x: its database driver"
+        " is not installed (No module named 'MySQLdb'); pip install 'lookout[mysql]'",
         id="mysql without its driver",
+    ),
+    pytest.param(
+        {"type": "sqlalchemy", "url": "mysql://reader@127.0.0.1:1/x"},
+        "source flights: cannot connect to mysql://reader@127.0.0.1:1/x: (2003, \"Can't connect"
+        " to MySQL server on '127.0.0.1' ([Errno 111] Connection refused)\")",
+        id="mysql through PyMySQL, its server away",
     ),
     pytest.param(
         {"type": "sqlalchemy", "url": "sqlite:///{tmp}"},

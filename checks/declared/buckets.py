@@ -137,7 +137,11 @@ def bucket_sql(
     zone = exp.Literal.string(found.zone)
     timestamp = exp.DataType.build("TIMESTAMP")
     if family == "timestamptz":
-        local: exp.Expr = exp.AtTimeZone(this=column.copy(), zone=zone)
+        # Every source's session is pinned to UTC: there an instant is already its UTC
+        # wall-clock time (and MySQL, which has no AT TIME ZONE, can cut UTC buckets).
+        local: exp.Expr = column.copy()
+        if found.zone != "UTC":
+            local = exp.AtTimeZone(this=column.copy(), zone=zone)
     elif family == "timestamp":
         local = column.copy()
         if over.timezone != found.zone:

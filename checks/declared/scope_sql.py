@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sqlglot import exp
+from sqlglot.errors import ErrorLevel, UnsupportedError
 
 from checks.automation.time_buckets import Over
 from checks.declared.buckets import BUCKET, BucketSql, Window, bucket_sql
 from checks.declared.catalog_names import parse_filter, resolve_column, resolve_table
+from checks.errors import CheckDefinitionError
 from checks.kinds.base import Compiled, Kind
 from checks.kinds.sql_terms import ROWS, count, nulls_last
 from checks.sources.base import Column, DataSet
@@ -96,9 +98,23 @@ class ScopeSql:
         return query
 
     def sql(self, tree: exp.Expr) -> str:
-        """A tree as SQL in the dialect (as the engine must run it: ``engines.kind_sql``)."""
+        """A tree as SQL in the dialect, as the engine must run it (``engines.kind_sql``).
+
+        Raises:
+            CheckDefinitionError: the dialect cannot express part of it (MySQL has no
+                ``AT TIME ZONE``): sqlglot would drop it, and the query count otherwise.
+
+        """
         rewrite = kind_sql(self.dialect)
-        return (rewrite(tree) if rewrite else tree).sql(dialect=self.dialect)
+        tree = rewrite(tree) if rewrite else tree
+        try:
+            return tree.sql(dialect=self.dialect, unsupported_level=ErrorLevel.RAISE)
+        except UnsupportedError as error:
+            why = str(error).splitlines()[0] if str(error) else "unsupported"
+            raise CheckDefinitionError(
+                f"{self.at} cannot be written in this source's SQL ({self.dialect}): {why}",
+                field="over" if self.buckets is not None else self.at,
+            ) from None
 
     def scope_text(self) -> str:
         """The scope in words: ``orders where status = 'paid'``."""

@@ -7,7 +7,9 @@
 
 NULL rule: NULL timestamps are ignored; a scope holding only NULLs is not
 evaluated. A timestamp without a time zone is read in ``timezone`` (default
-UTC); a date is its midnight there. A newest value more than
+UTC); a date is its midnight there; a zone-aware column's values are instants,
+even when its driver hands them over without their zone (MySQL's ``TIMESTAMP``,
+read in the session's UTC). A newest value more than
 ``future_tolerance`` (default 5 minutes: clocks differ a little) ahead of now
 fails the check, whatever ``expect`` says: a row mistyped a year ahead, or a
 local time read as UTC, would otherwise make a table look fresh for ever.
@@ -36,7 +38,7 @@ from checks.kinds.in_words import duration, metric, rows
 from checks.kinds.row_count import in_scope
 from checks.kinds.sql_terms import count
 from checks.report import CheckResult, Metrics
-from checks.sql.types import TEMPORAL_FAMILIES
+from checks.sql.types import TEMPORAL_FAMILIES, family
 
 
 class Freshness(OneColumn):
@@ -86,6 +88,8 @@ class Freshness(OneColumn):
         if counts.in_scope == 0:
             return Judged(Judgement(value=None, passed=True))
         latest: Any = counts.row.get("latest")
+        if isinstance(latest, dt.datetime) and latest.tzinfo is None and self._zoned(counts):
+            latest = latest.replace(tzinfo=dt.UTC)  # an instant the driver gave without its zone
         if latest is None:
             note = f"{self.column} is NULL in all {counts.in_scope} rows in scope: {counts.scope}"
             return Judged(Judgement(value=None, passed=None, not_evaluated=note))
@@ -113,6 +117,20 @@ class Freshness(OneColumn):
                 " time read as UTC (timezone:)",
             )
         return Judged(outcome)
+
+    def _zoned(self, counts: Counts) -> bool:
+        """Whether the column holds instants (``timestamptz``) though its values came naive.
+
+        MySQL's ``TIMESTAMP`` is kept in UTC and read in the session's zone, which every
+        source pins to UTC; its driver hands the value over without a zone. Such a value
+        is a UTC instant: ``timezone:`` is for columns without one.
+        """
+        for data_set in counts.source.catalog():
+            if data_set.name == counts.table:
+                for column in data_set.columns:
+                    if column.name.lower() == self.column.lower():
+                        return family(column.type, counts.source.dialect) == "timestamptz"
+        return False
 
     def _future_rows(
         self, counts: Counts, latest: dt.date, boundary: dt.datetime, zone: ZoneInfo

@@ -28,7 +28,9 @@ Rules, in the order they are checked (``rule``: what breaks it):
   database's own metadata, with side effects, or running SQL given as text
   (getenv, current_setting, set_config, pg_sleep, nextval, query, dblink,
   version, inet_server_addr, obj_description, …); MySQL ``@@`` session
-  variables; and, given the source's ``SourceFacts``, any function the
+  variables; each engine's own refusals (``checks.sql.engines``: MySQL's
+  ``@user`` variables, its replication waits, …); and, given the source's
+  ``SourceFacts``, any function the
   database does not mark as safe (``checks.sql.facts``).
 - ``schema`` (functions and types): a function or type of another schema.
 - ``system-catalog`` (types): a cast to a catalog type (``regclass``, …).

@@ -30,6 +30,7 @@ ENGINE_MODULES: dict[str, str] = {
     "clickhouse": "checks.sql.engines.clickhouse",
     "snowflake": "checks.sql.engines.snowflake",
     "bigquery": "checks.sql.engines.bigquery",
+    "mysql": "checks.sql.engines.mysql",
 }
 """sqlglot dialect -> the module of ``checks.sql.engines`` holding its refusals."""
 

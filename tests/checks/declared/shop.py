@@ -90,6 +90,13 @@ CREATE VIEW nearly_all AS
   SELECT g AS id, CASE WHEN g < 999999 THEN NULL ELSE 1 END AS v
   FROM generate_series(0, 999999) g;
 """,
+    # MariaDB's sequence engine: seq_0_to_999999 is a table of 0 … 999999.
+    "mariadb": """
+CREATE VIEW tiny AS
+  SELECT seq AS id, CASE WHEN seq < 3 THEN NULL ELSE 1 END AS v FROM seq_0_to_999999;
+CREATE VIEW nearly_all AS
+  SELECT seq AS id, CASE WHEN seq < 999999 THEN NULL ELSE 1 END AS v FROM seq_0_to_999999;
+""",
 }
 """A million rows each, computed when read: 3 NULLs in ``tiny``, 999,999 in ``nearly_all``."""
 
@@ -112,12 +119,31 @@ def build_postgres(url: str) -> None:
         conn.execute(VIEWS["postgres"])
 
 
+def build_mariadb(conn: Any) -> None:
+    """Write the tables and views through a PyMySQL connection to an empty MariaDB database.
+
+    ``TABLES`` is transpiled by sqlglot: MySQL has no ``TIMESTAMP WITH TIME ZONE``; its
+    ``TIMESTAMP`` is stored in UTC and read in the session's zone, which Lookout pins to
+    UTC, so ``loaded_tz`` holds the same instants (written here in a UTC session).
+    """
+    import sqlglot
+
+    with conn.cursor() as cur:
+        cur.execute("SET time_zone = '+00:00'")
+        for statement in sqlglot.transpile(TABLES.replace("+00'", "'"), "postgres", "mysql"):
+            cur.execute(statement)
+        for statement in filter(str.strip, VIEWS["mariadb"].split(";")):
+            cur.execute(statement)
+    conn.close()
+
+
 SHOP_ENGINES: list[Any] = [
     pytest.param("duckdb", id="duckdb"),
     pytest.param("postgres", id="postgres"),
     pytest.param("sqlite", id="sqlite"),
     pytest.param("clickhouse", id="clickhouse", marks=pytest.mark.slow),  # chdb starts in ~4 s
     pytest.param("snowflake", id="snowflake", marks=pytest.mark.slow),  # fakesnow's emulator
+    pytest.param("mariadb", id="mariadb", marks=pytest.mark.mariadb),
 ]
 """The engines the shared edge-case suite runs on: every test taking ``shop`` runs on each.
 

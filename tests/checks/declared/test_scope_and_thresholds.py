@@ -93,7 +93,7 @@ def test_a_rule_only_vacuously_true_never_reads_clear(shop: Source) -> None:
         },
         {
             "name": "share of negative cancelled orders",
-            "sql": "SELECT count(*) FILTER (WHERE amount < 0), count(*) "
+            "sql": "SELECT count(CASE WHEN amount < 0 THEN 1 END), count(*) "
             "FROM orders WHERE status = 'x'",
             "expect": "< 1%",
         },
@@ -247,6 +247,24 @@ def test_freshness_of_a_timestamptz_column_at_its_boundary(shop: Source) -> None
     assert describe_value(late) == "newest 2024-01-10 01:30:00 UTC, 1h old"
 
 
+def test_a_freshness_zone_reads_only_timestamps_without_one(shop: Source) -> None:
+    # loaded_tz holds instants (MySQL's TIMESTAMP: kept in UTC, read in the session's UTC,
+    # handed over without a zone): New York does not move them; loaded_at it does.
+    zoned = {"table": "loads", "column": "loaded_tz", "timezone": "America/New_York"}
+    naive = {**zoned, "column": "loaded_at"}
+    results, _ = run(
+        shop,
+        {"name": "zoned", "freshness": zoned, "expect": "< 2h"},
+        {"name": "naive", "freshness": naive, "expect": "< 2h"},
+    )
+    assert [(r.outcome, r.value) for r in results] == [
+        (CheckOutcome.PASSED, 5400.0),  # 01:30 UTC, 1h30m before 03:00 UTC
+        (CheckOutcome.FAILED, -25200.0),  # 05:00 New York is 10:00 UTC: 7h ahead
+    ]
+    assert results[0].metrics["latest"] == "2024-01-10T01:30:00+00:00"
+    assert results[1].metrics["latest"] == "2024-01-10T10:00:00+00:00"
+
+
 def test_a_freshness_scope_of_only_nulls_is_not_evaluated(shop: Source) -> None:
     result = one(
         shop,
@@ -342,26 +360,31 @@ def test_sessions_are_utc_whatever_tz_and_pgtz_say(
 
 
 def test_raw_percents_durations_and_booleans(shop: Source) -> None:
+    # MySQL has no interval type: a duration between two times is TIMEDIFF's TIME.
+    mysql = shop.dialect == "mysql"
+    span = "max(loaded_tz) - min(loaded_tz)"
+    if mysql:
+        span = "timediff(max(loaded_tz), min(loaded_tz))"
     results, _ = run(
         shop,
         {
             "name": "tiny",
-            "sql": "SELECT count(*) FILTER (WHERE v IS NULL), count(*) FROM tiny",
+            "sql": "SELECT count(CASE WHEN v IS NULL THEN 1 END), count(*) FROM tiny",
             "expect": "> 0%",
         },
         {
             "name": "near all",
-            "sql": "SELECT count(*) FILTER (WHERE v IS NULL), count(*) FROM nearly_all",
+            "sql": "SELECT count(CASE WHEN v IS NULL THEN 1 END), count(*) FROM nearly_all",
             "expect": "< 100%",
         },
         {
             "name": "denominator without NULLs",
-            "sql": "SELECT count(*) FILTER (WHERE email IS NULL), count(email) FROM customers",
+            "sql": "SELECT count(CASE WHEN email IS NULL THEN 1 END), count(email) FROM customers",
             "expect": "<= 25%",
         },
         {
             "name": "span",
-            "sql": "SELECT max(loaded_tz) - min(loaded_tz) FROM loads",
+            "sql": f"SELECT {span} FROM loads",
             "expect": "between 4h and 270m",
         },
         {"name": "every order", "sql": "SELECT count(*) = 5 FROM orders", "expect": "is true"},
@@ -369,22 +392,26 @@ def test_raw_percents_durations_and_booleans(shop: Source) -> None:
     )
     # SQLite has no interval type: the difference of two date-time texts is the number 0,
     # and a raw duration check there is an error, never a pass.
-    # Nor a boolean type: a comparison is the integer 1, and "is true" an error there.
+    # Nor a boolean type (nor MySQL): a comparison is the integer 1, and "is true" an error.
     sqlite = shop.dialect == "sqlite"
-    span = (CheckOutcome.ERROR, None, {}) if sqlite else (CheckOutcome.PASSED, 16200.0, {})
-    boolean = (CheckOutcome.ERROR, None, {}) if sqlite else (CheckOutcome.PASSED, True, {})
+    span_outcome = (
+        (CheckOutcome.ERROR, None, {}) if sqlite else (CheckOutcome.PASSED, 16200.0, {})
+    )
+    no_bool = sqlite or mysql
+    boolean = (CheckOutcome.ERROR, None, {}) if no_bool else (CheckOutcome.PASSED, True, {})
     assert [(r.outcome, r.value, r.metrics) for r in results] == [
         (CheckOutcome.PASSED, float(Fraction(3, 10_000)), {"count": 3, "total": 1_000_000}),
         (CheckOutcome.PASSED, 99.9999, {"count": 999_999, "total": 1_000_000}),
         # 1 NULL email over the 3 non-NULL ones is 33.3 %: the query chose that denominator
         (CheckOutcome.FAILED, float(Fraction(100, 3)), {"count": 1, "total": 3}),
-        span,
+        span_outcome,
         boolean,
         (CheckOutcome.ERROR, None, {}),
     ]
     assert results[-1].error == "returned a number (3), not an interval; a duration needs one"
     if sqlite:
         assert results[3].error == "returned a number (0), not an interval; a duration needs one"
+    if sqlite or mysql:
         assert results[4].error == "returned a number (1), not a boolean"
 
 
@@ -425,3 +452,26 @@ def test_the_summary_names_an_error_as_an_error_and_keeps_not_evaluated_for_no_d
     assert unseen.summary.splitlines()[0] == (
         "**Needs attention** — 1 failed and 1 not evaluated of 2 checks."
     )
+
+
+def test_utc_day_buckets_of_a_date_a_naive_and_a_zoned_column(shop: Source) -> None:
+    # 2024-01-09 (UTC) is the tested day at 03:00 UTC on the 10th; the 10th is filling.
+    results, _ = run(
+        shop,
+        *(
+            {
+                "name": column,
+                "row_count": {"table": "loads"},
+                "over": {"column": column, "bucket": "day", "lookback": "2d"},
+                "expect": "> 0",
+            }
+            for column in ("day", "loaded_at", "loaded_tz")
+        ),
+    )
+    assert [(r.outcome, r.value) for r in results] == [
+        (CheckOutcome.FAILED, 0),  # dates of the 7th and 8th only
+        (CheckOutcome.PASSED, 1),  # 19:00 on the 9th; 05:00 on the 10th is filling
+        (CheckOutcome.PASSED, 1),  # 21:00 UTC on the 9th; 01:30 UTC on the 10th is filling
+    ]
+    filling = [r.buckets.filling_value if r.buckets else None for r in results]
+    assert filling == [0.0, 1.0, 1.0]
