@@ -241,7 +241,9 @@ def _counts_queries(
             )
         except (CheckDefinitionError, SourceError):
             continue  # the check reports it when it runs
-        planned.append(Planned(position, check.name, compiled.counts_sql, grouped=found is not None))
+        planned.append(
+            Planned(position, check.name, compiled.counts_sql, grouped=found is not None)
+        )
     return planned
 
 

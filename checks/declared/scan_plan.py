@@ -119,9 +119,7 @@ def shape(sql: str, dialect: str, *, grouped: bool = False) -> Shape | None:
     where_node = tree.args.get("where")
     where = where_node.this if isinstance(where_node, exp.Where) else None
     order = tree.args.get("order")
-    aliased = exp.Table(
-        this=table.this.copy(), alias=exp.TableAlias(this=exp.to_identifier(ALIAS))
-    )
+    aliased = exp.Table(this=table.this.copy(), alias=exp.TableAlias(this=exp.to_identifier(ALIAS)))
     key = (
         read[0],
         _text(where, dialect),

@@ -220,9 +220,7 @@ class SharedScans(Source):
             if not shared.done:
                 started = time.monotonic()
                 try:
-                    found = self.source.query(
-                        shared.sql, max_rows=max_rows, timeout_s=timeout_s
-                    )
+                    found = self.source.query(shared.sql, max_rows=max_rows, timeout_s=timeout_s)
                     shared.rows, shared.columns = list(found.rows), list(found.columns)
                 except QueryError as error:
                     shared.error = str(error)
@@ -236,8 +234,7 @@ class SharedScans(Source):
     ) -> QueryResult:
         """Member ``index``'s own columns of the shared rows, as the result of its own query."""
         start = 0 if shared.members[0][1].grouped else 1
-        for query, found in shared.members[:index]:
-            start += len(found.names)
+        start += sum(len(found.names) for _, found in shared.members[:index])
         query, found = shared.members[index]
         width = len(found.names)
         head = len(prefix(query.position))
