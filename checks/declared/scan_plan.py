@@ -9,8 +9,10 @@ check's query) joins a shared statement only when its tree (``shape``) is one
   ``TABLESAMPLE`` or set operation, and a table not qualified by a schema;
 - every projection named (``AS name``: the shared statement returns it under
   a name made unique per check, and the check's result shows it under its own),
-  with every column it reads inside an aggregate function, and at least one
-  aggregate (so the result is one row whatever the table holds);
+  or short and with no qualified column (the shared statement keeps its text,
+  so the database names it as it would alone: ``count(*)``), with every column
+  it reads inside an aggregate function, and at least one aggregate (so the
+  result is one row whatever the table holds);
 - ``GROUP BY`` and ``ORDER BY`` only in typed kinds' ``over:`` queries, which share
   a statement only with queries grouped by the identical bucket expression.
 
@@ -43,6 +45,9 @@ ROWS = "lookout__rows"
 MAX_NAME_BYTES = 63
 """Longest column name a shared statement uses: PostgreSQL cuts longer names (NAMEDATALEN - 1)."""
 
+MAX_STABLE_CHARS = 40
+"""Longest text of a projection not named that may share a statement (its name is its text)."""
+
 _SELECT_ARGS = frozenset({"expressions", "from", "from_", "where", "group", "order"})
 _TABLE_ARGS = frozenset({"this", "alias"})
 _NESTED = (exp.Subquery, exp.Exists, exp.Window, exp.Union, exp.Intersect, exp.Except)
@@ -60,7 +65,8 @@ class Shape:
         where: the condition, or None.
         group: the ``GROUP BY`` expressions (``over:`` queries only).
         order: the ``ORDER BY``, or None.
-        names: each projection's name (its identifier, quoting kept).
+        names: each projection's name (its identifier, quoting kept); None for
+            one not named, which the database names from its text.
         values: each projection's expression.
     """
 
@@ -70,7 +76,7 @@ class Shape:
     where: exp.Expr | None
     group: tuple[exp.Expr, ...]
     order: exp.Order | None
-    names: tuple[exp.Identifier, ...]
+    names: tuple[exp.Identifier | None, ...]
     values: tuple[exp.Expr, ...]
 
     @property
@@ -107,11 +113,11 @@ def shape(sql: str, dialect: str, *, grouped: bool = False) -> Shape | None:
         return None
     if sum(1 for _ in tree.find_all(exp.Select)) != 1:
         return None
+    projections = list(tree.expressions)
+    if not projections or not all(_named(p) or _stable(p) for p in projections):
+        return None
     own = {table.alias_or_name, table.name}
     if not all(_requalify(column, own) for column in tree.find_all(exp.Column)):
-        return None
-    projections = list(tree.expressions)
-    if not projections or not all(_named(p) for p in projections):
         return None
     group = tuple(tree.args["group"].expressions) if tree.args.get("group") else ()
     if not group and not _aggregated(projections):
@@ -133,8 +139,8 @@ def shape(sql: str, dialect: str, *, grouped: bool = False) -> Shape | None:
         where=where,
         group=group,
         order=order if isinstance(order, exp.Order) else None,
-        names=tuple(p.args["alias"] for p in projections),
-        values=tuple(p.this for p in projections),
+        names=tuple(p.args["alias"] if _named(p) else None for p in projections),
+        values=tuple(p.this if _named(p) else p for p in projections),
     )
 
 
@@ -151,7 +157,7 @@ def fits(position: int, found: Shape, max_chars: int) -> bool:
     """
     head = prefix(position)
     limit = min(MAX_NAME_BYTES, max_chars)
-    return all(len((head + name.name).encode()) <= limit for name in found.names)
+    return all(len((head + n.name).encode()) <= limit for n in found.names if n is not None)
 
 
 def statement(members: list[tuple[int, Shape]], dialect: str) -> str:
@@ -169,6 +175,9 @@ def statement(members: list[tuple[int, Shape]], dialect: str) -> str:
         projections.append(exp.alias_(exp.Count(this=exp.Star()), ROWS))
     for position, found in members:
         for name, value in zip(found.names, found.values, strict=True):
+            if name is None:  # as written: the database names it as it would alone
+                projections.append(value.copy())
+                continue
             label = exp.Identifier(this=prefix(position) + name.name, quoted=name.quoted)
             projections.append(exp.Alias(this=value.copy(), alias=label))
     query = exp.select(*projections).from_(first.source.copy())
@@ -195,14 +204,33 @@ def _plain_table(table: exp.Table) -> bool:
 
 
 def _requalify(column: exp.Column, own: set[str]) -> bool:
-    """Qualify ``column`` to the alias ``t``; False when it names anything but the one table."""
+    """A qualified ``column`` qualified by the alias ``t`` instead (a bare one stays bare).
+
+    False when it names anything but the one table.
+    """
     if column.args.get("db") or column.args.get("catalog"):
         return False
     qualifier = column.args.get("table")
-    if qualifier is not None and qualifier.name not in own:
+    if qualifier is None:
+        return True  # one table: a bare name is its column
+    if qualifier.name not in own:
         return False  # another name (a struct's field?), or one in another case: not proven
     column.set("table", exp.to_identifier(ALIAS))
     return True
+
+
+def _stable(projection: exp.Expr) -> bool:
+    """A projection not named whose text the shared statement keeps as the check wrote it.
+
+    The database names such a column from its text (PostgreSQL by its function,
+    DuckDB and SQLite by the text itself): no column in it may be qualified (the
+    shared statement's alias would change the text), and the text stays short.
+    """
+    if isinstance(projection, exp.Alias | exp.Star):
+        return False
+    if any(column.args.get("table") for column in projection.find_all(exp.Column)):
+        return False
+    return len(projection.sql()) <= MAX_STABLE_CHARS
 
 
 def _named(projection: exp.Expr) -> bool:

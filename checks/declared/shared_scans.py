@@ -164,7 +164,10 @@ class SharedScans(Source):
         sql_used = names_used = 0
         for member in members:
             query, found, checked = member
-            names = [prefix(query.position) + n.name for n in found.names]
+            names = [
+                prefix(query.position) + n.name if n is not None else v.sql()
+                for n, v in zip(found.names, found.values, strict=True)
+            ]
             sql_cost, names_cost = len(checked), names_chars(names)
             over = sql_used + sql_cost > sql_budget or names_used + names_cost > names_budget
             if chunks[-1] and over:
@@ -238,7 +241,10 @@ class SharedScans(Source):
         query, found = shared.members[index]
         width = len(found.names)
         head = len(prefix(query.position))
-        names = [name[head:] for name in shared.columns[start : start + width]]
+        names = [  # a named column under its own name; one not named as the database named it
+            shown if name is None else shown[head:]
+            for name, shown in zip(found.names, shared.columns[start : start + width], strict=True)
+        ]
         own = [tuple(row[start : start + width]) for row in rows]
         batches = [own, []]
         result = collect(

@@ -45,8 +45,9 @@ def run_postgres(
     the query sent, wrapped when its cells need measuring: as a plain statement
     when its result is provably small (``checks.sources.small_result``: one
     aggregate row or a ``LIMIT``, so PostgreSQL may plan it in parallel), else
-    as a server-side cursor; ``finish`` streams the rows. The process's watchdog cancels it at ``timeout_s`` and
-    shuts the socket at ``limits.kill_after_s(timeout_s)``.
+    as a server-side cursor; ``finish`` streams the rows. The process's
+    watchdog cancels it at ``timeout_s`` and shuts the socket at
+    ``limits.kill_after_s(timeout_s)``.
 
     Raises:
         QueryFailed: the wrapped query has another width than planned.

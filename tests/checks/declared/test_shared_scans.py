@@ -140,13 +140,13 @@ def test_every_kind_shared_and_apart_gives_the_same_results(
     assert [shown(r) for r in together] == [shown(r) for r in apart]
     assert sorted(map(held, evidence.values())) == sorted(map(held, apart_evidence.values()))
     assert none_told == []
-    # Shared: orders (6 typed, 1 raw; the schema check's count is the row count's own
+    # Shared: orders (6 typed, 2 raw; the schema check's count is the row count's own
     # text: the run cache shares it), orders where paid (2 typed, 2 raw), the raw check
     # on amount < 0 alone (its count folds in orders' probe), the buckets (2), empty_t
     # (2 typed, 1 raw). Alone: customers' missing; every duplicates and relationships.
     assert [t["checks"] for t in told] == [
         ["rows", "status set", "lost counts missing", "known statuses", "fresh", "amounts",
-         "raw max"],
+         "raw unnamed", "raw max"],
         ["paid rows", "paid amounts", "raw paid", "raw paid total"],
         ["raw negative"],
         ["daily", "daily status"],
@@ -162,13 +162,18 @@ def test_every_kind_shared_and_apart_gives_the_same_results(
     total = evidence[by_name["raw paid total"].evidence_id or ""]  # the engine's own name
     assert total.columns == ["total" if shop.dialect == "postgres" else "Total"]
     assert (by_name["raw paid total"].outcome, total.rows) == (CheckOutcome.PASSED, [["110.49"]])
-    # 5 shared statements stand for 17 queries and the probes of orders and of empty_t.
-    # Left: the unnamed raw count; customers' missing; 3 duplicates, 1 relationships;
-    # the failed checks' samples, each as apart.
+    # 5 shared statements stand for 18 queries and the probes of orders and of empty_t.
+    # Left: customers' missing; 3 duplicates, 1 relationships; the failed checks'
+    # samples, each as apart.
     samples = sum(1 for e in evidence if e.startswith("S"))
-    assert len(sent) == 5 + 1 + 1 + 4 + samples, sent
+    assert len(sent) == 5 + 1 + 4 + samples, sent
     # Apart, the raw check on empty_t is not sent: its probe found the table empty.
-    assert statements_apart == len(sent) - 5 + (17 - 1) + 2
+    assert statements_apart == len(sent) - 5 + (18 - 1) + 2
+    unnamed = evidence[by_name["raw unnamed"].evidence_id or ""]  # named by the engine
+    assert unnamed.columns == apart_evidence[unnamed.id].columns
+    assert unnamed.columns == [
+        {"duckdb": "count_star()", "postgres": "count"}.get(shop.dialect, unnamed.columns[0])
+    ]
 
 
 def test_a_failing_check_in_a_shared_statement_leaves_the_others_their_results(
