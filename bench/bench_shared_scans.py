@@ -59,9 +59,7 @@ def count_statements(shared: bool) -> dict[str, Any]:
         for automation in load_automations(ROOT / "automations").automations:
             if automation.checks:
                 checks += len(automation.checks)
-                run_checks(
-                    automation, source, Limits(), deadline=time.monotonic() + 600, **options
-                )
+                run_checks(automation, source, Limits(), deadline=time.monotonic() + 600, **options)
         elapsed = time.monotonic() - started
     return {
         "checks": checks,
@@ -121,7 +119,9 @@ def main() -> None:
                 json.dumps(
                     {
                         "code": label,
-                        "lookout run --all wall_s": round(statistics.median(w for w, _ in found), 3),
+                        "lookout run --all wall_s": round(
+                            statistics.median(w for w, _ in found), 3
+                        ),
                         "cpu_s": round(statistics.median(c for _, c in found), 3),
                         "rounds": args.rounds,
                         "load": round(os.getloadavg()[0], 2),

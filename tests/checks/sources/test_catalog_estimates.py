@@ -20,9 +20,7 @@ def test_postgres_lists_planner_estimates_and_counts_nothing(empty_pg_url: str) 
         conn.execute("ANALYZE analysed")
         conn.execute("CREATE TABLE never_analysed (id INTEGER)")
         conn.execute("CREATE VIEW seen AS SELECT id FROM analysed")
-    source = SQLQuerySource(
-        "pg", SQLAlchemySource(type="sqlalchemy", url=empty_pg_url), Limits()
-    )
+    source = SQLQuerySource("pg", SQLAlchemySource(type="sqlalchemy", url=empty_pg_url), Limits())
     sent: list[str] = []
 
     def record(*args: Any) -> None:
