@@ -29,6 +29,7 @@ def test_the_trace_of_a_run_holds_its_shared_statement(
     assert (event["positions"], event["table"]) == ([1, 2], "planes")
     assert event["sql"].startswith(
         "SELECT COUNT(*) AS lookout__rows, COUNT(*) AS c1__rows_in_scope,"
-        ' COUNT(CASE WHEN t."year" IS NULL THEN 1 END) AS c1__missing, COUNT(*) AS c2__rows_in_scope'
+        ' COUNT(CASE WHEN t."year" IS NULL THEN 1 END) AS c1__missing,'
+        " COUNT(*) AS c2__rows_in_scope"
     )
     assert event["sql"].endswith('FROM "planes" AS t') and "error" not in event
