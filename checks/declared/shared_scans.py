@@ -97,6 +97,7 @@ class SharedScans(Source):
         self.schema, self.limits = source.schema, source.limits
         self.statements: list[_Shared] = []
         self._by_sql: dict[str, tuple[_Shared, int]] = {}  # checked text: statement, member
+        self._guarded: dict[str, str] = {}  # a query as written: the guard's text, planned
         self._report = on_statement
         self._lock = threading.Lock()
 
@@ -121,6 +122,8 @@ class SharedScans(Source):
         groups: dict[tuple[Any, ...], list[tuple[Planned, Shape, str]]] = {}
         for query in queries:
             checked = self._checked(query.sql)
+            if checked is not None:
+                self._guarded[query.sql] = checked
             if checked is None or any(checked == c for g in groups.values() for *_, c in g):
                 continue
             found = shape(checked, self.dialect, grouped=query.grouped)
@@ -136,6 +139,27 @@ class SharedScans(Source):
                 self.statements.append(shared)
                 for index, (*_, checked) in enumerate(chunk):
                     self._by_sql[checked] = (shared, index)
+
+    def query(
+        self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None
+    ) -> QueryResult:
+        """``Source.query``, with the guard's text of a planned query taken from the plan.
+
+        The guard ran on it when planned, on the same catalog and facts: it is
+        not run twice for one check.
+        """
+        checked = self._guarded.get(sql)
+        if checked is None:
+            return super().query(sql, max_rows=max_rows, timeout_s=timeout_s)
+        from checks.sql.normal_form import query_key
+
+        result = self._execute(
+            checked,
+            max_rows=self.limits.max_rows if max_rows is None else max_rows,
+            timeout_s=self.limits.query_timeout_s if timeout_s is None else timeout_s,
+        )
+        result.query_key = query_key(sql, self.dialect)
+        return result
 
     def _checked(self, sql: str) -> str | None:
         """The guard's text of ``sql`` (what ``query`` would run), None when refused."""
