@@ -181,7 +181,10 @@ def _decide(
         deadline=deadline,
         history=_history(store, automation.name, report.scheduled_for) if store else None,
         slot=report.scheduled_for,
+        on_statement=(lambda told: trace.note("checks_statement", told)) if trace else None,
     )
+    if trace is not None:
+        trace.flush()  # the shared statements, before the agent or the end
     facts = replace(facts, checks=tuple(report.checks))
     for check in report.checks:
         if check.outcome is CheckOutcome.NOT_EVALUATED:

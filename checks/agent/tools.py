@@ -3,9 +3,11 @@
 Result shapes are the public contract of docs/design.md, The agent's tools:
 
 - ``list_data_sets(query?)`` → ``{data_sets: [{name, columns: [{name, type}],
-  row_count}], total, shown, partial, next}``
+  row_count, row_count_is_estimate?}], total, shown, partial, next}``: the row
+  counts are the engine's statistics (``row_count_is_estimate: true``), or null
+  where it keeps none; nothing is counted to list the tables
 - ``describe_data_set(name)`` → ``{name, columns: [{name, type, null_count}],
-  row_count, sample_rows}``
+  row_count, sample_rows}``: counted, exact
 - ``execute_query(sql)`` → ``{id: "Q3", columns, rows, row_count, truncated}``,
   plus ``warnings`` (``checks.sql.lint``: ``NOT IN`` over NULLs, integer
   division, the session's clock) when the SQL has any, so the model can fix it
@@ -169,6 +171,7 @@ class ToolBox:
                         for c in d.columns
                     ],
                     "row_count": d.row_count,
+                    **({"row_count_is_estimate": True} if d.row_count_estimated else {}),
                 }
                 for d in shown
             ],

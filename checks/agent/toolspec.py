@@ -37,7 +37,8 @@ def _tool(name: str, description: str, properties: dict[str, Any]) -> dict[str, 
 TOOL_SCHEMAS: list[dict[str, Any]] = [
     _tool(
         "list_data_sets",
-        "List the data sets (tables) of the source with their columns and row counts. When "
+        "List the data sets (tables) of the source with their columns and estimated row "
+        "counts (the database's statistics; describe_data_set counts). When "
         "there are more than fit, the most relevant slice is shown (partial: true); pass a "
         "query naming the tables or columns you need to rank those first.",
         {"query": {"type": ["string", "null"], "description": "words to rank by, or null"}},

@@ -11,8 +11,9 @@ An error raised in the loop writes them before it propagates. Payloads are
 JSON with every secret of the settings redacted (``checks.settings.config.redact``)
 before they are written. ``lookout show RUN_ID --trace`` prints them as JSONL.
 
-Event kinds written by the agent loop (``checks.agent.loop``), the last two by
-the run path (``checks.run``) once the finding is decided:
+Event kinds written by the agent loop (``checks.agent.loop``), ``report_accepted``
+and ``agent_end`` by the run path (``checks.run``) once the finding is decided,
+and ``checks_statement`` by the run path as the declared checks run:
 
 ======================  =====================================================
 ``agent_start``         model, step budget, tools offered
@@ -26,6 +27,10 @@ the run path (``checks.run``) once the finding is decided:
 ``report_rejected``     the contract problems sent back for repair
 ``report_accepted``     finding, finding_source, evidence, override reason
 ``agent_end``           the counters of ``RunReport.agent``, and why it ended
+``checks_statement``    a statement the declared checks shared (written by the
+                        run path before the agent): the checks in it, their
+                        positions, its table, its SQL, ``elapsed_ms``, and
+                        ``error`` when it failed (its checks then ran alone)
 ======================  =====================================================
 """
 

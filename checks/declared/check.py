@@ -33,10 +33,12 @@ from sqlglot import exp
 from checks.automation.check import Check
 from checks.automation.model import Automation
 from checks.clock import utcnow
-from checks.declared import anomaly
+from checks.declared import anomaly, buckets
 from checks.declared.anomaly import VALUE, History
+from checks.declared.compile import compile_check
+from checks.declared.shared_scans import Planned, Report, SharedScans
 from checks.declared.typed import run_typed_check
-from checks.errors import QueryError, SourceError
+from checks.errors import CheckDefinitionError, QueryError, SourceError
 from checks.fields.judgement import evaluate
 from checks.report import CheckOutcome, CheckResult, Evidence
 from checks.settings.limits import Limits
@@ -49,10 +51,17 @@ Clock = Callable[[], dt.datetime]
 
 
 class EmptyTables:
-    """Which tables of a source hold no row, probed once per run (``SELECT 1 … LIMIT 1``)."""
+    """Which tables of a source hold no row, probed once per run (``SELECT 1 … LIMIT 1``).
 
-    def __init__(self, source: Source) -> None:
+    ``counted`` (``SharedScans.table_has_rows``) answers from a count a shared
+    statement already makes, when one can tell; the probe runs only when none can.
+    """
+
+    def __init__(
+        self, source: Source, counted: Callable[[str, float], bool | None] | None = None
+    ) -> None:
         self.source = source
+        self.counted = counted
         self._empty: dict[str, bool] = {}
 
     def among(self, sql: str, *, timeout_s: float) -> list[str]:
@@ -71,6 +80,10 @@ class EmptyTables:
         return [name for name in found if self._is_empty(name, timeout_s)]
 
     def _is_empty(self, name: str, timeout_s: float) -> bool:
+        if name not in self._empty and self.counted is not None:
+            has_rows = self.counted(name, timeout_s)
+            if has_rows is not None:
+                self._empty[name] = not has_rows
         if name not in self._empty:
             probe = _probe(name, self.source.dialect)
             result = self.source.query(probe, max_rows=1, timeout_s=timeout_s)
@@ -200,6 +213,40 @@ def _true_count(sql: str, source: Source, timeout_s: float) -> int:
     return int(result.rows[0][0])
 
 
+def _counts_queries(
+    automation: Automation,
+    source: Source,
+    limits: Limits,
+    clock: Clock,
+    slot: dt.datetime | None,
+) -> list[Planned]:
+    """Each check's counts query as it will send it (a check that does not compile: none)."""
+    planned: list[Planned] = []
+    now = slot or clock()
+    for position, check in enumerate(automation.checks or [], start=1):
+        if check.sql is not None:
+            planned.append(Planned(position, check.name, check.sql, raw=True))
+            continue
+        if check.spec is None:
+            continue
+        found = buckets.window(check.over, automation.timezone, now) if check.over else None
+        try:
+            compiled = compile_check(
+                check.spec,
+                source.catalog(),
+                source.dialect,
+                sample_rows=limits.max_rows,
+                over=check.over,
+                buckets=found,
+            )
+        except (CheckDefinitionError, SourceError):
+            continue  # the check reports it when it runs
+        planned.append(
+            Planned(position, check.name, compiled.counts_sql, grouped=found is not None)
+        )
+    return planned
+
+
 def run_checks(
     automation: Automation,
     source: Source,
@@ -209,10 +256,14 @@ def run_checks(
     clock: Clock = utcnow,
     history: History | None = None,
     slot: dt.datetime | None = None,
+    shared: bool = True,
+    on_statement: Report | None = None,
 ) -> tuple[list[CheckResult], list[Evidence]]:
     """Run every declared check in order; evidence ids are ``C1``, ``C2``… by position.
 
     A typed check's sample of violating rows is ``S<n>`` beside its ``C<n>``.
+    Checks on the same table and scope share one statement
+    (``checks.declared.shared_scans``); each is still judged and reported alone.
 
     Args:
         deadline: ``time.monotonic()`` value after which no check starts; a check
@@ -220,11 +271,16 @@ def run_checks(
         clock: the current time, zone-aware; freshness ages are measured from it.
         history: past values of the automation's checks, for anomaly expectations.
         slot: the run's slot time (an anomaly's tested point; ``over:`` buckets end there).
+        shared: whether checks on one scope share a statement (False: each runs its own).
+        on_statement: told of each shared statement once it ran (the run's trace).
     """
     results: list[CheckResult] = []
     evidence: list[Evidence] = []
-    source = RunCache(source)  # identical statements of this run execute once
-    empty_tables = EmptyTables(source)
+    cache = RunCache(source)  # identical statements of this run execute once
+    source = scans = SharedScans(cache, on_statement=on_statement)
+    if shared:
+        scans.plan(_counts_queries(automation, scans, limits, clock, slot))
+    empty_tables = EmptyTables(source, counted=scans.table_has_rows)
     for position, check in enumerate(automation.checks or [], start=1):
         remaining = deadline - time.monotonic()
         if remaining <= 0:

@@ -62,7 +62,8 @@ class Source(ABC):
     def catalog(self) -> list[DataSet]:
         """Return every table and view with columns, types and row counts, sorted by name.
 
-        Computed on first use (one ``count(*)`` per table) and kept, with the
+        The row counts are the engine's statistics (``DataSet.row_count``): no
+        table is counted to list it. Computed on first use and kept, with the
         database's facts for the guard (``facts``). A view, or a function the
         facts allow, that reads a table the source does not offer is taken out
         (``checks.sources.definitions``). One thread reads it while the others

@@ -1,6 +1,6 @@
 """A catalog connection whose every statement ends in bounded time, even on a silent server.
 
-The catalog (tables, columns, row counts, the guard's facts) is read through
+The catalog (tables, columns, the statistics' row counts, the guard's facts) is read through
 SQLAlchemy's inspector, outside the query path's two-stage limit
 (``checks.sources.postgres_query``). ``statement_timeout`` is the server's own
 limit: a server that has gone silent (a dead peer, a black-holed network)

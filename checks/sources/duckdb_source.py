@@ -12,7 +12,7 @@ autoload off, Python replacement scans off, configuration locked.
 Each query runs in a child process holding its own read-only connection, with
 the memory, thread and spill limits of ``limits:``, killed past its time limit
 (``checks.sources.query_process``); so do the catalog's own queries (tables,
-columns, row counts and the guard's facts), and this process imports DuckDB
+columns, the storage's row figures and the guard's facts), and this process imports DuckDB
 only to build a cache file. A query whose result has variable-size
 columns (text, blobs, lists, structs…) runs wrapped in a projection that
 measures each such cell in SQL first: a cell larger than
@@ -99,13 +99,12 @@ class DuckDBQuerySource(Source):
         columns: dict[str, list[Column]] = {}
         for table, column, type_, nullable in self._rows(_COLUMNS_SQL, "the catalog"):
             columns.setdefault(table, []).append(Column(column, type_, nullable != "NO"))
-        counts: dict[str, int] = {}
-        if columns:  # one statement counts every table
-            counted = " UNION ALL ".join(
-                f"SELECT {_literal(table)}, count(*) FROM {quote(table)}" for table in columns
-            )
-            counts = {str(t): int(n) for t, n in self._rows(counted, "the catalog")}
-        return [DataSet(table, tuple(cols), counts[table]) for table, cols in columns.items()]
+        # The storage's own row figure (nothing is scanned); a view has none.
+        sizes = {str(t): int(n) for t, n in self._rows(_SIZES_SQL, "the catalog") if n is not None}
+        return [
+            DataSet(table, tuple(cols), sizes.get(table), table in sizes)
+            for table, cols in columns.items()
+        ]
 
     def _read_columns(self, name: str) -> tuple[Column, ...]:
         found = self._rows(
@@ -185,10 +184,16 @@ _VIEWS_SQL = (
     " WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal"
 )
 
-CATALOG_AHEAD = (_COLUMNS_SQL, _FUNCTIONS_SQL, _TYPES_SQL, _SCHEMAS_SQL)
-"""The catalog's queries whose text does not depend on an answer (the row counts' does):
-a source's first query process runs them as soon as it is connected, while the caller is
-still importing, and answers them from what it found (``QueryProcesses``'s ``ahead``)."""
+_SIZES_SQL = (
+    "SELECT table_name, estimated_size FROM duckdb_tables()"
+    " WHERE database_name = current_database() AND schema_name = 'main'"
+)
+"""Each table's row count as DuckDB's storage keeps it (``duckdb_tables()``): no scan."""
+
+CATALOG_AHEAD = (_COLUMNS_SQL, _SIZES_SQL, _FUNCTIONS_SQL, _TYPES_SQL, _SCHEMAS_SQL)
+"""The catalog's queries: a source's first query process runs them as soon as it is
+connected, while the caller is still importing, and answers them from what it found
+(``QueryProcesses``'s ``ahead``)."""
 
 
 def duckdb_facts(rows: Rows) -> SourceFacts:

@@ -20,6 +20,7 @@ from checks.errors import QueryFailed
 from checks.sources.cells import CellFetch, pg_weight
 from checks.sources.fingerprint import Finish
 from checks.sources.result import QueryResult
+from checks.sources.small_result import is_small
 from checks.sources.watchdog import after
 from checks.sql.facts import HARMLESS_VOLATILE, SourceFacts
 
@@ -39,11 +40,14 @@ def run_postgres(
     """Run checked ``sql`` on a psycopg connection, read-only, within ``timeout_s``.
 
     One ``READ ONLY`` transaction, rolled back: its statement timeout, search
-    path (``schema``, default ``public``) and time zone (UTC) set locally; the
-    result's names and types read first (``LIMIT 0``), then the query sent as a
-    server-side cursor, wrapped when its cells need measuring; ``finish``
-    streams the rows. The process's watchdog cancels it at ``timeout_s`` and
-    shuts the socket at ``limits.kill_after_s(timeout_s)``.
+    path (``schema``, default ``public``) and time zone (UTC) set locally, in
+    one statement; the result's names and types read first (``LIMIT 0``), then
+    the query sent, wrapped when its cells need measuring: as a plain statement
+    when its result is provably small (``checks.sources.small_result``: one
+    aggregate row or a ``LIMIT``, so PostgreSQL may plan it in parallel), else
+    as a server-side cursor; ``finish`` streams the rows. The process's
+    watchdog cancels it at ``timeout_s`` and shuts the socket at
+    ``limits.kill_after_s(timeout_s)``.
 
     Raises:
         QueryFailed: the wrapped query has another width than planned.
@@ -57,17 +61,14 @@ def run_postgres(
             after(timeout_s, conn.cancel_safe),
             after(limits.kill_after_s(timeout_s), lambda: shut(conn)),
         ):
+            # One round trip for the three settings. Results never depend on the
+            # client's or server's zone (PGTZ, the role's default): now(), current_date
+            # and timestamptz casts are in UTC, as in DuckDB.
             conn.execute(
-                "SELECT set_config('statement_timeout', %s, true)",
-                [str(max(1, int(timeout_s * 1000)))],
+                "SELECT set_config('statement_timeout', %s, true),"
+                " set_config('search_path', %s, true), set_config('TimeZone', 'UTC', true)",
+                [str(max(1, int(timeout_s * 1000))), _pg_ident(schema or "public")],
             )
-            conn.execute(
-                "SELECT set_config('search_path', %s, true)",
-                [_pg_ident(schema or "public")],
-            )
-            # Results never depend on the client's or server's zone (PGTZ, the role's
-            # default): now(), current_date and timestamptz casts are in UTC, as in DuckDB.
-            conn.execute("SELECT set_config('TimeZone', 'UTC', true)")
             with conn.cursor() as probe:  # names and types only: LIMIT 0 runs nothing
                 probe.execute(f"SELECT * FROM (\n{sql}\n) AS lookout_q LIMIT 0")
                 oids = [d.type_code for d in probe.description or []]
@@ -80,8 +81,12 @@ def run_postgres(
                 digest="md5({x}::text)",
                 fence=True,
             )
-            with conn.cursor(name=f"lookout_{uuid.uuid4().hex}") as cur:
-                # DECLARE … CURSOR FOR <sql>, extended protocol
+            # A small result (one aggregate row, a LIMIT) as a plain statement, which
+            # PostgreSQL may plan in parallel; any other through a server-side cursor
+            # (DECLARE … CURSOR FOR <sql>), read in batches and never planned in parallel.
+            small = is_small(sql, "postgres")
+            cursor = conn.cursor() if small else conn.cursor(name=f"lookout_{uuid.uuid4().hex}")
+            with cursor as cur:
                 cur.execute(cell_fetch.wrap(sql) if cell_fetch.needed else sql)
                 if cell_fetch.needed and len(cur.description or []) != cell_fetch.width:
                     raise QueryFailed("the query could not be wrapped to limit its cells")
@@ -171,6 +176,34 @@ def postgres_facts(conn: sa.Connection, schema: str) -> SourceFacts:
         str(name).lower() for (name,) in conn.execute(sa.text("SELECT nspname FROM pg_namespace"))
     }
     return SourceFacts(frozenset(functions), frozenset(types), frozenset(schemas))
+
+
+_PG_ROW_ESTIMATES = sa.text(
+    """
+    SELECT c.relname,
+           CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint ELSE s.n_live_tup END
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+    WHERE n.nspname = :schema AND c.relkind IN ('r', 'm', 'f')
+    """
+)
+
+
+def postgres_row_estimates(conn: sa.Connection, schema: str) -> dict[str, int]:
+    """Each table of ``schema`` with its planner estimate of rows; nothing is scanned.
+
+    ``pg_class.reltuples`` is what VACUUM, ANALYZE and CREATE INDEX last found
+    (-1 when never analysed, PostgreSQL 14 and later); such a table gets
+    ``pg_stat_user_tables.n_live_tup``, the statistics collector's running
+    count of live rows. A view, or a partitioned table's parent, has neither
+    and is left out (PostgreSQL docs, ``pg_class`` and The Cumulative Statistics
+    System).
+    """
+    return {
+        str(name): int(rows)
+        for name, rows in conn.execute(_PG_ROW_ESTIMATES, {"schema": schema})
+        if rows is not None
+    }
 
 
 def _pg_type_name(conn: Any, oid: int) -> str:

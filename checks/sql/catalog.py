@@ -24,8 +24,19 @@ class Column:
 
 @dataclass(frozen=True)
 class DataSet:
-    """A table or view a source exposes; ``row_count`` is exact at catalog time."""
+    """A table or view a source exposes.
+
+    Attributes:
+        name: its name as the database stores it.
+        columns: its columns, in order.
+        row_count: its rows as the engine's statistics estimate them when the
+            catalog was read (PostgreSQL's ``pg_class.reltuples``, DuckDB's
+            ``duckdb_tables().estimated_size``), never counted to list it; None
+            where the engine keeps no such figure (a view, SQLite).
+        row_count_estimated: ``row_count`` is an estimate, not a count.
+    """
 
     name: str
     columns: tuple[Column, ...]
-    row_count: int
+    row_count: int | None
+    row_count_estimated: bool = False

@@ -112,6 +112,14 @@ class Recipe:
         """What the engine itself marks as safe (functions, types), or None when unread."""
         return None
 
+    def row_estimates(self, conn: sa.Connection, schema: str) -> dict[str, int] | None:
+        """Each table of ``schema`` by name with its rows as the engine's statistics estimate.
+
+        One catalog statement, no table scanned; None (the default) where the
+        engine keeps no such figure: the catalog then lists no row counts.
+        """
+        return None
+
     def version(self, conn: sa.Connection) -> str:
         """The engine's name and version ("PostgreSQL 15.19")."""
         info = conn.dialect.server_version_info

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from checks.sources.postgres_query import postgres_facts, reset_postgres, run_postgres
+from checks.sources.postgres_query import (
+    postgres_facts,
+    postgres_row_estimates,
+    reset_postgres,
+    run_postgres,
+)
 from checks.sources.recipes.base import Recipe
 
 if TYPE_CHECKING:
@@ -138,6 +143,10 @@ class PostgresRecipe(Recipe):
         for privilege, target in conn.execute(sa.text(WRITE_GRANTS_SQL)):
             held.setdefault(str(privilege), []).append(str(target))
         return [_warning(str(role), privilege, targets) for privilege, targets in held.items()]
+
+    def row_estimates(self, conn: sa.Connection, schema: str) -> dict[str, int] | None:
+        """``pg_class.reltuples``, else ``n_live_tup`` for a table never analysed."""
+        return postgres_row_estimates(conn, schema)
 
     def is_timeout(self, error: BaseException) -> bool:
         """Psycopg's ``QueryCanceled``: the statement timeout or the watchdog's cancel."""

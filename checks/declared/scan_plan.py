@@ -1,0 +1,262 @@
+"""Which count queries of a run can share one statement, proven from their sqlglot trees.
+
+A check's counts query (a typed kind's ``Compiled.counts_sql``, or a raw ``sql:``
+check's query) joins a shared statement only when its tree (``shape``) is one
+``SELECT`` of aggregates over one table, and nothing else:
+
+- no ``WITH``, join, subquery (in ``FROM``, a projection or the ``WHERE``),
+  window function, ``DISTINCT``, ``HAVING``, ``QUALIFY``, ``LIMIT``/``OFFSET``,
+  ``TABLESAMPLE`` or set operation, and a table not qualified by a schema;
+- every projection named (``AS name``: the shared statement returns it under
+  a name made unique per check, and the check's result shows it under its own),
+  or short and with no qualified column (the shared statement keeps its text,
+  so the database names it as it would alone: ``count(*)``), with every column
+  it reads inside an aggregate function, and at least one aggregate (so the
+  result is one row whatever the table holds);
+- ``GROUP BY`` and ``ORDER BY`` only in typed kinds' ``over:`` queries, which share
+  a statement only with queries grouped by the identical bucket expression.
+
+Queries sharing a statement have the same table (as the dialect folds its
+name), the same ``WHERE`` (compared as SQL once the table's qualifiers and the
+outer parentheses are dropped), and the same grouping. ``duplicates`` (its
+counts read a grouped subquery) and ``relationships`` (a join to its parent)
+never qualify: each stays its own statement (bench/README.md, Shared scans,
+has the measurements). The statement a group shares is built by ``statement``:
+``SELECT count(*) AS lookout__rows, <each check's projections> FROM table AS t
+WHERE …``; ``lookout__rows`` is the rows in the scope, which answers the
+empty-table probe of a raw check (``checks.declared.check``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+
+from checks.sql.tables import tables_read
+
+ALIAS = "t"
+"""The table's alias in a shared statement (the typed kinds' own)."""
+
+ROWS = "lookout__rows"
+"""The shared statement's first column: the rows its scope holds."""
+
+MAX_NAME_BYTES = 63
+"""Longest column name a shared statement uses: PostgreSQL cuts longer names (NAMEDATALEN - 1)."""
+
+MAX_STABLE_CHARS = 40
+"""Longest text of a projection not named that may share a statement (its name is its text)."""
+
+_SELECT_ARGS = frozenset({"expressions", "from", "from_", "where", "group", "order"})
+_TABLE_ARGS = frozenset({"this", "alias"})
+_NESTED = (exp.Subquery, exp.Exists, exp.Window, exp.Union, exp.Intersect, exp.Except)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A counts query that can share a statement: its parts, qualified to the alias ``t``.
+
+    Attributes:
+        key: what must be equal to share a statement: the table (folded), the
+            ``WHERE``, ``GROUP BY`` and ``ORDER BY`` as SQL.
+        table: the folded name of the table read.
+        source: the ``FROM`` table, aliased ``t``.
+        where: the condition, or None.
+        group: the ``GROUP BY`` expressions (``over:`` queries only).
+        order: the ``ORDER BY``, or None.
+        names: each projection's name (its identifier, quoting kept); None for
+            one not named, which the database names from its text.
+        values: each projection's expression.
+    """
+
+    key: tuple[str, str, str, str]
+    table: str
+    source: exp.Table
+    where: exp.Expr | None
+    group: tuple[exp.Expr, ...]
+    order: exp.Order | None
+    names: tuple[exp.Identifier | None, ...]
+    values: tuple[exp.Expr, ...]
+
+    @property
+    def filtered(self) -> bool:
+        """Whether the scope is less than the whole table."""
+        return self.where is not None
+
+    @property
+    def grouped(self) -> bool:
+        """Whether the query returns one row per group (``over:``'s buckets)."""
+        return bool(self.group)
+
+
+def shape(sql: str, dialect: str, *, grouped: bool = False) -> Shape | None:
+    """The parts of ``sql`` when its tree proves it can share a statement, else None.
+
+    Args:
+        sql: one checked query (the guard's text) in ``dialect``.
+        dialect: the source's sqlglot dialect.
+        grouped: whether ``GROUP BY``/``ORDER BY`` may appear (typed kinds' ``over:``).
+    """
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except Exception:  # sqlglot's errors: not proven, so not shared
+        return None
+    if not isinstance(tree, exp.Select) or not _plain_select(tree, grouped):
+        return None
+    source = tree.args.get("from") or tree.args.get("from_")
+    table = source.this if isinstance(source, exp.From) else None
+    if not isinstance(table, exp.Table) or not _plain_table(table):
+        return None
+    read = tables_read(tree, dialect)
+    if len(read) != 1 or any(True for node in tree.find_all(*_NESTED)):
+        return None
+    if sum(1 for _ in tree.find_all(exp.Select)) != 1:
+        return None
+    projections = list(tree.expressions)
+    if not projections or not all(_named(p) or _stable(p) for p in projections):
+        return None
+    own = {table.alias_or_name, table.name}
+    if not all(_requalify(column, own) for column in tree.find_all(exp.Column)):
+        return None
+    group = tuple(tree.args["group"].expressions) if tree.args.get("group") else ()
+    if not group and not _aggregated(projections):
+        return None
+    where_node = tree.args.get("where")
+    where = where_node.this if isinstance(where_node, exp.Where) else None
+    order = tree.args.get("order")
+    aliased = exp.Table(this=table.this.copy(), alias=exp.TableAlias(this=exp.to_identifier(ALIAS)))
+    key = (
+        read[0],
+        _text(where, dialect),
+        ", ".join(_text(g, dialect) for g in group),
+        _text(order, dialect),
+    )
+    return Shape(
+        key=key,
+        table=read[0],
+        source=aliased,
+        where=where,
+        group=group,
+        order=order if isinstance(order, exp.Order) else None,
+        names=tuple(p.args["alias"] if _named(p) else None for p in projections),
+        values=tuple(p.this if _named(p) else p for p in projections),
+    )
+
+
+def prefix(position: int) -> str:
+    """The prefix of check ``position``'s columns in a shared statement (``c3__``)."""
+    return f"c{position}__"
+
+
+def fits(position: int, found: Shape, max_chars: int) -> bool:
+    """Whether every name of the check at ``position``, prefixed, stays whole in a result.
+
+    At most ``MAX_NAME_BYTES`` bytes and ``max_chars`` characters (a longer name
+    is cut where results show it, ``Limits.max_cell_chars``).
+    """
+    head = prefix(position)
+    limit = min(MAX_NAME_BYTES, max_chars)
+    return all(len((head + n.name).encode()) <= limit for n in found.names if n is not None)
+
+
+def statement(members: list[tuple[int, Shape]], dialect: str) -> str:
+    """One statement computing every member's projections over their shared scope.
+
+    ``members`` are (check position, shape) pairs with one ``key``; each
+    projection is named ``c<position>__<name>`` with the name's quoting, so
+    the database returns the check's own name after the prefix (a dialect
+    folding unquoted names folds both alike). An ungrouped statement starts
+    with ``count(*) AS lookout__rows``.
+    """
+    first = members[0][1]
+    projections: list[exp.Expr] = []
+    if not first.grouped:
+        projections.append(exp.alias_(exp.Count(this=exp.Star()), ROWS))
+    for position, found in members:
+        for name, value in zip(found.names, found.values, strict=True):
+            if name is None:  # as written: the database names it as it would alone
+                projections.append(value.copy())
+                continue
+            label = exp.Identifier(this=prefix(position) + name.name, quoted=name.quoted)
+            projections.append(exp.Alias(this=value.copy(), alias=label))
+    query = exp.select(*projections).from_(first.source.copy())
+    if first.where is not None:
+        query = query.where(first.where.copy())
+    if first.group:
+        query = query.group_by(*(g.copy() for g in first.group))
+    if first.order is not None:
+        query.set("order", first.order.copy())
+    return query.sql(dialect=dialect)
+
+
+def _plain_select(tree: exp.Select, grouped: bool) -> bool:
+    """Nothing but projections, one FROM, WHERE (and, grouped, GROUP BY and ORDER BY)."""
+    allowed = _SELECT_ARGS if grouped else _SELECT_ARGS - {"group", "order"}
+    return all(not value or name in allowed for name, value in tree.args.items())
+
+
+def _plain_table(table: exp.Table) -> bool:
+    """A bare table name, perhaps aliased: no schema, sample, hint or table function."""
+    if not isinstance(table.this, exp.Identifier):
+        return False
+    return all(not value or name in _TABLE_ARGS for name, value in table.args.items())
+
+
+def _requalify(column: exp.Column, own: set[str]) -> bool:
+    """A qualified ``column`` qualified by the alias ``t`` instead (a bare one stays bare).
+
+    False when it names anything but the one table.
+    """
+    if column.args.get("db") or column.args.get("catalog"):
+        return False
+    qualifier = column.args.get("table")
+    if qualifier is None:
+        return True  # one table: a bare name is its column
+    if qualifier.name not in own:
+        return False  # another name (a struct's field?), or one in another case: not proven
+    column.set("table", exp.to_identifier(ALIAS))
+    return True
+
+
+def _stable(projection: exp.Expr) -> bool:
+    """A projection not named whose text the shared statement keeps as the check wrote it.
+
+    The database names such a column from its text (PostgreSQL by its function,
+    DuckDB and SQLite by the text itself): no column in it may be qualified (the
+    shared statement's alias would change the text), and the text stays short.
+    """
+    if isinstance(projection, exp.Alias | exp.Star):
+        return False
+    if any(column.args.get("table") for column in projection.find_all(exp.Column)):
+        return False
+    return len(projection.sql()) <= MAX_STABLE_CHARS
+
+
+def _named(projection: exp.Expr) -> bool:
+    return isinstance(projection, exp.Alias) and isinstance(
+        projection.args.get("alias"), exp.Identifier
+    )
+
+
+def _aggregated(projections: list[exp.Expr]) -> bool:
+    """At least one aggregate, and every column and ``*`` read inside one."""
+    if not any(p.find(exp.AggFunc) for p in projections):
+        return False
+    for projection in projections:
+        for node in projection.find_all(exp.Column, exp.Star):
+            if node.find_ancestor(exp.AggFunc) is None:
+                return False
+    return True
+
+
+def _text(node: exp.Expr | None, dialect: str) -> str:
+    """``node`` as SQL with the table's qualifiers and the outer parentheses dropped."""
+    if node is None:
+        return ""
+    bare = node.copy()
+    for column in bare.find_all(exp.Column):
+        column.set("table", None)
+    while isinstance(bare, exp.Paren):
+        bare = bare.this
+    return bare.sql(dialect=dialect)

@@ -1,0 +1,69 @@
+"""Which counts queries can share a statement, proven from their trees, and the statement."""
+
+from __future__ import annotations
+
+import pytest
+
+from checks.declared.scan_plan import shape, statement
+
+
+@pytest.mark.parametrize(
+    ("sql", "why"),
+    [
+        ("SELECT count(*) AS n FROM orders GROUP BY status", "GROUP BY in a raw check"),
+        ("SELECT count(*) AS n FROM orders HAVING count(*) > 1", "HAVING"),
+        ("SELECT count(*) OVER () AS n FROM orders", "a window"),
+        ("SELECT count(*) AS n FROM orders LIMIT 1", "LIMIT"),
+        ("SELECT DISTINCT count(*) AS n FROM orders", "DISTINCT"),
+        ("SELECT count(*) AS n FROM orders o JOIN customers c ON c.id = o.customer_id", "a join"),
+        ("SELECT count(*) AS n FROM (SELECT * FROM orders) AS q", "a subquery in FROM"),
+        ("SELECT count(*) AS n FROM orders WHERE id IN (SELECT id FROM customers)", "a subquery"),
+        ("WITH o AS (SELECT * FROM orders) SELECT count(*) AS n FROM o", "WITH"),
+        ("SELECT count(*) AS n FROM public.orders", "a schema"),
+        ("SELECT amount AS a FROM orders", "no aggregate"),
+        ("SELECT count(*) AS n, amount AS a FROM orders", "a column outside an aggregate"),
+        ("SELECT max(o.amount) FROM orders AS o", "unnamed with a qualified column"),
+        ("SELECT count(x.amount) AS n FROM orders", "another table's qualifier"),
+        ("SELECT count(*) AS n FROM orders UNION ALL SELECT 1", "a set operation"),
+        ("SELECT count(*) AS n FROM orders TABLESAMPLE (10 PERCENT)", "a sample"),
+    ],
+)
+def test_a_query_not_proven_one_aggregate_over_one_table_is_not_shared(sql: str, why: str) -> None:
+    assert shape(sql, "postgres") is None, why
+
+
+def test_the_shared_statement_keeps_each_name_and_the_scope() -> None:
+    typed = shape(
+        'SELECT COUNT(*) AS rows_in_scope, COUNT(CASE WHEN "t"."status" IS NULL THEN 1 END)'
+        " AS missing FROM \"orders\" AS t WHERE (status = 'paid')",
+        "postgres",
+    )
+    raw = shape(
+        "SELECT sum(o.amount) AS \"Total\", count(*) FROM orders AS o WHERE status = 'paid'",
+        "postgres",
+    )
+    other = shape("SELECT count(*) AS n FROM orders WHERE status = 'lost'", "postgres")
+    assert typed is not None and raw is not None and other is not None
+    assert typed.key == raw.key == ("orders", "status = 'paid'", "", "")
+    assert other.key != typed.key
+    assert statement([(1, typed), (4, raw)], "postgres") == (
+        "SELECT COUNT(*) AS lookout__rows, COUNT(*) AS c1__rows_in_scope,"
+        ' COUNT(CASE WHEN t."status" IS NULL THEN 1 END) AS c1__missing,'
+        ' SUM(t.amount) AS "c4__Total", COUNT(*)'
+        " FROM \"orders\" AS t WHERE (status = 'paid')"
+    )
+
+
+def test_over_queries_share_only_the_same_buckets() -> None:
+    day = (
+        "SELECT COUNT(*) AS rows_in_scope, DATE_TRUNC('DAY', t.at) AS bucket FROM e AS t"
+        " GROUP BY DATE_TRUNC('DAY', t.at) ORDER BY DATE_TRUNC('DAY', t.at)"
+    )
+    assert shape(day, "duckdb") is None  # grouped: only a typed over: query may be
+    grouped = shape(day, "duckdb", grouped=True)
+    hourly = shape(day.replace("'DAY'", "'HOUR'"), "duckdb", grouped=True)
+    assert grouped is not None and hourly is not None and grouped.key != hourly.key
+    assert statement([(2, grouped)], "duckdb") == (
+        "SELECT COUNT(*) AS c2__rows_in_scope, DATE_TRUNC('DAY', t.\"at\") AS c2__bucket"
+        " FROM e AS t GROUP BY DATE_TRUNC('DAY', t.\"at\") ORDER BY DATE_TRUNC('DAY', t.\"at\")"
+    )
