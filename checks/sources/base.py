@@ -33,6 +33,7 @@ from checks.sources.result import DataSet as DataSet
 from checks.sources.result import JSONValue as JSONValue
 from checks.sources.result import QueryResult as QueryResult
 from checks.sources.result import ResultBudget as ResultBudget
+from checks.sources.scan import ScanEstimate
 
 if TYPE_CHECKING:  # a DuckDB query process imports this module: no sqlglot, no pydantic there
     from checks.settings.limits import Limits
@@ -227,6 +228,38 @@ class Source(ABC):
         )
         result.query_key = query_key(sql, self.dialect)
         return result
+
+    def estimate_scan(self, sql: str, *, timeout_s: float | None = None) -> ScanEstimate | None:
+        """Estimate what ``sql`` would read, without running it; None where the engine cannot.
+
+        The statement is guarded first, as ``query`` does; the estimate then
+        comes from the engine (``_estimate``): a plan's estimate, the tables'
+        statistics. docs/engines.md, Bytes read, says what each engine gives.
+
+        Raises:
+            QueryRejected: the guard refused the SQL.
+            QueryFailed: the engine could not plan it.
+            QueryTimeout: planning ran past ``timeout_s`` (default ``limits.query_timeout_s``).
+
+        """
+        from checks.sql.guard import guard
+
+        self.catalog()
+        checked = guard(
+            sql,
+            dialect=self.dialect,
+            allowed_tables=self._names,
+            max_chars=self.limits.max_sql_chars,
+            schema=self.schema,
+            facts=self.facts(),
+        )
+        return self._estimate(
+            checked, timeout_s=self.limits.query_timeout_s if timeout_s is None else timeout_s
+        )
+
+    def _estimate(self, sql: str, *, timeout_s: float) -> ScanEstimate | None:
+        """Estimate what checked ``sql`` reads (engines override it); None: no estimate."""
+        return None
 
     @abstractmethod
     def _load_catalog(self) -> list[DataSet]:

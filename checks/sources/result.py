@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from checks.sources.budget import ENCODE, names_chars, to_jsonable
 from checks.sources.budget import JSONValue as JSONValue
 from checks.sources.row_set import RowSet
+from checks.sources.scan import ScanStats
 from checks.sql.catalog import Column as Column
 from checks.sql.catalog import DataSet as DataSet
 
@@ -51,6 +52,9 @@ class QueryResult:
             ``collect``.
         query_key: the query's normal form's key (``checks.sql.normal_form``),
             set by ``Source.query``; None otherwise.
+        scanned: what the engine says the statement read (``checks.sources.scan``);
+            None where the engine does not report it (DuckDB, PostgreSQL, SQLite:
+            their estimates come before the run, from ``Source.estimate_scan``).
 
     """
 
@@ -64,6 +68,7 @@ class QueryResult:
     scan_capped: bool = False
     row_set: RowSet | None = None
     query_key: str | None = None
+    scanned: ScanStats | None = None
 
     @property
     def row_count_exact(self) -> bool:

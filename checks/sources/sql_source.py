@@ -32,6 +32,7 @@ from checks.sources.fingerprint import Fetch, collect
 from checks.sources.recipes import DIALECTS, recipe_for, supported
 from checks.sources.recipes.base import Recipe
 from checks.sources.result import Column, DataSet, QueryResult
+from checks.sources.scan import ScanEstimate
 from checks.sql.facts import SourceFacts
 
 __all__ = ["DIALECTS", "SQLQuerySource"]
@@ -212,6 +213,31 @@ class SQLQuerySource(Source):
                     raw.close()
                 else:
                     raw.invalidate()
+            except Exception:
+                raw.invalidate()
+
+    def _estimate(self, sql: str, *, timeout_s: float) -> ScanEstimate | None:
+        """The recipe's estimate (``Recipe.estimate_scan``), on a connection left clean after."""
+        try:
+            raw = self._engine.raw_connection()
+        except sa.exc.SQLAlchemyError as error:
+            raise QueryFailed(f"cannot connect to {self._shown}: {self._message(error)}") from None
+        clean = False
+        try:
+            found = self._recipe.estimate_scan(
+                raw.driver_connection, sql, timeout_s, schema=self.schema
+            )
+            clean = self._recipe.reset(raw.driver_connection)
+            return found
+        except Exception as error:
+            if self._recipe.is_timeout(error):
+                raise QueryTimeout(
+                    f"planning the query ran past its time limit of {timeout_s:g} s"
+                ) from None
+            raise QueryFailed(self._message(error)) from None
+        finally:
+            try:
+                raw.close() if clean else raw.invalidate()
             except Exception:
                 raw.invalidate()
 
