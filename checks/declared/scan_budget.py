@@ -62,17 +62,14 @@ def declared_statements(
 
 
 def estimate_checks(source: Source, statements: list[str], *, timeout_s: float) -> ScanTotal:
-    """Sum ``Source.estimate_scan`` over ``statements``; one that cannot be estimated is counted.
+    """Sum ``Source.estimate_scans`` of ``statements``; one that cannot be estimated is counted.
 
     A statement the guard refuses or the engine cannot plan counts as not
     estimated: its check reports the error when it runs.
     """
     total = ScanTotal()
-    for sql in statements:
-        try:
-            total.add(source.estimate_scan(sql, timeout_s=timeout_s))
-        except QueryError:
-            total.add(None)
+    for found in source.estimate_scans(statements, timeout_s=timeout_s) if statements else []:
+        total.add(found)
     return total
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from checks.errors import SourceError
+from checks.errors import QueryError, SourceError
 from checks.sources.budget import ENCODE, cut_text
 from checks.sources.budget import MIN_NAME_CHARS as MIN_NAME_CHARS
 from checks.sources.budget import check_width as check_width
@@ -257,9 +257,51 @@ class Source(ABC):
             checked, timeout_s=self.limits.query_timeout_s if timeout_s is None else timeout_s
         )
 
+    def estimate_scans(
+        self, statements: list[str], *, timeout_s: float | None = None
+    ) -> list[ScanEstimate | None]:
+        """``estimate_scan`` of each statement, in order; None for one not estimated.
+
+        A statement the guard refuses, or the engine cannot plan, gives None
+        here (its error is reported when it runs). An engine may estimate them
+        together (``_estimate_many``: one connection for all).
+        """
+        from checks.sql.guard import guard
+
+        self.catalog()
+        checked: list[str | None] = []
+        for sql in statements:
+            try:
+                checked.append(
+                    guard(
+                        sql,
+                        dialect=self.dialect,
+                        allowed_tables=self._names,
+                        max_chars=self.limits.max_sql_chars,
+                        schema=self.schema,
+                        facts=self.facts(),
+                    )
+                )
+            except QueryError:
+                checked.append(None)
+        limit = self.limits.query_timeout_s if timeout_s is None else timeout_s
+        return self._estimate_many(checked, timeout_s=limit)
+
     def _estimate(self, sql: str, *, timeout_s: float) -> ScanEstimate | None:
         """Estimate what checked ``sql`` reads (engines override it); None: no estimate."""
         return None
+
+    def _estimate_many(
+        self, statements: list[str | None], *, timeout_s: float
+    ) -> list[ScanEstimate | None]:
+        """``_estimate`` of each checked statement (None stays None; a failure gives None)."""
+        found: list[ScanEstimate | None] = []
+        for sql in statements:
+            try:
+                found.append(None if sql is None else self._estimate(sql, timeout_s=timeout_s))
+            except QueryError:
+                found.append(None)
+        return found
 
     @abstractmethod
     def _load_catalog(self) -> list[DataSet]:

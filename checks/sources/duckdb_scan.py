@@ -13,6 +13,7 @@ catalog counted for it. No statement runs but the one ``SIZES_SQL``.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 
@@ -74,20 +75,35 @@ def estimate_duckdb(
         The estimate, or None when ``sql`` does not parse.
 
     """
-    try:
-        tree = sqlglot.parse_one(sql, read="duckdb")
-    except Exception:  # sqlglot's errors: no estimate
+    read = _read(sql)
+    if read is None:
         return None
+    tables, named, every = read
     by_fold = {fold(d.name, "duckdb"): d for d in catalog}
-    named = {c.name.lower() for c in tree.find_all(exp.Column)}
-    every = any(not isinstance(s.parent, exp.Count) for s in tree.find_all(exp.Star))
     rows = width_bytes = 0
-    for name in tables_read(tree, "duckdb"):
+    for name in tables:
         data_set = by_fold.get(name)
         if data_set is None:
             continue
         count = sizes.get(data_set.name, data_set.row_count)
-        read = [c for c in data_set.columns if every or c.name.lower() in named]
+        columns = [c for c in data_set.columns if every or c.name.lower() in named]
         rows += count
-        width_bytes += count * sum(type_width(c.type) for c in read)
+        width_bytes += count * sum(type_width(c.type) for c in columns)
     return ScanEstimate(bytes=width_bytes, rows=rows, how=HOW)
+
+
+@functools.lru_cache(maxsize=1024)
+def _read(sql: str) -> tuple[tuple[str, ...], frozenset[str], bool] | None:
+    """What ``sql`` reads: its tables (folded), the columns it names, whether it reads all.
+
+    The column names are in lower case; all are read for a ``*`` other than
+    ``count(*)``. None when ``sql`` does not parse. Kept per process: a
+    scheduled automation sends the same texts every run.
+    """
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except Exception:  # sqlglot's errors: no estimate
+        return None
+    named = frozenset(c.name.lower() for c in tree.find_all(exp.Column))
+    every = any(not isinstance(s.parent, exp.Count) for s in tree.find_all(exp.Star))
+    return tuple(tables_read(tree, "duckdb")), named, every

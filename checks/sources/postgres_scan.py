@@ -50,11 +50,9 @@ def estimate_postgres(conn: Any, sql: str, timeout_s: float, *, schema: str | No
     try:
         with after(timeout_s, conn.cancel_safe):
             conn.execute(
-                "SELECT set_config('statement_timeout', %s, true)",
-                [str(max(1, int(timeout_s * 1000)))],
-            )
-            conn.execute(
-                "SELECT set_config('search_path', %s, true)", [_quoted(schema or "public")]
+                "SELECT set_config('statement_timeout', %s, true),"
+                " set_config('search_path', %s, true)",
+                [str(max(1, int(timeout_s * 1000))), _quoted(schema or "public")],
             )
             found = conn.execute(f"EXPLAIN (VERBOSE, FORMAT JSON) {sql}").fetchone()
             plan = found[0]

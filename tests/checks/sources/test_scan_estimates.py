@@ -91,6 +91,16 @@ def test_a_statement_the_guard_refuses_is_not_estimated(duck: tuple[Source, Path
     assert caught.value.rule == "write"
 
 
+def test_a_runs_statements_estimated_together_a_refused_one_gives_none(
+    duck: tuple[Source, Path],
+) -> None:
+    source, _ = duck
+    found = source.estimate_scans(
+        ["SELECT count(*) FROM t WHERE amount > 0.5", "DELETE FROM t", "SELECT * FROM nowhere"]
+    )
+    assert [None if f is None else f.bytes for f in found] == [ROWS * 8, None, None]
+
+
 @pytest.fixture
 def warehouse(empty_pg_url: str) -> Iterator[str]:
     with psycopg.connect(empty_pg_url.replace("+psycopg", ""), autocommit=True) as conn:
@@ -134,6 +144,11 @@ def test_postgres_a_full_scan_reads_the_tables_pages(tmp_path: Path, warehouse: 
         # an index scan reads the row it finds (its share of the table's pages), not the table
         one = source.estimate_scan("SELECT amount FROM t WHERE id = 5")
         assert one is not None and (one.rows, one.bytes) == (1, round(per_row))
+        # together on one connection: one the planner fails (1/0 is folded) gives None
+        together = source.estimate_scans(
+            ["SELECT count(*) FROM t WHERE id = 1/0", "SELECT count(*) FROM t WHERE amount > 0.5"]
+        )
+        assert [None if f is None else f.bytes for f in together] == [None, size["t"]]
         # the pooled connection is left clean: a query runs after the estimates
         assert source.query("SELECT count(*) FROM t").rows == [(ROWS,)]
 
