@@ -185,7 +185,8 @@ def _decide(
     total = estimate_checks(source, statements, timeout_s=settings.limits.query_timeout_s)
     report.scanned = scanned_entry(total, cap) if statements else None
     refused = refusal(total, cap)
-    if refused is not None:  # over the source's max_bytes: no check runs
+    if refused is not None and report.scanned is not None:  # over max_bytes: no check runs
+        report.scanned["refused"] = True
         return _end(report, decide(replace(facts, source_error=refused)))
     say(f"{automation.name}: running {len(automation.checks or [])} checks")
     report.checks, report.evidence = run_checks(

@@ -162,7 +162,10 @@ class Budgeted(Source):
 
 
 def scanned_entry(total: ScanTotal, max_bytes: int | None) -> dict[str, Any]:
-    """The report's ``scanned``: ``ScanTotal.to_dict``, and ``max_bytes`` when there is a cap."""
+    """The report's ``scanned``: ``ScanTotal.to_dict``, and ``max_bytes`` when there is a cap.
+
+    ``checks.run`` adds ``"refused": true`` to a run the cap stopped.
+    """
     entry = total.to_dict()
     if max_bytes is not None:
         entry["max_bytes"] = int(max_bytes)

@@ -119,7 +119,9 @@ def scanned_words(scanned: dict[str, Any] | None) -> str | None:
     None when the report has no entry; ``"were not estimated: this engine gives
     no estimate of bytes read"`` when no statement could be estimated (the
     words follow "the queries"). Statements the engine
-    could not estimate are named: ``"… (estimate; 2 statements not estimated)"``.
+    could not estimate are named: ``"… (estimate; 2 statements not estimated)"``;
+    a run refused over its ``max_bytes`` (``refused``) says ``"would have read
+    about 12.3 GB (estimate); none ran"``.
     """
     if not scanned:
         return None
@@ -129,4 +131,7 @@ def scanned_words(scanned: dict[str, Any] | None) -> str | None:
     note = "estimate" if scanned.get("estimated", True) else "reported by the engine"
     if left:
         note += f"; {left} statement{'s' if left != 1 else ''} not estimated"
-    return f"read about {size_words(int(scanned['bytes']))} ({note})"
+    size = size_words(int(scanned["bytes"]))
+    if scanned.get("refused"):
+        return f"would have read about {size} ({note}); none ran"
+    return f"read about {size} ({note})"

@@ -95,6 +95,10 @@ def test_postgres_over_the_cap_no_query_runs_and_the_error_says_both_figures(
     assert report.checks == [] and report.evidence == []
     # two statements, each a full scan of orders
     assert report.scanned["bytes"] == 2 * size and report.scanned["rows"] == 2 * ROWS
+    assert report.scanned["refused"] is True
+    assert scanned_words(report.scanned) == (
+        f"would have read about {size_words(2 * size)} (estimate); none ran"
+    )
     stored = store.get_run(report.run_id)
     assert stored is not None and stored.status == Status.ERROR and stored.error == said
     assert stored.scanned == report.scanned
