@@ -109,8 +109,8 @@ class Settings(Strict):
     def _source_urls(self) -> list[str]:
         urls = [str(url) for config in self.sources.values() if (url := getattr(config, "url", ""))]
         for config in self.sources.values():  # an Iceberg table's SQL catalog is a URL too
-            tables = getattr(config, "tables", None)  # a SQLAlchemy source's: a list, or None
-            if isinstance(tables, dict):
+            tables = getattr(config, "tables", None)
+            if isinstance(tables, dict):  # a SQLAlchemy source lists names, not files
                 urls += [str(t.catalog) for t in tables.values() if getattr(t, "catalog", None)]
         return urls
 
