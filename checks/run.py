@@ -24,6 +24,13 @@ from checks.automation.model import Automation
 from checks.clock import utcnow
 from checks.declared.anomaly import HISTORY_READ, History, Point
 from checks.declared.check import run_checks
+from checks.declared.scan_budget import (
+    Budgeted,
+    declared_statements,
+    estimate_checks,
+    refusal,
+    scanned_entry,
+)
 from checks.errors import SourceError
 from checks.finding import (
     NO_PLAN,
@@ -173,6 +180,14 @@ def _decide(
         source.catalog()  # read now: a catalog that cannot be read ends the run here
     except SourceError as exc:
         return _end(report, decide(replace(facts, source_error=str(exc))))
+    cap = getattr(settings.sources.get(automation.source), "max_bytes", None)
+    statements = declared_statements(automation, source, settings.limits, report.scheduled_for)
+    total = estimate_checks(source, statements, timeout_s=settings.limits.query_timeout_s)
+    report.scanned = scanned_entry(total, cap) if statements else None
+    refused = refusal(total, cap)
+    if refused is not None and report.scanned is not None:  # over max_bytes: no check runs
+        report.scanned["refused"] = True
+        return _end(report, decide(replace(facts, source_error=refused)))
     say(f"{automation.name}: running {len(automation.checks or [])} checks")
     report.checks, report.evidence = run_checks(
         automation,
@@ -186,6 +201,12 @@ def _decide(
     if trace is not None:
         trace.flush()  # the shared statements, before the agent or the end
     facts = replace(facts, checks=tuple(report.checks))
+
+    def counted() -> None:
+        report.scanned = scanned_entry(total, cap)
+
+    # the pinned plan's and the agent's queries: each estimated against what is left
+    source = Budgeted(source, cap, total, counted)
     for check in report.checks:
         if check.outcome is CheckOutcome.NOT_EVALUATED:
             say(f"{automation.name}: check '{check.name}' not evaluated: {check.reason}")

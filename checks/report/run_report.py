@@ -21,7 +21,9 @@ class RunReport:
     (``checks.pinned.consult.PlanCheck.record``): taken (``used``), or why the
     agent was asked again; None when there was no plan. ``new_plan`` is the
     plan this run's accepted agent report makes, written with the run by
-    ``Store.finish_run``; it is never in ``--json``.
+    ``Store.finish_run``; it is never in ``--json``. ``scanned`` is what the
+    run's statements were estimated to read (``checks.declared.scan_budget.scanned_entry``),
+    None when nothing was estimated.
     """
 
     automation: str
@@ -42,6 +44,7 @@ class RunReport:
     definition: dict[str, Any] = field(default_factory=dict)
     attempt: int = 0
     pinning: dict[str, Any] | None = None
+    scanned: dict[str, Any] | None = None
     new_plan: PinnedPlan | None = field(default=None, repr=False, compare=False)
 
     def clean_text(self, clean: Callable[[str], str]) -> None:
@@ -89,6 +92,7 @@ class RunReport:
             "agent": self.agent,
             "second_opinion": self.second_opinion,
             "pinning": self.pinning,
+            "scanned": self.scanned,
             "error": self.error,
             "started_at": self.started_at.isoformat() if self.started_at else None,
             "finished_at": self.finished_at.isoformat() if self.finished_at else None,

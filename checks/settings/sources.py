@@ -87,7 +87,20 @@ def _iceberg_only(key: str, info: ValidationInfo) -> None:
         raise ValueError(f"{key} applies to format: iceberg only")
 
 
-class DuckDBSource(Strict):
+class ScanCap(Strict):
+    """What every source type takes: ``max_bytes``, the most a run may read from it.
+
+    A size in bytes, or with a unit as pydantic's ``ByteSize`` reads it (case
+    ignored): ``KB``/``MB``/``GB``/``TB`` are powers of 1000, ``KiB``/``MiB``/``GiB``/``TiB``
+    powers of 1024 (``10GB``, ``1.5 GiB``, ``500000``). Before a run, the
+    declared checks' statements are estimated (``Source.estimate_scan``); over
+    the cap, no query runs and the run ends in error (docs/sources.md, max_bytes).
+    """
+
+    max_bytes: ByteSize | None = Field(default=None, gt=0)
+
+
+class DuckDBSource(ScanCap):
     """A DuckDB source: an existing database file and/or files and lake tables loaded as tables.
 
     They are copied once into a DuckDB file under ``cache_dir`` (rebuilt when a
@@ -103,7 +116,7 @@ class DuckDBSource(Strict):
     tables: dict[str, str | TableFile] = Field(default_factory=dict)
 
 
-class SQLAlchemySource(Strict):
+class SQLAlchemySource(ScanCap):
     """Any database SQLAlchemy reaches: PostgreSQL, SQLite, MySQL.
 
     ``schema_`` limits the catalog to one schema (``schema`` in YAML);
@@ -126,7 +139,7 @@ class SQLAlchemySource(Strict):
     max_bytes_billed: ByteSize | None = Field(default=None, gt=0)
 
 
-class ClickHouseSource(Strict):
+class ClickHouseSource(ScanCap):
     """ClickHouse: a server through clickhouse-connect (``url``) or chdb on local data.
 
     Exactly one of ``url`` (``clickhouse://user:${PW}@host:8123/db``; ``clickhouses://``

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from checks.errors import SourceError
+from checks.errors import QueryError, SourceError
 from checks.sources.budget import ENCODE, cut_text
 from checks.sources.budget import MIN_NAME_CHARS as MIN_NAME_CHARS
 from checks.sources.budget import check_width as check_width
@@ -33,6 +33,7 @@ from checks.sources.result import DataSet as DataSet
 from checks.sources.result import JSONValue as JSONValue
 from checks.sources.result import QueryResult as QueryResult
 from checks.sources.result import ResultBudget as ResultBudget
+from checks.sources.scan import ScanEstimate
 
 if TYPE_CHECKING:  # a DuckDB query process imports this module: no sqlglot, no pydantic there
     from checks.settings.limits import Limits
@@ -228,6 +229,80 @@ class Source(ABC):
         )
         result.query_key = query_key(sql, self.dialect)
         return result
+
+    def estimate_scan(self, sql: str, *, timeout_s: float | None = None) -> ScanEstimate | None:
+        """Estimate what ``sql`` would read, without running it; None where the engine cannot.
+
+        The statement is guarded first, as ``query`` does; the estimate then
+        comes from the engine (``_estimate``): a plan's estimate, the tables'
+        statistics. docs/engines.md, Bytes read, says what each engine gives.
+
+        Raises:
+            QueryRejected: the guard refused the SQL.
+            QueryFailed: the engine could not plan it.
+            QueryTimeout: planning ran past ``timeout_s`` (default ``limits.query_timeout_s``).
+
+        """
+        from checks.sql.guard import guard
+
+        self.catalog()
+        checked = guard(
+            sql,
+            dialect=self.dialect,
+            allowed_tables=self._names,
+            max_chars=self.limits.max_sql_chars,
+            schema=self.schema,
+            facts=self.facts(),
+        )
+        return self._estimate(
+            checked, timeout_s=self.limits.query_timeout_s if timeout_s is None else timeout_s
+        )
+
+    def estimate_scans(
+        self, statements: list[str], *, timeout_s: float | None = None
+    ) -> list[ScanEstimate | None]:
+        """``estimate_scan`` of each statement, in order; None for one not estimated.
+
+        A statement the guard refuses, or the engine cannot plan, gives None
+        here (its error is reported when it runs). An engine may estimate them
+        together (``_estimate_many``: one connection for all).
+        """
+        from checks.sql.guard import guard
+
+        self.catalog()
+        checked: list[str | None] = []
+        for sql in statements:
+            try:
+                checked.append(
+                    guard(
+                        sql,
+                        dialect=self.dialect,
+                        allowed_tables=self._names,
+                        max_chars=self.limits.max_sql_chars,
+                        schema=self.schema,
+                        facts=self.facts(),
+                    )
+                )
+            except QueryError:
+                checked.append(None)
+        limit = self.limits.query_timeout_s if timeout_s is None else timeout_s
+        return self._estimate_many(checked, timeout_s=limit)
+
+    def _estimate(self, sql: str, *, timeout_s: float) -> ScanEstimate | None:
+        """Estimate what checked ``sql`` reads (engines override it); None: no estimate."""
+        return None
+
+    def _estimate_many(
+        self, statements: list[str | None], *, timeout_s: float
+    ) -> list[ScanEstimate | None]:
+        """``_estimate`` of each checked statement (None stays None; a failure gives None)."""
+        found: list[ScanEstimate | None] = []
+        for sql in statements:
+            try:
+                found.append(None if sql is None else self._estimate(sql, timeout_s=timeout_s))
+            except QueryError:
+                found.append(None)
+        return found
 
     @abstractmethod
     def _load_catalog(self) -> list[DataSet]:

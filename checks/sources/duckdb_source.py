@@ -25,6 +25,7 @@ returns (``CellFetch`` in ``checks.sources.cells``).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,7 @@ from checks.sources.query_process import START_TIMEOUT_S, QueryProcesses
 from checks.sources.result import Column, DataSet, QueryResult
 
 if TYPE_CHECKING:
+    from checks.sources.scan import ScanEstimate
     from checks.sql.facts import SourceFacts
 
 CATALOG_TIMEOUT_S = START_TIMEOUT_S
@@ -85,6 +87,7 @@ class DuckDBQuerySource(Source):
             raise SourceError(f"source {name}: database file {path} {missing_file(path)}")
         ahead = [(sql, CATALOG_MAX_ROWS, CATALOG_TIMEOUT_S, False) for sql in CATALOG_AHEAD]
         self._processes = QueryProcesses(name, path, limits, ahead)
+        self._sizes: tuple[float, dict[str, int]] = (-float("inf"), {})  # read at, rows
 
     def _rows(self, sql: str, what: str) -> Sequence[Sequence[Any]]:
         """All rows of one of the catalog's own queries (no guard: the text is ours)."""
@@ -149,6 +152,23 @@ class DuckDBQuerySource(Source):
     def read_only_by(self) -> str:
         """DuckDB's own ``read_only`` open, external access off."""
         return "the file is opened read-only, external access off"
+
+    def _estimate(self, sql: str, *, timeout_s: float) -> ScanEstimate | None:
+        """The tables' statistics times the widths of the columns read (``duckdb_scan``).
+
+        The statistics are read again once ``SIZES_FRESH_S`` have passed: a
+        run's statements, estimated back to back, share one read.
+        """
+        from checks.sources.duckdb_scan import SIZES_FRESH_S, SIZES_SQL, estimate_duckdb
+
+        read_at, sizes = self._sizes
+        if time.monotonic() - read_at > SIZES_FRESH_S:
+            found = self._processes.run(
+                SIZES_SQL, max_rows=CATALOG_MAX_ROWS, timeout_s=timeout_s, measure_cells=False
+            )
+            sizes = {str(name): int(rows or 0) for name, rows in found.rows}
+            self._sizes = (time.monotonic(), sizes)
+        return estimate_duckdb(sql, self.catalog(), sizes)
 
     def close(self) -> None:
         """Stop the query processes."""

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from checks.sources.budget import ENCODE, names_chars, to_jsonable
 from checks.sources.budget import JSONValue as JSONValue
 from checks.sources.row_set import RowSet
+from checks.sources.scan import ScanStats
 from checks.sql.catalog import Column as Column
 from checks.sql.catalog import DataSet as DataSet
 
@@ -55,6 +56,9 @@ class QueryResult:
             query id, BigQuery's job id): its cost is read later by that id.
         bytes_processed: the bytes the engine says the query scanned, where it
             says (BigQuery's ``totalBytesProcessed``); None otherwise.
+        scanned: what the engine says the statement read (``checks.sources.scan``);
+            None where the engine does not report it (DuckDB, PostgreSQL, SQLite:
+            their estimates come before the run, from ``Source.estimate_scan``).
 
     """
 
@@ -70,6 +74,7 @@ class QueryResult:
     query_key: str | None = None
     query_id: str | None = None
     bytes_processed: int | None = None
+    scanned: ScanStats | None = None
 
     @property
     def row_count_exact(self) -> bool:

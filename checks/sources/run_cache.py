@@ -21,6 +21,7 @@ import threading
 from checks.errors import QueryFailed, QueryTimeout
 from checks.sources.base import Source
 from checks.sources.result import Column, DataSet, QueryResult
+from checks.sources.scan import ScanEstimate
 from checks.sql.facts import SourceFacts
 
 
@@ -52,6 +53,9 @@ class RunCache(Source):
     def table_columns(self, name: str) -> tuple[Column, ...]:
         """The wrapped source's columns of ``name``, read afresh (``Source.table_columns``)."""
         return self.source.table_columns(name)
+
+    def _estimate(self, sql: str, *, timeout_s: float) -> ScanEstimate | None:
+        return self.source._estimate(sql, timeout_s=timeout_s)
 
     def _execute(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
         key = (sql, max_rows)

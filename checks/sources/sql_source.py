@@ -33,6 +33,7 @@ from checks.sources.recipes import DIALECTS, recipe_for
 from checks.sources.recipes.base import Recipe
 from checks.sources.result import Column, DataSet, QueryResult
 from checks.sources.source_config import Place, config_error, missing_tables, unknown_engine
+from checks.sources.scan import ScanEstimate
 from checks.sql.facts import SourceFacts
 
 __all__ = ["DIALECTS", "SQLQuerySource"]
@@ -236,6 +237,67 @@ class SQLQuerySource(Source):
                     raw.invalidate()
             except Exception:
                 raw.invalidate()
+
+    def _estimate(self, sql: str, *, timeout_s: float) -> ScanEstimate | None:
+        """The recipe's estimate (``Recipe.estimate_scan``), on a connection left clean after.
+
+        Raises:
+            QueryFailed: the engine could not plan it, or cannot be reached.
+            QueryTimeout: planning ran past ``timeout_s``.
+
+        """
+        [found] = self._planned([sql], timeout_s, each=False)
+        return found
+
+    def _estimate_many(
+        self, statements: list[str | None], *, timeout_s: float
+    ) -> list[ScanEstimate | None]:
+        """Every statement's estimate on one connection; one that failed gives None."""
+        return self._planned(statements, timeout_s, each=True)
+
+    def _planned(
+        self, statements: list[str | None], timeout_s: float, *, each: bool
+    ) -> list[ScanEstimate | None]:
+        """Estimate ``statements`` on one pooled connection, reset afterwards.
+
+        With ``each``, a statement whose estimate fails gives None and the next
+        goes on; without, its error is raised as ``QueryFailed``/``QueryTimeout``.
+        """
+        if not any(statements) or type(self._recipe).estimate_scan is Recipe.estimate_scan:
+            return [None] * len(statements)  # the engine gives none: no connection taken
+        try:
+            raw = self._engine.raw_connection()
+        except sa.exc.SQLAlchemyError as error:
+            if each:
+                return [None] * len(statements)
+            raise QueryFailed(f"cannot connect to {self._shown}: {self._message(error)}") from None
+        found: list[ScanEstimate | None] = []
+        try:
+            for sql in statements:
+                try:
+                    estimate = (
+                        None
+                        if sql is None
+                        else self._recipe.estimate_scan(
+                            raw.driver_connection, sql, timeout_s, schema=self.schema
+                        )
+                    )
+                except Exception as error:
+                    if not each:
+                        if self._recipe.is_timeout(error):
+                            raise QueryTimeout(
+                                f"planning the query ran past its time limit of {timeout_s:g} s"
+                            ) from None
+                        raise QueryFailed(self._message(error)) from None
+                    estimate = None
+                found.append(estimate)
+        finally:
+            clean = self._recipe.reset(raw.driver_connection)
+            try:
+                raw.close() if clean else raw.invalidate()
+            except Exception:
+                raw.invalidate()
+        return found
 
     def engine_version(self) -> str:
         """The engine's name and version ("PostgreSQL 15.19").

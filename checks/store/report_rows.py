@@ -98,6 +98,7 @@ def finished_columns(report: RunReport) -> dict[str, Any]:
         "agent": _json(report.agent),
         "second_opinion": _json(report.second_opinion),
         "pinning": _json(report.pinning),
+        "scanned": _json(report.scanned),
         "flags": flags_column(report.second_opinion),
         "lease_expires_at": None,
         "urgency": urgency_column(report.second_opinion),
@@ -221,6 +222,7 @@ def to_report(row: RunRow, *, full: bool) -> RunReport:
         definition=row.definition or {},
         attempt=row.attempt,
         pinning=row.pinning,
+        scanned=row.scanned,
     )
     if full:
         report.checks = [check_result(c) for c in row.checks]

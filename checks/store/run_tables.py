@@ -104,7 +104,8 @@ class RunRow(Base):
     Celery message was last sent (None: not sent yet). A run with no ``source``
     was made in-process (``lookout run``): only its own process runs it, and
     the reaper ends it in error rather than queueing it. ``pinning`` is
-    ``RunReport.pinning``: what the automation's pinned plan did in the run.
+    ``RunReport.pinning``: what the automation's pinned plan did in the run;
+    ``scanned`` is ``RunReport.scanned``: what its statements were estimated to read.
 
     ``owner``, ``severity``, ``tags``, ``description``, ``definition_source``
     and ``urgency`` are what the review list filters and sorts by, and
@@ -143,6 +144,7 @@ class RunRow(Base):
     flags: Mapped[str] = mapped_column(String(200), default="", server_default="")
     enqueued_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     pinning: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    scanned: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     owner: Mapped[str | None] = mapped_column(Text)
     severity: Mapped[str | None] = mapped_column(String(16))
     tags: Mapped[str] = mapped_column(Text, default="", server_default="")

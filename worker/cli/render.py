@@ -25,6 +25,7 @@ from rich.text import Text
 from checks.agent.result import cost_text
 from checks.opinion.row_diff import change_lines
 from checks.report import Evidence, Finding, RunReport, Status
+from checks.sources.scan import scanned_words
 from worker.cli.durations import duration_text
 from worker.cli.layout import Column, Grid
 from worker.cli.safe_text import SafeConsole, clean, print_markdown, wrap_text
@@ -188,6 +189,9 @@ def print_report(
     if report.pinning:
         for line in pinning_lines(report.pinning):
             _print_whole(console, Text(clean(line), style="dim"))
+    read = scanned_words(report.scanned)
+    if read is not None:
+        _print_whole(console, Text(f"queries {read}", style="dim"))
     if report.second_opinion and report.second_opinion.get("backend") not in (None, "none"):
         _print_whole(console, Text(opinion_line(report.second_opinion), style="dim"))
     if histories:

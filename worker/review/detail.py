@@ -24,6 +24,7 @@ from checks.opinion.evidence_diff import diff_evidence
 from checks.opinion.row_diff import stored_row_changes
 from checks.report import Evidence, Status
 from checks.settings.config import redact
+from checks.sources.scan import scanned_words
 from checks.store.alert_tables import AttemptRow, DeliveryRow, IncidentRow
 from checks.store.run_tables import CheckRow, RunRow
 from checks.store.store import Store, check_result
@@ -247,6 +248,7 @@ def report_view(
             pinning=redacted(run.pinning, keys) if run.pinning else None,
             checks=[_check_view(c) for c in run.checks],
             declared_checks=len(definition.get("checks") or []),
+            scanned=scanned_words(run.scanned),
             evidence=[
                 EvidenceView(
                     e.query_id,

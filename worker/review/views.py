@@ -154,6 +154,8 @@ class ReportView:
     ``history`` is each check's value over the last runs up to this one
     (``worker.review.history``), in the order of ``checks``. ``declared_checks``
     counts the checks its definition declares, whether or not they ran.
+    ``scanned`` is what the run's statements were estimated to read, in words
+    (``checks.sources.scan.scanned_words``), None when nothing was estimated.
     """
 
     run_id: int
@@ -189,6 +191,7 @@ class ReportView:
     timeline: list[TimelineEntry]
     history: list[CheckHistory]
     declared_checks: int = 0
+    scanned: str | None = None
 
 
 @dataclass(frozen=True)

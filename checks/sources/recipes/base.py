@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from checks.sources.definitions import Kind
     from checks.sources.fingerprint import Finish
     from checks.sources.result import QueryResult
+    from checks.sources.scan import ScanEstimate
     from checks.sql.facts import SourceFacts
 
 
@@ -103,6 +104,19 @@ class Recipe:
 
         """
         raise NotImplementedError
+
+    def estimate_scan(
+        self, conn: Any, sql: str, timeout_s: float, *, schema: str | None
+    ) -> ScanEstimate | None:
+        """What checked ``sql`` would read, from the engine's plan or statistics; runs nothing.
+
+        None (the default) where the engine gives no estimate; docs/engines.md, Bytes read.
+
+        Raises:
+            Exception: the driver's error when the engine could not plan it.
+
+        """
+        return None
 
     def reset(self, conn: Any) -> bool:
         """Leave the raw connection with no session state; False if it must be closed."""

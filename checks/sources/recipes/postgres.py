@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from checks.sources.definitions import Kind
     from checks.sources.fingerprint import Finish
     from checks.sources.result import QueryResult
+    from checks.sources.scan import ScanEstimate
     from checks.sql.facts import SourceFacts
 
 
@@ -113,6 +114,14 @@ class PostgresRecipe(Recipe):
     ) -> QueryResult:
         """One query in its own READ ONLY transaction (``run_postgres``)."""
         return run_postgres(conn, sql, timeout_s, finish, limits=limits, schema=schema)
+
+    def estimate_scan(
+        self, conn: Any, sql: str, timeout_s: float, *, schema: str | None
+    ) -> ScanEstimate | None:
+        """The plan's scans and the relations' sizes (``checks.sources.postgres_scan``)."""
+        from checks.sources.postgres_scan import estimate_postgres
+
+        return estimate_postgres(conn, sql, timeout_s, schema=schema)
 
     def reset(self, conn: Any) -> bool:
         """``DISCARD ALL`` (``reset_postgres``): an advisory lock survives ROLLBACK."""
