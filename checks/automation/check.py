@@ -29,15 +29,17 @@ from checks.automation.time_buckets import Over
 from checks.fields.expectation import Expectation
 from checks.fields.rules import (
     ExpectField,
+    WarnField,
     check_name,
     fail_here,
     not_blank,
     to_expectation,
 )
+from checks.fields.warn_level import warn_problem
 from checks.kinds.base import Kind
 from checks.kinds.registry import KINDS, over_kinds
 
-_BEFORE_KIND = ("name", "sql", "expect", "allow_empty")  # the keys written before the kind
+_BEFORE_KIND = ("name", "sql", "expect", "warn", "allow_empty")  # the keys written before the kind
 
 
 class StrictModel(BaseModel):
@@ -59,12 +61,15 @@ class Check(StrictModel):
     ``allow_empty`` lets a check whose scope (or, for ``sql``, a table it
     reads) has 0 rows count as passed instead of not evaluated. ``over``
     computes a count kind per time bucket and tests the latest complete one
-    (``checks.automation.time_buckets``).
+    (``checks.automation.time_buckets``). ``warn`` is an optional stricter
+    level in the forms of ``expect`` (``checks.fields.warn_level``): a value
+    meeting ``expect`` but not ``warn`` is ``warned``.
     """
 
     name: str
     sql: str | None = None
     expect: ExpectField | None = None
+    warn: WarnField | None = None
     allow_empty: bool = False
     over: Over | None = None
     _spec: Kind | None = PrivateAttr(default=None)
@@ -131,6 +136,7 @@ class Check(StrictModel):
         if spec is None:
             if self.expect is None:
                 raise fail_here("required field is missing", ("expect",))
+            self._check_warn()
             self._check_over(None)
             return
         self._spec = spec
@@ -147,7 +153,15 @@ class Check(StrictModel):
         expect = self.expectation
         if expect.unit not in spec.UNITS:
             raise fail_here(spec.unit_mismatch(expect.text, expect.unit), ("expect",))
+        self._check_warn()
         self._check_over(spec)
+
+    def _check_warn(self) -> None:
+        if self.warn is None:
+            return
+        problem = warn_problem(self.warn, self.expectation)
+        if problem is not None:
+            raise fail_here(problem, ("warn",))
 
     def never_evaluated(self) -> tuple[str, str] | None:
         """Why an anomaly's baseline could never hold ``min_history`` points, or None.
@@ -213,18 +227,19 @@ class Check(StrictModel):
         """Dump the kind this check is at its key (no ``sql: null``, ``missing: null``…).
 
         The keys keep the order a check is written in: name, sql, expect,
-        allow_empty, the kind, over. ``allow_empty`` appears only when true: a raw
-        check's definition keeps the shape it had before typed checks existed. A
-        kind that states its own expectation (``freshness``' ``max_age``) is dumped
-        without the ``expect`` filled in from it: the two together do not load
-        (what is dumped loads back as the same check).
+        warn (only when given), allow_empty, the kind, over. ``allow_empty``
+        appears only when true: a raw check's definition keeps the shape it had
+        before typed checks existed. A kind that states its own expectation
+        (``freshness``' ``max_age``) is dumped without the ``expect`` filled in
+        from it: the two together do not load (what is dumped loads back as
+        the same check).
         """
         data: dict[str, Any] = handler(self)
         derived = self._spec is not None and self._spec.expect_conflict() is not None
         kept = {
             key: value
             for key, value in data.items()
-            if (value is not None or key not in ("sql", "over"))
+            if (value is not None or key not in ("sql", "over", "warn"))
             and not (key == "allow_empty" and value is False)
             and not (key == "expect" and derived)
         }

@@ -40,6 +40,7 @@ from checks.declared.shared_scans import Planned, Report, SharedScans
 from checks.declared.typed import run_typed_check
 from checks.errors import CheckDefinitionError, QueryError, SourceError
 from checks.fields.judgement import evaluate
+from checks.fields.warn_level import breaks_warning
 from checks.report import CheckOutcome, CheckResult, Evidence
 from checks.settings.limits import Limits
 from checks.sources import Source
@@ -247,6 +248,25 @@ def _counts_queries(
     return planned
 
 
+def warn_level(result: CheckResult, check: Check) -> CheckResult:
+    """Set ``result`` ``warned`` when it passed but its value breaks the check's ``warn:``.
+
+    Only a passed check with a value is judged against its warning level
+    (``checks.fields.warn_level``); its ``reason`` then names the level. Every
+    other outcome stands: a failure is never softened to a warning.
+    """
+    if check.warn is None:
+        return result
+    result.warn = check.warn.text
+    if result.outcome is not CheckOutcome.PASSED or result.value is None:
+        return result
+    if breaks_warning(check.warn, result.value, result.metrics).passed is False:
+        result.outcome = CheckOutcome.WARNED
+        note = f"beyond the warning level {check.warn.text}"
+        result.reason = "; ".join(part for part in (result.reason, note) if part)
+    return result
+
+
 def run_checks(
     automation: Automation,
     source: Source,
@@ -260,6 +280,8 @@ def run_checks(
     on_statement: Report | None = None,
 ) -> tuple[list[CheckResult], list[Evidence]]:
     """Run every declared check in order; evidence ids are ``C1``, ``C2``… by position.
+
+    A check with ``warn:`` that passed is set against its warning level (``warn_level``).
 
     A typed check's sample of violating rows is ``S<n>`` beside its ``C<n>``.
     Checks on the same table and scope share one statement
@@ -293,6 +315,7 @@ def run_checks(
                     CheckOutcome.ERROR,
                     f"not run: the automation's time limit ({automation.timeout_s:g} s) ran out",
                     kind=check.kind,
+                    warn=check.warn.text if check.warn else None,
                 )
             )
             continue
@@ -309,7 +332,7 @@ def run_checks(
                 history=history,
                 slot=slot,
             )
-            results.append(result)
+            results.append(warn_level(result, check))
             evidence.extend(found)
             continue
         result, ev = run_check(
@@ -323,7 +346,7 @@ def run_checks(
             history=history,
             slot=slot,
         )
-        results.append(result)
+        results.append(warn_level(result, check))
         if ev is not None:
             evidence.append(ev)
     return results, evidence

@@ -220,6 +220,14 @@ def judge_duration(expectation: Expectation, value: Any) -> Judgement:
     return Judgement(value=float(seconds), passed=_holds(expectation, seconds))
 
 
+def judge_seconds(expectation: Expectation, value: Any) -> Judgement:
+    """Judge a duration already in seconds (a check's kept ``value``) against a duration."""
+    problem = _not_a_number(value)
+    if problem:
+        return failure(problem)
+    return Judgement(value=_json_number(value), passed=_holds(expectation, _exact(value)))
+
+
 def judge_boolean(expectation: Expectation, value: Any) -> Judgement:
     """Judge a boolean against ``is true`` / ``is false``."""
     if value is None:

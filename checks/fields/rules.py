@@ -163,4 +163,19 @@ ExpectField = Annotated[
     PlainValidator(to_expectation, json_schema_input_type=str),
     PlainSerializer(lambda e: e.text, return_type=str),
 ]
+
+
+def to_warning(value: object) -> Expectation:
+    """Read a ``warn`` value: the forms of ``expect`` (``to_expectation``), errors naming warn."""
+    try:
+        return to_expectation(value)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("expect", "warn", 1)) from None
+
+
+WarnField = Annotated[
+    Expectation,
+    PlainValidator(to_warning, json_schema_input_type=str),
+    PlainSerializer(lambda e: e.text, return_type=str),
+]
 DurationS = Annotated[float, BeforeValidator(parse_duration)]

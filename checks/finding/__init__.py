@@ -11,6 +11,7 @@ from checks.finding.check_lines import (
     check_line,
     declared_lines,
     not_evaluated_lines,
+    warned_lines,
 )
 from checks.finding.decide import decide
 from checks.finding.from_checks import Decision, decide_from_checks
@@ -45,4 +46,5 @@ __all__ = [
     "declared_lines",
     "failing_checks",
     "not_evaluated_lines",
+    "warned_lines",
 ]

@@ -10,6 +10,7 @@ from checks.report import CheckOutcome, CheckResult
 
 _MARKS = {
     CheckOutcome.PASSED: "passed",
+    CheckOutcome.WARNED: "WARNED",
     CheckOutcome.FAILED: "FAILED",
     CheckOutcome.NOT_EVALUATED: "NOT EVALUATED",
 }
@@ -22,7 +23,9 @@ def check_line(check: CheckResult) -> str:
     cites its sample (``[C2, S2]``); a check in error says only why
     (``- ERROR: **name** — returned NULL [C1]``): it has no value to set
     against the expectation; a check not evaluated gives its reason
-    (``- NOT EVALUATED: **name** — table refunds has 0 rows (expected == 0)``).
+    (``- NOT EVALUATED: **name** — table refunds has 0 rows (expected == 0)``);
+    a warned check names its level (``- WARNED: **emails** — 3 of 100 rows
+    missing (3.00 %); beyond the warning level <= 1% (expected <= 5%) [C1]``).
     """
     ids = [i for i in (check.evidence_id, check.sample_id) if i]
     cite = f" [{', '.join(ids)}]" if ids else ""
@@ -48,6 +51,15 @@ def declared_lines(checks: Sequence[CheckResult]) -> str:
     if not checks:
         return ""
     return "\n\nDeclared checks:\n" + "\n".join(check_line(c) for c in checks)
+
+
+def warned_lines(checks: Sequence[CheckResult]) -> list[str]:
+    """``name: value, beyond the warning level …`` for each warned check, for alerts."""
+    return [
+        f"{c.name}: {describe_value(c)} (expected {c.expect})"
+        for c in checks
+        if c.outcome is CheckOutcome.WARNED
+    ]
 
 
 def not_evaluated_lines(checks: Sequence[CheckResult]) -> list[str]:

@@ -3,7 +3,9 @@
 The checks' rule (README, "Not evaluated"): any check in error puts the run in
 **error** — never Clear; otherwise any failed or not evaluated check gives
 Needs attention (a check that could not look at any data is never a pass); all
-passed gives Clear. A run in error whose other checks failed still carries
+passed gives Clear. A ``warned`` check held its expectation: it counts as
+passed, and the summary's first line says how many warnings and on which
+checks. A run in error whose other checks failed still carries
 ``needs_attention`` so a real problem is not hidden behind the error.
 """
 
@@ -48,6 +50,15 @@ def errors_text(checks: Sequence[CheckResult]) -> str | None:
     """``check 'name': why; …`` for each check in error, or None when none is."""
     errored = [c for c in checks if c.outcome is CheckOutcome.ERROR]
     return "; ".join(f"check '{c.name}': {c.error}" for c in errored) or None
+
+
+def _warning_note(checks: Sequence[CheckResult]) -> str:
+    """``; 1 warning (on **emails**)`` when checks broke their ``warn:`` level, else ``""``."""
+    warned = [c for c in checks if c.outcome is CheckOutcome.WARNED]
+    if not warned:
+        return ""
+    names = ", ".join(f"**{c.name}**" for c in warned)
+    return f"; {len(warned)} warning{'' if len(warned) == 1 else 's'} (on {names})"
 
 
 def _lint_note(checks: Sequence[CheckResult]) -> str:
@@ -104,7 +115,7 @@ def decide_from_checks(checks: Sequence[CheckResult], *, why: str | None = None)
         head = "**Clear** — " + (
             "the check passed" if len(checks) == 1 else f"all {len(checks)} checks passed"
         )
-    head += _lint_note(checks)
+    head += _warning_note(checks) + _lint_note(checks)
     lines = [f"{head}.", ""]
     lines += [f"Not evaluated: **{c.name}** — {c.reason}." for c in unseen]
     if unseen:

@@ -38,8 +38,11 @@ class AcceptedReport:
 
 
 def failing_checks(checks: Sequence[CheckResult]) -> list[CheckResult]:
-    """The declared checks a Clear cannot stand against: every one that did not pass."""
-    return [c for c in checks if c.outcome is not CheckOutcome.PASSED]
+    """The declared checks a Clear cannot stand against: every one that did not pass.
+
+    A ``warned`` check held its expectation: a Clear stands beside it.
+    """
+    return [c for c in checks if c.outcome not in (CheckOutcome.PASSED, CheckOutcome.WARNED)]
 
 
 def accept(

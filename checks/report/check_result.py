@@ -106,8 +106,11 @@ class Buckets:
 
 
 def passed_of(outcome: CheckOutcome) -> bool | None:
-    """The old two-valued ``passed`` of an outcome: True, False, or None when not judged."""
-    if outcome is CheckOutcome.PASSED:
+    """The old two-valued ``passed`` of an outcome: True, False, or None when not judged.
+
+    A ``warned`` check held its expectation: True.
+    """
+    if outcome in (CheckOutcome.PASSED, CheckOutcome.WARNED):
         return True
     return False if outcome is CheckOutcome.FAILED else None
 
@@ -136,7 +139,7 @@ class CheckResult:
         expect: the expectation's normalised text.
         value: the value compared, JSON-safe (``checks.fields.judgement.Value``).
         outcome: how it came out (``CheckOutcome``), the check's one state:
-            ``passed``, ``failed``, ``error`` or ``not_evaluated``.
+            ``passed``, ``warned``, ``failed``, ``error`` or ``not_evaluated``.
         error: why the check could not be judged; an error is never a pass.
         evidence_id: ``C…``: the evidence of ``sql``'s result, when it ran.
         kind: ``sql`` for a raw query, else the typed kind (``missing``, …).
@@ -152,6 +155,9 @@ class CheckResult:
         anomaly: what an ``anomaly`` expectation computed (value, band,
             score, baseline); None for the other expectations.
         buckets: the time buckets of an ``over:`` check; None otherwise.
+        warn: the warning level's normalised text (``warn:``), or None
+            when the check has none; a value breaking it while meeting
+            ``expect`` is ``warned``.
     """
 
     name: str
@@ -168,6 +174,7 @@ class CheckResult:
     sample_id: str | None = None
     anomaly: Anomaly | None = None
     buckets: Buckets | None = None
+    warn: str | None = None
 
     def __post_init__(self) -> None:
         self.outcome = CheckOutcome(self.outcome)  # a stored or JSON text reads as the enum
@@ -176,7 +183,7 @@ class CheckResult:
     def passed(self) -> bool | None:
         """The ``passed`` key of ``--json`` and the store, derived from ``outcome``.
 
-        True when passed, False when failed, None in error or not evaluated.
+        True when passed or warned, False when failed, None in error or not evaluated.
         Deciding anything reads ``outcome``: this exists for the shapes that
         carried it before outcomes did.
         """
@@ -195,6 +202,7 @@ class CheckResult:
             "sql": self.sql,
             "value": json_value(self.value),
             "expect": self.expect,
+            "warn": self.warn,
             "outcome": str(self.outcome),
             "passed": self.passed,
             "error": self.error,

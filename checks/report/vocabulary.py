@@ -29,9 +29,14 @@ class CheckOutcome(StrEnum):
     at any data (0 rows in its scope, an empty table, a percent over 0 rows).
     It makes the run Needs attention, with its reason, unless the check allows
     an empty scope (``allow_empty: true``; it then counts as passed and says so).
+
+    ``warned`` held its ``expect`` but broke its stricter ``warn`` level
+    (``checks.fields.warn_level``): not a failure, the run stays Clear, and
+    the summary counts it.
     """
 
     PASSED = "passed"
+    WARNED = "warned"
     FAILED = "failed"
     ERROR = "error"
     NOT_EVALUATED = "not_evaluated"

@@ -16,11 +16,19 @@ Each channel is typed by its ``type`` (a discriminated union)::
       default_channels: [ops-slack]        # for automations without ``notify:``
       routes:                              # extra channels per event, for every automation
         run_error: [pager]
+      on_warning: [data-chat]              # a Clear run with warned checks: who hears of it
 
 Who receives an event of an automation: the automation's ``notify:`` channels
 (or ``alerts.default_channels`` when it names none) that accept the event
 (a channel's ``events:``, default all), plus ``alerts.routes[event]``. Only
-events listed in ``alerts.events`` (default all five) are sent at all.
+events listed in ``alerts.events`` (default all six) are sent at all.
+
+``warned`` (a Clear run with checks that broke their ``warn:`` level) is
+opt-in: ``alerts.on_warning`` is ``false`` (the default: no channel hears of
+it), ``true`` (the automation's ``notify:`` channels, or
+``alerts.default_channels``, as for its other events) or a list of channel
+names (those, for every automation); plus ``alerts.routes.warned``. It opens
+no incident: each such run announces it once, nothing resolves it.
 
 Rules checked here, at config load (a ``ConfigError`` naming the field):
 Teams Office 365 connector URLs (``outlook.office.com/webhook``,
@@ -56,6 +64,7 @@ class EventKind(StrEnum):
     CHANGED_SINCE_LAST_RUN = "changed_since_last_run"
     RUN_ERROR = "run_error"
     RESOLVED = "resolved"
+    WARNED = "warned"
 
 
 ALL_EVENTS: tuple[EventKind, ...] = tuple(EventKind)
@@ -308,7 +317,10 @@ class AlertSettings(Strict):
     Attributes:
         default_channels: channels for automations without a ``notify:`` list.
         routes: event -> channels that also receive that event, from every automation.
-        events: the events sent at all (default all five).
+        events: the events sent at all (default all six).
+        on_warning: who hears of a Clear run with warned checks (``warned``):
+            ``false`` no one, ``true`` the automation's own channels, or a
+            list of channel names; see the module docstring.
         summary_chars: most characters of the report summary quoted in a message
             (then "truncated — see the report" and the link).
         max_attempts: tries per message, counting the first (429, 5xx, timeouts).
@@ -326,6 +338,7 @@ class AlertSettings(Strict):
     default_channels: list[str] = Field(default_factory=list)
     routes: dict[EventKind, list[str]] = Field(default_factory=dict)
     events: list[EventKind] = Field(default_factory=lambda: list(ALL_EVENTS))
+    on_warning: bool | list[str] = False
     summary_chars: int = Field(default=1_000, ge=100, le=2_500)
     max_attempts: int = Field(default=4, ge=1, le=10)
     backoff_base_s: float = Field(default=1.0, ge=0)
@@ -339,6 +352,8 @@ def check_channel_names(alerts: AlertSettings, channels: dict[str, object]) -> N
     """Raise a validation error when ``alerts`` names a channel not in ``channels``."""
     named = [("alerts.default_channels", n) for n in alerts.default_channels]
     named += [(f"alerts.routes.{e}", n) for e, names in alerts.routes.items() for n in names]
+    if isinstance(alerts.on_warning, list):
+        named += [("alerts.on_warning", n) for n in alerts.on_warning]
     for where, name in named:
         if name not in channels:
             known = ", ".join(sorted(channels)) or "none are configured"

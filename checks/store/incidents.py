@@ -21,7 +21,9 @@ only when ``repeat_interval`` (the automation's, default 24 h) has passed since
 the last announcement; ``resolved`` when it closes an incident that was
 announced (a Clear run closing an error incident counts). ``double_check_disagrees``
 and ``changed_since_last_run`` come from the run's second opinion and are
-announced on every announcing run that has them. A run planned without
+announced on every announcing run that has them; ``warned`` on every
+announcing Clear run with a check that broke its ``warn:`` level (no
+incident opens for it; ``alerts.on_warning`` says who hears of it). A run planned without
 ``announce`` moves the incidents and announces nothing (its note says so).
 
 ``decide_run_events`` decides a run's events in one transaction that first inserts the
@@ -45,7 +47,7 @@ from sqlalchemy.orm import Session
 
 from checks.errors import StoreError
 from checks.opinion.second_opinion import read_opinion
-from checks.report import Finding, RunReport, Status
+from checks.report import CheckOutcome, Finding, RunReport, Status
 from checks.settings.alerts import ALL_EVENTS, EventKind
 from checks.store import list_rows
 from checks.store.alert_tables import AlertRunRow, IncidentRow
@@ -315,6 +317,8 @@ def _move_incidents(
             closed = attention or failing
             if closed is not None and closed.last_notified_at is not None:
                 events.append(_event(EventKind.RESOLVED, closed))
+            if any(c.outcome is CheckOutcome.WARNED for c in report.checks):
+                events.append(AlertEvent(EventKind.WARNED))
     if not announce:
         return [], NOT_ANNOUNCED
     attention = opened.get("attention")

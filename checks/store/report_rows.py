@@ -226,6 +226,7 @@ def to_report(row: RunRow, *, full: bool) -> RunReport:
     )
     if full:
         report.checks = [check_result(c) for c in row.checks]
+        _warn_levels(report)
         report.evidence = [
             Evidence(
                 e.query_id,
@@ -242,6 +243,18 @@ def to_report(row: RunRow, *, full: bool) -> RunReport:
             for e in row.evidence
         ]
     return report
+
+
+def _warn_levels(report: RunReport) -> None:
+    """Give each check the ``warn:`` level its run's definition declared (the rows keep none)."""
+    declared = report.definition.get("checks") if isinstance(report.definition, dict) else None
+    levels = {
+        c.get("name"): c.get("warn")
+        for c in declared or []
+        if isinstance(c, dict) and isinstance(c.get("warn"), str)
+    }
+    for check in report.checks:
+        check.warn = levels.get(check.name)
 
 
 def check_result(row: CheckRow) -> CheckResult:

@@ -35,7 +35,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from checks.clock import utcnow
-from checks.finding import anomaly_lines, not_evaluated_lines
+from checks.finding import anomaly_lines, not_evaluated_lines, warned_lines
 from checks.opinion.row_diff import change_lines
 from checks.report import RunReport
 from checks.settings.config import Settings
@@ -83,6 +83,7 @@ def build_alert(report: RunReport, event: AlertEvent, settings: Settings) -> Ale
         not_evaluated=tuple(not_evaluated_lines(report.checks)),
         since_last_run=tuple(change_lines(report.second_opinion)),
         anomalies=tuple(anomaly_lines(report.checks)),
+        warnings=tuple(warned_lines(report.checks)),
     )
 
 

@@ -79,6 +79,8 @@ class Alert:
         anomalies: ``check: value …, expected …, baseline …, score …`` for
             each check that failed as an anomaly, one line each (the check
             name is untrusted text).
+        warnings: ``check: value; beyond the warning level … (expected …)``
+            for each check that broke its ``warn:`` level (untrusted text).
     """
 
     event: str
@@ -100,6 +102,7 @@ class Alert:
     not_evaluated: tuple[str, ...] = ()
     since_last_run: tuple[str, ...] = ()
     anomalies: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -109,6 +112,7 @@ class Alert:
         data["not_evaluated"] = list(self.not_evaluated)
         data["since_last_run"] = list(self.since_last_run)
         data["anomalies"] = list(self.anomalies)
+        data["warnings"] = list(self.warnings)
         return data
 
     @classmethod
@@ -121,6 +125,7 @@ class Alert:
                 "not_evaluated": tuple(data.get("not_evaluated") or ()),
                 "since_last_run": tuple(data.get("since_last_run") or ()),
                 "anomalies": tuple(data.get("anomalies") or ()),
+                "warnings": tuple(data.get("warnings") or ()),
             }
         )
 
@@ -135,8 +140,14 @@ class Alert:
             EventKind.RUN_ERROR: f"{'Still failing' if self.reminder else 'Run error'}: {name}",
             EventKind.DOUBLE_CHECK_DISAGREES: f"Double-check disagrees: {name}",
             EventKind.CHANGED_SINCE_LAST_RUN: f"Changed since last run: {name}",
+            EventKind.WARNED: f"Warning: {name} is Clear with {self._warnings_count}",
         }
         return titles.get(self.event, f"Lookout test message ({name})")
+
+    @property
+    def _warnings_count(self) -> str:
+        count = len(self.warnings)
+        return f"{count} warning{'' if count == 1 else 's'}"
 
     @property
     def body(self) -> str:
@@ -150,6 +161,8 @@ class Alert:
         facts = [("Finding", label(self.finding) if self.finding else self.status)]
         for line in self.anomalies:
             facts.append(("Anomaly", cut(line, 300)[0]))
+        if self.warnings:
+            facts.append(("Warning", cut("; ".join(self.warnings), 500)[0]))
         if self.not_evaluated:
             facts.append(("Not evaluated", cut("; ".join(self.not_evaluated), 500)[0]))
         if self.urgency:
@@ -176,6 +189,7 @@ class Alert:
             EventKind.RUN_ERROR: "run error",
             EventKind.DOUBLE_CHECK_DISAGREES: "double-check disagrees",
             EventKind.CHANGED_SINCE_LAST_RUN: "changed since last run",
+            EventKind.WARNED: f"is Clear with {self._warnings_count}",
         }
         return f"{self.automation} {what.get(self.event, 'test message')}: {self.link}"
 

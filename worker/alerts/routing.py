@@ -3,7 +3,9 @@
 Recipients of one event of one automation (documented in ``checks.settings.alerts``):
 the automation's ``notify:`` channels — or ``alerts.default_channels`` when it
 names none — that accept the event (their ``events:``), plus
-``alerts.routes[event]``. A name not in ``channels:`` is kept, so its delivery
+``alerts.routes[event]``. ``warned`` goes only where ``alerts.on_warning``
+asks (``true``: those same channels; a list: the channels named), plus
+``alerts.routes.warned``. A name not in ``channels:`` is kept, so its delivery
 is recorded as failed ("unknown channel") instead of vanishing.
 
 One message per channel per run: when several of a run's events go to one
@@ -30,6 +32,7 @@ PRIORITY = (
     EventKind.RESOLVED,
     EventKind.DOUBLE_CHECK_DISAGREES,
     EventKind.CHANGED_SINCE_LAST_RUN,
+    EventKind.WARNED,
 )
 
 
@@ -44,7 +47,11 @@ class Route:
 def recipients(event: EventKind, notify: list[str], settings: Settings) -> list[str]:
     """Return the channel names that receive ``event`` of an automation with ``notify``."""
     chosen: list[str] = []
-    for name in notify or settings.alerts.default_channels:
+    own = notify or settings.alerts.default_channels
+    if event is EventKind.WARNED:  # opt-in: a Clear run's warnings reach only who asked
+        wanted = settings.alerts.on_warning
+        own = list(wanted) if isinstance(wanted, list) else own if wanted else []
+    for name in own:
         channel = settings.channels.get(name)
         if (channel is None or channel.accepts(event)) and name not in chosen:
             chosen.append(name)

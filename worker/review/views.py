@@ -21,10 +21,11 @@ from worker.review.vocabulary import Action, ReviewState
 class CheckView:
     """One declared check: its SQL, expectation, value (JSON-safe) and result.
 
-    ``outcome`` is ``passed``, ``failed``, ``error`` or ``not_evaluated``;
-    ``reason`` says why it was not evaluated (or notes an allowed empty
-    scope); ``metrics`` are its counts; ``sample_id`` names the evidence
-    holding a sample of its violating rows.
+    ``outcome`` is ``passed``, ``warned``, ``failed``, ``error`` or
+    ``not_evaluated``; ``reason`` says why it was not evaluated (or notes an
+    allowed empty scope, or the warning level a ``warned`` value is beyond);
+    ``metrics`` are its counts; ``sample_id`` names the evidence holding a
+    sample of its violating rows.
     """
 
     name: str

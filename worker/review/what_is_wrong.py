@@ -10,7 +10,10 @@ Read from what the run stored, in this order:
   without a failing declared check, the first paragraph of its summary as
   plain text (Markdown marks dropped, link texts kept);
 - a skipped run: ``skipped: reason``;
-- a Clear run: None.
+- a Clear run with checks beyond their ``warn:`` level: its first,
+  ``warning: name: 3 of 100 rows missing (3.00 %); beyond the warning level
+  <= 1% (expected <= 5%)``;
+- any other Clear run: None.
 
 When more checks have problems, `` (+N more)`` follows. The line is cut to
 ``MAX_CHARS``. It is untrusted text (check names, data values, model output):
@@ -98,6 +101,8 @@ def what_is_wrong(
             line, rest = first_paragraph(summary) or "needs attention", 0
     elif status == Status.SKIPPED:
         line, rest = f"skipped: {error or 'no reason given'}", 0
+    elif warned := [c for c in checks if c.outcome is CheckOutcome.WARNED]:
+        line, rest = f"warning: {check_words(warned[0])}", len(warned) - 1
     else:
         return None
     more = f" (+{rest} more)" if rest else ""

@@ -219,7 +219,7 @@ def _kind(point: HistoryPoint) -> str:
         return "missing"
     if point.outcome in ("baseline", "filling"):
         return point.outcome
-    return "passed" if point.outcome == "passed" else "other"
+    return "passed" if point.outcome in ("passed", "warned") else "other"  # warned held
 
 
 def _point(point: HistoryPoint, x: float, scale: Scale, unit: str | None) -> str:

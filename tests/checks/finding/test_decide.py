@@ -19,11 +19,12 @@ from checks.finding import (
 )
 from checks.report import CheckOutcome, CheckResult, Finding, FindingSource, Status
 
-P, F, N, E = (
+P, F, N, E, W = (
     CheckOutcome.PASSED,
     CheckOutcome.FAILED,
     CheckOutcome.NOT_EVALUATED,
     CheckOutcome.ERROR,
+    CheckOutcome.WARNED,
 )
 CHECKS: dict[str, tuple[CheckOutcome, ...]] = {
     "failed": (F,),
@@ -33,6 +34,8 @@ CHECKS: dict[str, tuple[CheckOutcome, ...]] = {
     "none": (),
     "mixed": (P, F, N),
     "mixed with error": (P, F, E),
+    "warned": (P, W),
+    "warned and failed": (W, F),
 }
 AGENTS: dict[str, AgentAnswer | None] = {
     "not asked": None,  # no LLM configured
@@ -68,6 +71,8 @@ BY_CHECKS: dict[str, Row] = {
     "none": (ERR, None, None),  # the agent gave nothing and there are no checks: never Clear
     "mixed": (DONE, NA, CK),
     "mixed with error": (ERR, NA, CK),
+    "warned": (DONE, C, CK),
+    "warned and failed": (DONE, NA, CK),
 }
 AGENT_CLEAR: dict[str, Row] = {
     "failed": (DONE, NA, OV),
@@ -77,6 +82,8 @@ AGENT_CLEAR: dict[str, Row] = {
     "none": (DONE, C, AG),
     "mixed": (DONE, NA, OV),
     "mixed with error": (ERR, NA, OV),
+    "warned": (DONE, C, AG),
+    "warned and failed": (DONE, NA, OV),
 }
 PLAN_CLEAR: dict[str, Row] = {
     "failed": (DONE, NA, OV),
@@ -86,6 +93,8 @@ PLAN_CLEAR: dict[str, Row] = {
     "none": (DONE, C, PN),
     "mixed": (DONE, NA, OV),
     "mixed with error": (ERR, NA, OV),
+    "warned": (DONE, C, PN),
+    "warned and failed": (DONE, NA, OV),
 }
 ERRORED = {"error", "mixed with error"}
 
@@ -149,6 +158,9 @@ def test_the_rules_hold_in_every_combination(checks: str, agent: str, plan: str)
     # a failure is never Clear; a check that could not look at data is never a pass
     if F in outcomes or N in outcomes or E in outcomes:
         assert decision.finding is not Finding.CLEAR
+    # a warning alone never keeps a run from Clear, nor makes one
+    if set(outcomes) == {P, W} and agent in ("not asked", "absent", "invalid", "clear"):
+        assert plan == "taken needs attention" or decision.finding is Finding.CLEAR
     # a check in error puts the run in error
     if E in outcomes:
         assert decision.status is Status.ERROR
@@ -162,7 +174,7 @@ def test_the_rules_hold_in_every_combination(checks: str, agent: str, plan: str)
 
 
 def test_the_table_covers_every_combination() -> None:
-    assert len(COMBINATIONS) == 7 * 5 * 4
+    assert len(COMBINATIONS) == 9 * 5 * 4
 
 
 def test_an_agent_clear_against_a_failed_check_says_why_it_was_overridden() -> None:
@@ -244,3 +256,35 @@ def test_a_clear_run_whose_check_drew_a_lint_warning_says_so_in_its_first_line()
         "**Clear** — all 2 checks passed; 1 lint warning (on **no orphans**)."
     )
     assert decide_from_checks([plain]).summary.splitlines()[0] == "**Clear** — the check passed."
+
+
+def test_a_run_with_a_warned_check_stays_clear_and_counts_the_warning() -> None:
+    from checks.finding import decide_from_checks
+
+    emails = CheckResult(
+        "emails", "SELECT …", "<= 5%", 3.0, W, reason="beyond the warning level <= 1%"
+    )
+    emails.metrics = {"count": 3, "total": 100}
+    checks = [
+        CheckResult("rows", "SELECT 1", "> 0", 5, P),
+        emails,
+        CheckResult("ok", "x", "== 0", 0, P),
+    ]
+    decision = decide_from_checks(checks)
+    assert (decision.status, decision.finding, decision.finding_source) == (DONE, C, CK)
+    assert decision.summary.splitlines() == [
+        "**Clear** — all 3 checks passed; 1 warning (on **emails**).",
+        "",
+        "- passed: **rows** — 5 (expected > 0)",
+        "- WARNED: **emails** — 3 of 100 (3.00 %); beyond the warning level <= 1% (expected <= 5%)",
+        "- passed: **ok** — 0 (expected == 0)",
+    ]
+    two = decide_from_checks([emails, CheckResult("late", "x", "< 3", 2, W), checks[0]])
+    assert two.summary.splitlines()[0] == (
+        "**Clear** — all 3 checks passed; 2 warnings (on **emails**, **late**)."
+    )
+    failing = decide_from_checks([emails, CheckResult("rows", "x", "> 0", 0, F)])
+    assert failing.summary.splitlines()[0] == (
+        "**Needs attention** — 1 failed of 2 checks; 1 warning (on **emails**)."
+    )
+    assert emails.passed is True and emails.to_dict()["outcome"] == "warned"

@@ -279,6 +279,7 @@ def test_webhook_payload_is_signed_over_timestamp_and_body(client: httpx.Client)
             "error": None,
             "since_last_run": [],
             "anomalies": [],
+            "warnings": [],
             "link": "https://review.example/runs/42",
             "incident": {
                 "thread_key": "lookout-orders-positive-7",

@@ -71,6 +71,7 @@ class WebhookSender(Sender):
             "error": alert.error,
             "since_last_run": list(alert.since_last_run),
             "anomalies": list(alert.anomalies),
+            "warnings": list(alert.warnings),
             "link": alert.link,
             "incident": {"thread_key": alert.thread_key, "opened_at": alert.opened_at},
             "idempotency_key": alert.extra.get("idempotency_key"),
