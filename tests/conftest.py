@@ -15,6 +15,8 @@ from checks.settings.config import Settings, default_config_data
 from checks.sources import Source, open_source
 from tests import markers
 
+pytest_plugins = ["tests.engine_fixtures.spark"]  # one line per engine's shop plugin
+
 PG_ADMIN_URL = os.environ.get("LOOKOUT_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 

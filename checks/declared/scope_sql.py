@@ -95,8 +95,8 @@ class ScopeSql:
         return query
 
     def sql(self, tree: exp.Expr) -> str:
-        """A tree as SQL in the dialect."""
-        return tree.sql(dialect=self.dialect)
+        """A tree as SQL in the dialect, NULLs sorted last on every engine (``nulls_last``)."""
+        return nulls_last(tree).sql(dialect=self.dialect)
 
     def scope_text(self) -> str:
         """The scope in words: ``orders where status = 'paid'``."""
@@ -151,3 +151,24 @@ class ScopeSql:
             self.data_set.name,
             column.type if column else None,
         )
+
+
+def nulls_last(tree: exp.Expr) -> exp.Expr:
+    """A copy of ``tree`` whose every ORDER BY item sorts its NULLs last, said explicitly.
+
+    A bare ``ORDER BY x`` puts NULLs where each engine does: last in DuckDB and
+    PostgreSQL, first in Spark and MySQL. Marking each item ``nulls_first=False``
+    lets sqlglot write what that dialect needs (``NULLS LAST``, or nothing where it
+    is the default), so a sample lists the same rows in the same order everywhere.
+    """
+
+    def mark(node: exp.Expr) -> exp.Expr:
+        if isinstance(node.parent, exp.Order) and node.arg_key == "expressions":
+            if not isinstance(node, exp.Ordered):
+                return exp.Ordered(this=node, nulls_first=False)
+            if node.args.get("nulls_first") is None:
+                node.set("nulls_first", False)
+        return node
+
+    return tree.transform(mark)
+

@@ -1,7 +1,8 @@
 """Data sources Lookout reads, always read-only (docs/design.md, Reading data safely).
 
 ``open_source`` turns a source's settings into a ``Source``: a DuckDB file (or
-CSV/Parquet files loaded into one) or any database SQLAlchemy reaches. Every
+CSV/Parquet files loaded into one), any database SQLAlchemy reaches, or a Spark
+session (``checks.sources.spark_source``). Every
 ``Source.query`` passes the SQL guard, a read-only connection and the limits.
 
 The names below are imported on first use (PEP 562), so that a DuckDB query
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from checks.settings.config import Settings
-    from checks.settings.sources import DuckDBSource, SQLAlchemySource
+    from checks.settings.sources import DuckDBSource, SparkSource, SQLAlchemySource
     from checks.sources.base import Source
     from checks.sources.duckdb_source import DuckDBQuerySource
     from checks.sources.result import Column, DataSet, JSONValue, QueryResult
@@ -53,17 +54,19 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-def dialect_of(config: DuckDBSource | SQLAlchemySource) -> str:
+def dialect_of(config: DuckDBSource | SQLAlchemySource | SparkSource) -> str:
     """The sqlglot dialect a source's queries are written in, without opening it.
 
     Raises:
         SourceError: the URL is not a SQLAlchemy URL, or names an unsupported database.
 
     """
-    from checks.settings.sources import DuckDBSource
+    from checks.settings.sources import DuckDBSource, SparkSource
 
     if isinstance(config, DuckDBSource):
         return "duckdb"
+    if isinstance(config, SparkSource):
+        return "spark"
     # SQLAlchemy only for a SQLAlchemy source: validating DuckDB sources never imports it
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
@@ -83,7 +86,9 @@ def dialect_of(config: DuckDBSource | SQLAlchemySource) -> str:
     return DIALECTS[backend]
 
 
-def open_source(name: str, config: DuckDBSource | SQLAlchemySource, settings: Settings) -> Source:
+def open_source(
+    name: str, config: DuckDBSource | SQLAlchemySource | SparkSource, settings: Settings
+) -> Source:
     """Open the source ``name`` described by ``config``, with ``settings.limits``.
 
     A DuckDB source with ``tables`` is built into ``settings.cache_dir`` first
@@ -96,7 +101,7 @@ def open_source(name: str, config: DuckDBSource | SQLAlchemySource, settings: Se
 
     """
     from checks.errors import SourceError
-    from checks.settings.sources import DuckDBSource, SQLAlchemySource
+    from checks.settings.sources import DuckDBSource, SparkSource, SQLAlchemySource
 
     # Each kind's module only when it is opened: a DuckDB source's query process then
     # starts before this process has imported SQLAlchemy (and sqlglot), not after.
@@ -108,4 +113,8 @@ def open_source(name: str, config: DuckDBSource | SQLAlchemySource, settings: Se
         from checks.sources.sql_source import SQLQuerySource
 
         return SQLQuerySource(name, config, settings.limits)
+    if isinstance(config, SparkSource):  # pyspark only for a Spark source
+        from checks.sources.spark_source import SparkQuerySource
+
+        return SparkQuerySource(name, config, settings.limits)
     raise SourceError(f"source {name}: unknown source type {type(config).__name__}")

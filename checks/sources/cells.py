@@ -12,6 +12,7 @@ every cell is measured (``SQLITE_WEIGHT``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -217,3 +218,25 @@ class CellFetch:
             return rows
 
         return fetch
+
+
+_SPARK_FIXED = re.compile(
+    r"boolean|tinyint|smallint|int|bigint|float|double|decimal\(\d+,\d+\)|date|timestamp"
+    r"|timestamp_ntz|interval .*|void"
+)
+
+
+def spark_weight(type_name: str) -> _Weight | None:
+    """How to measure Spark cells of ``type_name`` (``DataType.simpleString()``); None if fixed.
+
+    Text is measured in bytes (``octet_length``, never fewer than characters) and
+    keeps its head; binary values by their bytes; arrays, maps, structs and
+    variants by their text (``CAST(… AS STRING)``).
+    """
+    if _SPARK_FIXED.fullmatch(type_name):
+        return None
+    if type_name == "string" or type_name.startswith(("varchar(", "char(", "string collate")):
+        return _Weight("octet_length({x})", "left({x}, {n})")
+    if type_name == "binary":
+        return _Weight("octet_length({x})", None)
+    return _Weight("octet_length(CAST({x} AS STRING))", None)

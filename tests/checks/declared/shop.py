@@ -104,6 +104,7 @@ def build_postgres(url: str) -> None:
 SHOP_ENGINES: list[Any] = [
     pytest.param("duckdb", id="duckdb"),
     pytest.param("postgres", id="postgres"),
+    pytest.param("spark", id="spark", marks=pytest.mark.slow),
 ]
 """The engines the shared edge-case suite runs on: every test taking ``shop`` runs on each.
 
