@@ -171,4 +171,3 @@ def nulls_last(tree: exp.Expr) -> exp.Expr:
         return node
 
     return tree.transform(mark)
-

@@ -78,6 +78,4 @@ class SparkSource(Strict):
         return value
 
 
-SourceConfig = Annotated[
-    DuckDBSource | SQLAlchemySource | SparkSource, Field(discriminator="type")
-]
+SourceConfig = Annotated[DuckDBSource | SQLAlchemySource | SparkSource, Field(discriminator="type")]

@@ -137,6 +137,7 @@ class CellFetch:
         digest: str | None = "hash({x})",
         cte: bool = False,
         fence: bool = False,
+        quote: str = '"',
     ) -> None:
         self.weights = [
             None if w is None else _Weight(w.size, w.head, t)
@@ -147,17 +148,19 @@ class CellFetch:
         self.digest = digest
         self.cte = cte
         self.fence = fence
+        self.quote = quote  # how the dialect quotes a name: Spark's backquote
         self.needed = any(w is not None for w in self.weights)
         self.width = sum(1 if w is None else 3 + (w.head is not None) for w in self.weights)
 
     def wrap(self, sql: str) -> str:
         """Return ``sql`` wrapped so that each cell above ``fetch_chars`` comes back measured."""
-        names = ", ".join(f'"c{i}"' for i in range(len(self.weights)))
+        q = self.quote
+        names = ", ".join(f"{q}c{i}{q}" for i in range(len(self.weights)))
         inner: list[str] = []
         outer: list[str] = []
         limit = self.fetch_chars
         for i, weight in enumerate(self.weights):
-            x, w = f'"c{i}"', f'"w{i}"'
+            x, w = f"{q}c{i}{q}", f"{q}w{i}{q}"
             inner.append(x)
             if weight is None:
                 outer.append(x)

@@ -305,7 +305,9 @@ class SparkQuerySource(Source):
                 f"CASE WHEN {big} THEN {digest} END",
             ]
             if weight.head is not None:
-                outer.append(f"CASE WHEN {big} THEN {weight.head.format(x=x, n=cells.head_chars)} END")
+                outer.append(
+                    f"CASE WHEN {big} THEN {weight.head.format(x=x, n=cells.head_chars)} END"
+                )
         wide = frame.toDF(*names).selectExpr(*inner).selectExpr(*outer).limit(scan + 1)
         rows = wide.toLocalIterator()
         instants = [i for i, kind in enumerate(types) if kind == "timestamp"]

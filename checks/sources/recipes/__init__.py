@@ -19,6 +19,7 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "sqlite": ("sqlite", "checks.sources.recipes.sqlite:SQLiteRecipe"),
     "mysql": ("mysql", "checks.sources.recipes.mysql:MySQLRecipe"),
     "mariadb": ("mysql", "checks.sources.recipes.mysql:MySQLRecipe"),
+    "databricks": ("databricks", "checks.sources.recipes.databricks:DatabricksRecipe"),
 }
 """SQLAlchemy backend name -> (sqlglot dialect, ``module:Recipe`` class)."""
 
