@@ -208,21 +208,25 @@ class SparkQuerySource(Source):
         return shown_url(text)
 
     def _load_catalog(self) -> list[DataSet]:
+        # Each statement is bounded on its own (``_bounded``), as a SQL source's are.
+        with self._bounded("read the catalog"):
+            tables = self._session.catalog.listTables(self.schema)
         named: list[tuple[str, tuple[Column, ...]]] = []
         idents: list[str] = []
-        with self._bounded("read the catalog"):
-            for table in self._session.catalog.listTables(self.schema):
-                if table.isTemporary and table.name not in self._config.tables:
-                    continue  # another session's view could never be read by this one
-                ident = _quote(table.name)
-                if not table.isTemporary:
-                    ident = f"{_quote(self.schema or 'default')}.{ident}"
+        for table in tables:
+            if table.isTemporary and table.name not in self._config.tables:
+                continue  # another session's view could never be read by this one
+            ident = _quote(table.name)
+            if not table.isTemporary:
+                ident = f"{_quote(self.schema or 'default')}.{ident}"
+            with self._bounded(f"read the columns of {table.name}"):
                 named.append((table.name, _columns(self._session.table(ident).schema)))
-                idents.append(ident)
-            if not idents:
-                return []
-            # Every table's row count in one statement: one round trip, not one per table.
-            counts = ", ".join(f"(SELECT count(*) FROM {i}) AS n{n}" for n, i in enumerate(idents))
+            idents.append(ident)
+        if not idents:
+            return []
+        # Every table's row count in one statement: one round trip, not one per table.
+        counts = ", ".join(f"(SELECT count(*) FROM {i}) AS n{n}" for n, i in enumerate(idents))
+        with self._bounded("count the rows of the catalog's tables"):
             row = self._session.sql(f"SELECT {counts}").collect()[0]
         return [
             DataSet(name, columns, int(count))
@@ -231,8 +235,9 @@ class SparkQuerySource(Source):
 
     def _load_facts(self) -> SourceFacts:
         """Spark's built-in functions (``SHOW SYSTEM FUNCTIONS``): no catalog or session UDF."""
-        with self._bounded("read the catalog"):
+        with self._bounded("read the built-in functions"):
             functions = [r[0] for r in self._session.sql("SHOW SYSTEM FUNCTIONS").collect()]
+        with self._bounded("read the databases"):
             schemas = [d.name for d in self._session.catalog.listDatabases()]
         return SourceFacts(
             frozenset(str(f).lower() for f in functions),
@@ -338,9 +343,14 @@ class SparkQuerySource(Source):
         if session is None:
             return
         self._session = None
+        if not self._config.remote:
+            return
         with contextlib.suppress(Exception):
-            if self._config.remote:
-                session.stop()  # this client's session only; the server runs on
+            # Not session.stop(): it also shuts the process-wide pool every other Spark
+            # Connect session's results are released through (pyspark 4.0's
+            # ExecutePlanResponseReattachableIterator.shutdown).
+            session.client.release_session()
+            session.client._channel.close()
 
 
 def _as_instants(row: tuple[Any, ...], places: list[int]) -> tuple[Any, ...]:

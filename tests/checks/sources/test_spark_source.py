@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def spark(shop_spark_opener: ShopOpener) -> SparkQuerySource:
-    source = shop_spark_opener(Limits(query_timeout_s=20))
+    source = shop_spark_opener(Limits())
     assert isinstance(source, SparkQuerySource)
     yield source  # type: ignore[misc]
     source.close()
@@ -67,14 +67,14 @@ def test_instants_come_back_in_utc_and_local_times_as_written(spark: SparkQueryS
 
 def test_the_session_is_utc_ansi_and_substitutes_nothing(spark: SparkQuerySource) -> None:
     # Straight to the session (no guard): the settings hold on their own.
-    assert spark._execute("SELECT current_timezone()", max_rows=1, timeout_s=20).rows == [("UTC",)]
-    assert spark._execute("SELECT '${env:HOME}' AS s", max_rows=1, timeout_s=20).rows == [
+    assert spark._execute("SELECT current_timezone()", max_rows=1, timeout_s=30).rows == [("UTC",)]
+    assert spark._execute("SELECT '${env:HOME}' AS s", max_rows=1, timeout_s=30).rows == [
         ("${env:HOME}",)
     ]
     with pytest.raises(QueryFailed, match=r"^\[CAST_INVALID_INPUT\]"):
-        spark._execute("SELECT CAST('x' AS INT)", max_rows=1, timeout_s=20)
+        spark._execute("SELECT CAST('x' AS INT)", max_rows=1, timeout_s=30)
     with pytest.raises(QueryFailed, match=r"^\[TABLE_OR_VIEW_NOT_FOUND\] The table or view"):
-        spark._execute("SELECT * FROM parquet.`/etc/hostname`", max_rows=1, timeout_s=20)
+        spark._execute("SELECT * FROM parquet.`/etc/hostname`", max_rows=1, timeout_s=30)
     with pytest.raises(QueryRejected, match="calls Java methods"):
         spark.query("SELECT reflect('java.lang.System', 'getenv', 'HOME')")
 
