@@ -257,17 +257,24 @@ class SparkQuerySource(Source):
             with after(timeout_s, lambda: self._interrupt(tag)):
                 frame = self._session.sql(sql)
                 fields = frame.schema.fields
-                fetch = self._fetch(frame, fields, max(self.limits.fingerprint_max_rows, max_rows))
-                return collect(
-                    fetch,
-                    sql=sql,
-                    columns=[f.name for f in fields],
-                    max_rows=max_rows,
-                    scan_rows=self.limits.fingerprint_max_rows,
-                    started=started,
-                    timeout_s=timeout_s,
-                    limits=self.limits,
+                fetch, rows = self._fetch(
+                    frame, fields, max(self.limits.fingerprint_max_rows, max_rows)
                 )
+                try:
+                    return collect(
+                        fetch,
+                        sql=sql,
+                        columns=[f.name for f in fields],
+                        max_rows=max_rows,
+                        scan_rows=self.limits.fingerprint_max_rows,
+                        started=started,
+                        timeout_s=timeout_s,
+                        limits=self.limits,
+                    )
+                finally:
+                    # A result read no further is released now, not when garbage-collected
+                    # (Spark Connect's is a generator; a local session's may not close).
+                    getattr(rows, "close", lambda: None)()
         except (QueryTimeout, QueryFailed):
             raise
         except Exception as error:
@@ -281,8 +288,11 @@ class SparkQuerySource(Source):
 
     def _fetch(
         self, frame: Any, fields: Sequence[Any], scan: int
-    ) -> Callable[[int], list[tuple[Any, ...]]]:
-        """The result's rows, ``scan + 1`` at most, cells measured and instants made UTC."""
+    ) -> tuple[Callable[[int], list[tuple[Any, ...]]], Iterator[Any]]:
+        """The result's rows, ``scan + 1`` at most, cells measured and instants made UTC.
+
+        Returns the ``fetchmany`` and the stream it reads from (close it when done).
+        """
         names = [f"c{i}" for i in range(len(fields))]
         types = [f.dataType.simpleString() for f in fields]
         weights = [spark_weight(t) for t in types]
@@ -324,7 +334,7 @@ class SparkQuerySource(Source):
                 return batch
             return [_as_instants(row, instants) for row in batch]
 
-        return fetch
+        return fetch, rows
 
     def engine_version(self) -> str:
         """The engine's name and version ("Spark 4.0.1")."""
