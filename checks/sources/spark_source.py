@@ -211,8 +211,7 @@ class SparkQuerySource(Source):
         # Each statement is bounded on its own (``_bounded``), as a SQL source's are.
         with self._bounded("read the catalog"):
             tables = self._session.catalog.listTables(self.schema)
-        named: list[tuple[str, tuple[Column, ...]]] = []
-        idents: list[str] = []
+        found = []
         for table in tables:
             if table.isTemporary and table.name not in self._config.tables:
                 continue  # another session's view could never be read by this one
@@ -220,18 +219,11 @@ class SparkQuerySource(Source):
             if not table.isTemporary:
                 ident = f"{_quote(self.schema or 'default')}.{ident}"
             with self._bounded(f"read the columns of {table.name}"):
-                named.append((table.name, _columns(self._session.table(ident).schema)))
-            idents.append(ident)
-        if not idents:
-            return []
-        # Every table's row count in one statement: one round trip, not one per table.
-        counts = ", ".join(f"(SELECT count(*) FROM {i}) AS n{n}" for n, i in enumerate(idents))
-        with self._bounded("count the rows of the catalog's tables"):
-            row = self._session.sql(f"SELECT {counts}").collect()[0]
-        return [
-            DataSet(name, columns, int(count))
-            for (name, columns), count in zip(named, row, strict=True)
-        ]
+                columns = _columns(self._session.table(ident).schema)
+            with self._bounded(f"count the rows of {table.name}"):
+                count = self._session.sql(f"SELECT count(*) FROM {ident}").collect()[0][0]
+            found.append(DataSet(table.name, columns, int(count)))
+        return found
 
     def _load_facts(self) -> SourceFacts:
         """Spark's built-in functions (``SHOW SYSTEM FUNCTIONS``): no catalog or session UDF."""
