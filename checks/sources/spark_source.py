@@ -345,14 +345,25 @@ class SparkQuerySource(Source):
         if session is None:
             return
         self._session = None
-        if not self._config.remote:
-            return
-        with contextlib.suppress(Exception):
-            # Not session.stop(): it also shuts the process-wide pool every other Spark
-            # Connect session's results are released through (pyspark 4.0's
-            # ExecutePlanResponseReattachableIterator.shutdown).
-            session.client.release_session()
-            session.client._channel.close()
+        if self._config.remote:
+            release(session)
+
+
+def release(session: Any) -> None:
+    """End a Spark Connect session on its server and close its channel, and only that.
+
+    Not ``session.stop()``, nor letting the session be garbage-collected as it is:
+    both call ``client.close()``, which in pyspark 4.0 also shuts the process-wide
+    pool that every other Connect session releases its results through
+    (``ExecutePlanResponseReattachableIterator.shutdown``), so another source's
+    query failed with "cannot schedule new futures after shutdown".
+    """
+    client = session.client
+    with contextlib.suppress(Exception):
+        client.release_session()
+    with contextlib.suppress(Exception):
+        client._channel.close()
+    client.close = lambda: None  # what the session's __del__ calls
 
 
 def _as_instants(row: tuple[Any, ...], places: list[int]) -> tuple[Any, ...]:

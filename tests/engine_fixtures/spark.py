@@ -115,13 +115,15 @@ def shop_spark_opener(spark_connect_url: str) -> object:
     """Opens the shop on Spark (``tests.checks.declared.shop.SHOP_ENGINES``)."""
     from pyspark.sql import SparkSession
 
+    from checks.sources.spark_source import release
+
     session = SparkSession.builder.remote(spark_connect_url).create()
     try:
         session.conf.set("spark.sql.session.timeZone", "UTC")
         for statement in spark_tables():
             session.sql(statement).collect()
     finally:
-        session.stop()
+        release(session)
 
     def opener(limits: Limits) -> Source:
         from checks.sources.spark_source import SparkQuerySource
