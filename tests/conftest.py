@@ -21,6 +21,7 @@ pytest_plugins = [
     "tests.engine_fixtures.snowflake",
     "tests.engine_fixtures.bigquery",
     "tests.engine_fixtures.mariadb",
+    "tests.engine_fixtures.spark",
 ]
 """Each engine's shop fixtures (``tests/engine_fixtures/``): one line per engine."""
 

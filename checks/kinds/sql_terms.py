@@ -39,14 +39,6 @@ def nulls_last(value: exp.Expr) -> exp.Ordered:
     return exp.Ordered(this=value.copy(), nulls_first=False)
 
 
-def nulls_last(value: exp.Expr) -> exp.Ordered:
-    """``value`` ascending with NULLs last on every engine (SQLite sorts them first by default).
-
-    sqlglot writes ``NULLS LAST`` only where the dialect's default differs.
-    """
-    return exp.Ordered(this=value.copy(), nulls_first=False)
-
-
 def is_null(column: exp.Expr) -> exp.Expr:
     """``column IS NULL``."""
     return exp.Is(this=column.copy(), expression=exp.Null())

@@ -1,4 +1,4 @@
-"""The ``sources:`` section: DuckDB files and tables, SQLAlchemy databases, ClickHouse."""
+"""The ``sources:`` section: DuckDB files and tables, SQLAlchemy databases, ClickHouse, Spark."""
 
 from __future__ import annotations
 
@@ -173,6 +173,36 @@ class ClickHouseSource(ScanCap):
         return self
 
 
+class SparkSource(Strict):
+    """A Spark session: a Spark Connect server (``remote``) or a local one (``master``).
+
+    ``remote`` is a Spark Connect URL (``sc://host:15002``, the protocol
+    Databricks Connect speaks); without it a session runs in this process on
+    ``master`` (default ``local[1]``; its JVM starts once per process).
+    ``database`` is the one database (schema) whose tables the catalog lists
+    (default ``default``); ``tables`` maps a name to a Parquet, CSV (with a
+    header) or JSON-lines file or glob, registered as a temporary view (paths as
+    the session's driver sees them; the format from the extension).
+    """
+
+    MEANT: ClassVar[dict[str, str]] = {"url": "remote", "schema": "database"}
+    """Keys written for ``remote`` and ``database`` (``checks.settings.unknown_keys``)."""
+
+    type: Literal["spark"]
+    remote: str | None = None
+    master: str = "local[1]"
+    database: str | None = None
+    tables: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("remote")
+    @classmethod
+    def _connect_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith("sc://"):
+            raise ValueError("expected a Spark Connect URL, sc://host:15002")
+        return value
+
+
 SourceConfig = Annotated[
-    DuckDBSource | SQLAlchemySource | ClickHouseSource, Field(discriminator="type")
+    DuckDBSource | SQLAlchemySource | ClickHouseSource | SparkSource,
+    Field(discriminator="type"),
 ]

@@ -2,7 +2,8 @@
 
 ``open_source`` turns a source's settings into a ``Source``: a DuckDB file (or
 Parquet, CSV and JSON files, Delta and Iceberg tables loaded into one), any
-database SQLAlchemy reaches, or ClickHouse (a server, or chdb on local data). Every
+database SQLAlchemy reaches, ClickHouse (a server, or chdb on local data), or a Spark
+session (``checks.sources.spark_source``). Every
 ``Source.query`` passes the SQL guard, a read-only connection and the limits.
 
 The names below are imported on first use (PEP 562), so that a DuckDB query
@@ -17,7 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from checks.settings.config import Settings
-    from checks.settings.sources import ClickHouseSource, DuckDBSource, SQLAlchemySource
+    from checks.settings.sources import (
+        ClickHouseSource,
+        DuckDBSource,
+        SparkSource,
+        SQLAlchemySource,
+    )
     from checks.sources.base import Source
     from checks.sources.duckdb_source import DuckDBQuerySource
     from checks.sources.result import Column, DataSet, JSONValue, QueryResult
@@ -54,19 +60,21 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-def dialect_of(config: DuckDBSource | SQLAlchemySource | ClickHouseSource) -> str:
+def dialect_of(config: DuckDBSource | SQLAlchemySource | ClickHouseSource | SparkSource) -> str:
     """The sqlglot dialect a source's queries are written in, without opening it.
 
     Raises:
         SourceError: the URL is not a SQLAlchemy URL, or names an unsupported database.
 
     """
-    from checks.settings.sources import ClickHouseSource, DuckDBSource
+    from checks.settings.sources import ClickHouseSource, DuckDBSource, SparkSource
 
     if isinstance(config, DuckDBSource):
         return "duckdb"
     if isinstance(config, ClickHouseSource):
         return "clickhouse"
+    if isinstance(config, SparkSource):
+        return "spark"
     # SQLAlchemy only for a SQLAlchemy source: validating DuckDB sources never imports it
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
@@ -86,7 +94,9 @@ def dialect_of(config: DuckDBSource | SQLAlchemySource | ClickHouseSource) -> st
 
 
 def open_source(
-    name: str, config: DuckDBSource | SQLAlchemySource | ClickHouseSource, settings: Settings
+    name: str,
+    config: DuckDBSource | SQLAlchemySource | ClickHouseSource | SparkSource,
+    settings: Settings,
 ) -> Source:
     """Open the source ``name`` described by ``config``, with ``settings.limits``.
 
@@ -100,7 +110,12 @@ def open_source(
 
     """
     from checks.errors import SourceError
-    from checks.settings.sources import ClickHouseSource, DuckDBSource, SQLAlchemySource
+    from checks.settings.sources import (
+        ClickHouseSource,
+        DuckDBSource,
+        SparkSource,
+        SQLAlchemySource,
+    )
 
     # Each kind's module only when it is opened: a DuckDB source's query process then
     # starts before this process has imported SQLAlchemy (and sqlglot), not after.
@@ -117,4 +132,8 @@ def open_source(
         from checks.sources.clickhouse_source import ClickHouseQuerySource
 
         return ClickHouseQuerySource(name, config, settings.limits)
+    if isinstance(config, SparkSource):  # pyspark only for a Spark source
+        from checks.sources.spark_source import SparkQuerySource
+
+        return SparkQuerySource(name, config, settings.limits)
     raise SourceError(f"source {name}: unknown source type {type(config).__name__}")

@@ -12,6 +12,7 @@ every cell is measured (``SQLITE_WEIGHT``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -136,6 +137,7 @@ class CellFetch:
         digest: str | None = "hash({x})",
         cte: bool = False,
         fence: bool = False,
+        quote: str = '"',
     ) -> None:
         self.weights = [
             None if w is None else _Weight(w.size, w.head, t)
@@ -146,17 +148,19 @@ class CellFetch:
         self.digest = digest
         self.cte = cte
         self.fence = fence
+        self.quote = quote  # how the dialect quotes a name: Spark's backquote
         self.needed = any(w is not None for w in self.weights)
         self.width = sum(1 if w is None else 3 + (w.head is not None) for w in self.weights)
 
     def wrap(self, sql: str) -> str:
         """Return ``sql`` wrapped so that each cell above ``fetch_chars`` comes back measured."""
-        names = ", ".join(f'"c{i}"' for i in range(len(self.weights)))
+        q = self.quote
+        names = ", ".join(f"{q}c{i}{q}" for i in range(len(self.weights)))
         inner: list[str] = []
         outer: list[str] = []
         limit = self.fetch_chars
         for i, weight in enumerate(self.weights):
-            x, w = f'"c{i}"', f'"w{i}"'
+            x, w = f"{q}c{i}{q}", f"{q}w{i}{q}"
             inner.append(x)
             if weight is None:
                 outer.append(x)
@@ -217,3 +221,25 @@ class CellFetch:
             return rows
 
         return fetch
+
+
+_SPARK_FIXED = re.compile(
+    r"boolean|tinyint|smallint|int|bigint|float|double|decimal\(\d+,\d+\)|date|timestamp"
+    r"|timestamp_ntz|interval .*|void"
+)
+
+
+def spark_weight(type_name: str) -> _Weight | None:
+    """How to measure Spark cells of ``type_name`` (``DataType.simpleString()``); None if fixed.
+
+    Text is measured in bytes (``octet_length``, never fewer than characters) and
+    keeps its head; binary values by their bytes; arrays, maps, structs and
+    variants by their text (``CAST(… AS STRING)``).
+    """
+    if _SPARK_FIXED.fullmatch(type_name):
+        return None
+    if type_name == "string" or type_name.startswith(("varchar(", "char(", "string collate")):
+        return _Weight("octet_length({x})", "left({x}, {n})")
+    if type_name == "binary":
+        return _Weight("octet_length({x})", None)
+    return _Weight("octet_length(CAST({x} AS STRING))", None)

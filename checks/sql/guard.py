@@ -82,7 +82,13 @@ from checks.sql.denied import (
     METADATA_NODES,
     SYSTEM_FUNCTION_SCHEMAS,
 )
-from checks.sql.engines import denied_functions, denied_nodes, denied_schemas, engine_check
+from checks.sql.engines import (
+    denied_functions,
+    denied_nodes,
+    denied_schemas,
+    denied_text,
+    engine_check,
+)
 from checks.sql.facts import SourceFacts, check_call, check_types
 from checks.sql.tables import check_tables, function_name
 
@@ -184,6 +190,9 @@ def _guard(
 ) -> str:
     tree = _checked_tree(sql, dialect, allowed_tables, schema, facts)
     checked = _generate(tree, dialect)
+    for rule, reason, pattern in denied_text(dialect):  # text the engine rewrites itself
+        if pattern.search(checked):
+            raise QueryRejected(rule, reason)
     # What runs must read back as what was checked. The same tree node for node
     # means the checks above hold for it; otherwise check it in full and require
     # it to regenerate to itself.

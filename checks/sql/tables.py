@@ -14,6 +14,7 @@ from sqlglot import exp
 
 from checks.errors import QueryRejected
 from checks.fields.rules import did_you_mean
+from checks.sql.engines import file_formats
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _DEFAULT_SCHEMAS = frozenset({"main", "public"})
@@ -129,6 +130,10 @@ def _check_qualifier(table: exp.Table, dialect: str, schemas: set[str], shown: s
     if not isinstance(db, exp.Identifier):
         raise QueryRejected("schema", f"{shown}: unsupported schema reference")
     db_name = _resolve(db, dialect)
+    if db_name.lower() in file_formats(dialect):
+        raise QueryRejected(
+            "file-read", f"{shown} reads a {db.name} file directly; only data sets can be read"
+        )
     if db_name.lower() in _SYSTEM_SCHEMAS:
         raise QueryRejected("system-catalog", f"{shown} is in a system schema")
     if db_name not in schemas:

@@ -24,6 +24,7 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "mssql": ("tsql", "checks.sources.recipes.sqlserver:SQLServerRecipe"),
     "snowflake": ("snowflake", "checks.sources.recipes.snowflake:SnowflakeRecipe"),
     "bigquery": ("bigquery", "checks.sources.recipes.bigquery:BigQueryRecipe"),
+    "databricks": ("databricks", "checks.sources.recipes.databricks:DatabricksRecipe"),
 }
 """SQLAlchemy backend name -> (sqlglot dialect, ``module:Recipe`` class)."""
 

@@ -10,7 +10,9 @@ the schemas (or catalogs) whose functions and tables a query may not name, and i
 optional ``DENIED_NODES`` (node types, rule, why) the sqlglot nodes it may not hold
 (MySQL's ``@user`` variables); an optional ``check(tree)`` refuses clauses of its own
 (``QueryRejected``: a subquery's ``SETTINGS`` in ClickHouse, BigQuery's ``@@`` variables), and an optional ``kind_sql(tree)`` rewrites a typed kind's query
-where the engine answers it otherwise.
+where the engine answers it otherwise. Optional too: ``FILE_FORMATS``, schema names that
+read a file instead (Spark's ``parquet.`path```), and ``DENIED_TEXT``, patterns refused
+anywhere in the text that runs (rule, reason, pattern).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ ENGINE_MODULES: dict[str, str] = {
     "snowflake": "checks.sql.engines.snowflake",
     "bigquery": "checks.sql.engines.bigquery",
     "mysql": "checks.sql.engines.mysql",
+    "spark": "checks.sql.engines.spark",
+    "databricks": "checks.sql.engines.spark",
 }
 """sqlglot dialect -> the module of ``checks.sql.engines`` holding its refusals."""
 
@@ -85,3 +89,21 @@ def kind_sql(dialect: str) -> Callable[[Any], Any] | None:
         return None
     found: Callable[[Any], Any] | None = getattr(importlib.import_module(module), "kind_sql", None)
     return found
+
+
+@cache
+def file_formats(dialect: str) -> frozenset[str]:
+    """The lower-case qualifiers that make ``qualifier.`path``` read a file in ``dialect``."""
+    module = ENGINE_MODULES.get(dialect)
+    if module is None:
+        return frozenset()
+    return frozenset(getattr(importlib.import_module(module), "FILE_FORMATS", ()))
+
+
+@cache
+def denied_text(dialect: str) -> tuple[Refusal, ...]:
+    """(rule, reason, pattern) refused wherever the pattern occurs in ``dialect``'s text."""
+    module = ENGINE_MODULES.get(dialect)
+    if module is None:
+        return ()
+    return tuple(getattr(importlib.import_module(module), "DENIED_TEXT", ()))

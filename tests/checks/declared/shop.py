@@ -144,6 +144,7 @@ SHOP_ENGINES: list[Any] = [
     pytest.param("clickhouse", id="clickhouse", marks=pytest.mark.slow),  # chdb starts in ~4 s
     pytest.param("snowflake", id="snowflake", marks=pytest.mark.slow),  # fakesnow's emulator
     pytest.param("mariadb", id="mariadb", marks=pytest.mark.mariadb),
+    pytest.param("spark", id="spark", marks=pytest.mark.slow),
 ]
 """The engines the shared edge-case suite runs on: every test taking ``shop`` runs on each.
 
