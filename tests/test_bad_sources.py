@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_support import run_cli
 from checks.sources.recipes import supported
+from tests.cli_support import run_cli
 
 AUTOMATION = (
     "name: a\nsource: shop\ngoal: g\nchecks:\n  - {name: rows, row_count: {table: orders}}\n"

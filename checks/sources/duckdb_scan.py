@@ -85,7 +85,7 @@ def estimate_duckdb(
         data_set = by_fold.get(name)
         if data_set is None:
             continue
-        count = sizes.get(data_set.name, data_set.row_count)
+        count = sizes.get(data_set.name, data_set.row_count) or 0  # row counts are estimates
         columns = [c for c in data_set.columns if every or c.name.lower() in named]
         rows += count
         width_bytes += count * sum(type_width(c.type) for c in columns)

@@ -18,7 +18,6 @@ from checks.fields.rules import did_you_mean
 
 if TYPE_CHECKING:
     from checks.settings.config import Settings
-    from checks.settings.sources import DuckDBSource, SQLAlchemySource
 
 Place = Callable[[tuple[str | int, ...]], tuple[str | None, int | None, int | None]]
 """A key under one source (``("tables", 1)``) → the config file, line and column of its value."""
@@ -88,7 +87,7 @@ def config_problems(
 
     found = []
     for name in settings.sources if names is None else names:
-        config: DuckDBSource | SQLAlchemySource | None = settings.sources.get(name)
+        config = settings.sources.get(name)
         if isinstance(config, SQLAlchemySource):
             why = unknown_engine(config.url, BACKENDS)
             if why is not None:

@@ -32,8 +32,8 @@ from checks.sources.fingerprint import Fetch, collect
 from checks.sources.recipes import DIALECTS, recipe_for
 from checks.sources.recipes.base import Recipe
 from checks.sources.result import Column, DataSet, QueryResult
-from checks.sources.source_config import Place, config_error, missing_tables, unknown_engine
 from checks.sources.scan import ScanEstimate
+from checks.sources.source_config import Place, config_error, missing_tables, unknown_engine
 from checks.sql.facts import SourceFacts
 
 __all__ = ["DIALECTS", "SQLQuerySource"]

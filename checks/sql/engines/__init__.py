@@ -9,8 +9,9 @@ matched against the lower-case function name), its ``DENIED_SCHEMAS`` names
 the schemas (or catalogs) whose functions and tables a query may not name, and its
 optional ``DENIED_NODES`` (node types, rule, why) the sqlglot nodes it may not hold
 (MySQL's ``@user`` variables); an optional ``check(tree)`` refuses clauses of its own
-(``QueryRejected``: a subquery's ``SETTINGS`` in ClickHouse, BigQuery's ``@@`` variables), and an optional ``kind_sql(tree)`` rewrites a typed kind's query
-where the engine answers it otherwise. Optional too: ``FILE_FORMATS``, schema names that
+(``QueryRejected``: a subquery's ``SETTINGS`` in ClickHouse, BigQuery's ``@@``
+variables), and an optional ``kind_sql(tree)`` rewrites a typed kind's query where the
+engine answers it otherwise. Optional too: ``FILE_FORMATS``, schema names that
 read a file instead (Spark's ``parquet.`path```), and ``DENIED_TEXT``, patterns refused
 anywhere in the text that runs (rule, reason, pattern).
 """
@@ -71,6 +72,8 @@ def denied_nodes(dialect: str) -> tuple[NodeRefusal, ...]:
     if module is None:
         return ()
     return tuple(getattr(importlib.import_module(module), "DENIED_NODES", ()))
+
+
 @cache
 def engine_check(dialect: str) -> Callable[[Any], None] | None:
     """``dialect``'s own ``check(tree)`` of clauses it refuses, or None."""

@@ -394,9 +394,7 @@ def test_raw_percents_durations_and_booleans(shop: Source) -> None:
     # and a raw duration check there is an error, never a pass.
     # Nor a boolean type (nor MySQL): a comparison is the integer 1, and "is true" an error.
     sqlite = shop.dialect == "sqlite"
-    span_outcome = (
-        (CheckOutcome.ERROR, None, {}) if sqlite else (CheckOutcome.PASSED, 16200.0, {})
-    )
+    span_outcome = (CheckOutcome.ERROR, None, {}) if sqlite else (CheckOutcome.PASSED, 16200.0, {})
     no_bool = sqlite or mysql
     boolean = (CheckOutcome.ERROR, None, {}) if no_bool else (CheckOutcome.PASSED, True, {})
     assert [(r.outcome, r.value, r.metrics) for r in results] == [

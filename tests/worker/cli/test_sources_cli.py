@@ -15,9 +15,9 @@ import pytest
 
 from checks.settings.config import Settings
 from checks.sources import Source
+from checks.sources.recipes import supported
 from tests.cli_support import run_cli
 from tests.conftest import PG_ADMIN_URL, scratch_pg_database
-from checks.sources.recipes import supported
 
 FIRST_QUERY = re.compile(r"  first query: SELECT 1 through the guard in (< 1 ms|\d+ ms|\d+\.\d s)")
 PG_READ_ONLY = (
