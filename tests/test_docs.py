@@ -42,6 +42,7 @@ EXPECTED_PAGES = {
     "security",
     "service",
     "sources",
+    "engines",
 }
 
 
