@@ -67,13 +67,14 @@ def test_an_unknown_source_type_names_the_types_and_the_closest(
             2,
             "",
             f"error: {config}:3:11: sources.shop.type: unknown source type 'ducdb' (did you mean"
-            " 'duckdb'?): the types are duckdb, sqlalchemy; a database such as PostgreSQL, MySQL"
-            " or SQLite is type: sqlalchemy with a url: naming it (docs/sources.md)\n",
+            " 'duckdb'?): the types are duckdb, sqlalchemy, clickhouse, spark; a database such as"
+            " PostgreSQL, MySQL or SQLite is type: sqlalchemy with a url: naming it"
+            " (docs/sources.md)\n",
         ), args
     code, _, err, _ = lookout(monkeypatch, capsys, tmp_path, "    type: oracel\n", "validate")
     assert err.startswith(
         "error: " + str(tmp_path / "lookout.yaml") + ":3:11: sources.shop.type: unknown source"
-        " type 'oracel': the types are duckdb, sqlalchemy;"
+        " type 'oracel': the types are duckdb, sqlalchemy, clickhouse, spark;"
     )
 
 

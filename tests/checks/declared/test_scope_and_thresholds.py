@@ -452,7 +452,17 @@ def test_the_summary_names_an_error_as_an_error_and_keeps_not_evaluated_for_no_d
     )
 
 
-def test_utc_day_buckets_of_a_date_a_naive_and_a_zoned_column(shop: Source) -> None:
+def test_utc_day_buckets_of_a_date_a_naive_and_a_zoned_column(
+    shop: Source, request: pytest.FixtureRequest
+) -> None:
+    if shop.dialect in ("sqlite", "spark"):  # not yet: recorded as a known gap, never a pass
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=True,
+                reason=f"over: day buckets of a date, a naive and a zoned column on {shop.dialect}"
+                " are not yet right (SQLite errors, Spark reads them as not evaluated)",
+            )
+        )
     # 2024-01-09 (UTC) is the tested day at 03:00 UTC on the 10th; the 10th is filling.
     results, _ = run(
         shop,

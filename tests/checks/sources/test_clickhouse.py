@@ -279,6 +279,8 @@ def test_catalog_counts_and_version(chdb_shop: ClickHouseQuerySource) -> None:
         "orders": 5,
         "pairs": 9,
         "tiny": 1_000_000,
+        "Refunds": 2,
+        "ledger": 3,
     }
     assert chdb_shop.engine_version().startswith("chdb (ClickHouse) 26.")
 
