@@ -144,9 +144,7 @@ def _page_rows(
             select(RunRow.automation, func.max(RunRow.finished_at))
             .where(RunRow.automation.in_(automations))
             .group_by(RunRow.automation)
-        )
-        .tuples()
-        .all()
+        ).all()
     )
     rows: list[BoardRow] = []
     for run_id, incident_id in picked:

@@ -97,9 +97,7 @@ def _queue(session: Session, now: dt.datetime) -> tuple[int, int, float]:
             select(RunRow.status, func.count())
             .where(RunRow.status.in_([str(Status.QUEUED), str(Status.RUNNING)]))
             .group_by(RunRow.status)
-        )
-        .tuples()
-        .all()
+        ).all()
     )
     oldest = session.scalar(
         select(func.min(RunRow.scheduled_for)).where(RunRow.status == str(Status.QUEUED))
@@ -139,16 +137,12 @@ def stats(store: Store, *, now: dt.datetime) -> Stats:
                 select(IncidentRow.kind, func.count())
                 .where(IncidentRow.open_key.is_not(None))
                 .group_by(IncidentRow.kind)
-            )
-            .tuples()
-            .all()
+            ).all()
         )
         outcomes = dict(
             session.execute(
                 select(ReviewOutcomeRow.reason, func.count()).group_by(ReviewOutcomeRow.reason)
-            )
-            .tuples()
-            .all()
+            ).all()
         )
     return Stats(
         runs, flags, usage, deliveries, failed, queued, running, lag, incidents, outcomes, decided

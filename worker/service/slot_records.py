@@ -13,9 +13,10 @@ import datetime as dt
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import String, Text, and_, bindparam, case, func, select
+from sqlalchemy import String, Text, and_, bindparam, case, select
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.functions import Function
 
 from checks.report import Status
 from checks.store.list_columns import definition_columns
@@ -107,7 +108,8 @@ def move_cursors(
         # One statement over three arrays (unnest), not one per cursor: a first tick over
         # 10,000 automations creates 10,000 cursors.
         rows = (
-            func.unnest(
+            Function(  # not func.unnest: sqlalchemy-bigquery registers a one-argument unnest
+                "unnest",
                 bindparam("automations", type_=postgresql.ARRAY(String)),
                 bindparam("keys", type_=postgresql.ARRAY(Text)),
                 bindparam("cursors_at", type_=postgresql.ARRAY(UTCDateTime())),
