@@ -152,7 +152,10 @@ def test_every_kind_shared_and_apart_gives_the_same_results(
         ["daily", "daily status"],
         ["empty typed", "empty missing", "empty raw"],
     ]  # fmt: skip
-    assert all("error" not in t for t in told)
+    # SQLite has no date_trunc: the buckets' statement fails shared and alone alike (a
+    # known gap, a strict xfail in test_scope_and_thresholds), and the checks say so.
+    daily = "no such function: DATE_TRUNC" if shop.dialect == "sqlite" else None
+    assert [t.get("error") for t in told] == [None, None, None, daily, None]
     by_name = {r.name: r for r in together}
     assert (by_name["raw paid"].value, by_name["raw negative"].value) == (2, 1)
     assert by_name["empty raw"].outcome is CheckOutcome.NOT_EVALUATED
@@ -161,14 +164,17 @@ def test_every_kind_shared_and_apart_gives_the_same_results(
     assert evidence[by_name["raw paid"].evidence_id or ""].columns == ["paid"]
     total = evidence[by_name["raw paid total"].evidence_id or ""]  # the engine's own name
     assert total.columns == ["total" if shop.dialect == "postgres" else "Total"]
-    assert (by_name["raw paid total"].outcome, total.rows) == (CheckOutcome.PASSED, [["110.49"]])
+    # a decimal is kept as text; SQLite has no decimal type and sums its REALs to a float
+    paid_total = 110.49 if shop.dialect == "sqlite" else "110.49"
+    assert (by_name["raw paid total"].outcome, total.rows) == (CheckOutcome.PASSED, [[paid_total]])
     # 5 shared statements stand for 18 queries and the probes of orders and of empty_t.
     # Left: customers' missing; 3 duplicates, 1 relationships; the failed checks'
     # samples, each as apart.
     samples = sum(1 for e in evidence if e.startswith("S"))
-    assert len(sent) == 5 + 1 + 4 + samples, sent
+    retried = 2 if daily else 0  # the buckets' failed statement, then each check alone
+    assert len(sent) == 5 + 1 + 4 + samples + retried, sent
     # Apart, the raw check on empty_t is not sent: its probe found the table empty.
-    assert statements_apart == len(sent) - 5 + (18 - 1) + 2
+    assert statements_apart == len(sent) - retried - 5 + (18 - 1) + 2
     unnamed = evidence[by_name["raw unnamed"].evidence_id or ""]  # named by the engine
     assert unnamed.columns == apart_evidence[unnamed.id].columns
     assert unnamed.columns == [

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 
+import pyspark
 import pytest
 
 from tests.paths import ROOT
@@ -44,7 +45,15 @@ with SparkQuerySource("local", config, Limits()) as source:
 
 
 def test_a_local_session_is_utc_and_interrupted_at_its_limit() -> None:
-    env = {**os.environ, "TZ": "America/New_York"}  # the process's zone is not UTC
+    # The process's zone is not UTC. A Spark Connect session opened earlier in this test
+    # process sets SPARK_CONNECT_MODE_ENABLED, which would make the child's builder a
+    # Connect client: the child starts from an environment without it.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")
+    }
+    env["TZ"] = "America/New_York"
     done = subprocess.run(
         [sys.executable, "-c", CHILD],
         capture_output=True,
@@ -56,7 +65,7 @@ def test_a_local_session_is_utc_and_interrupted_at_its_limit() -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     said = json.loads(done.stdout.strip().splitlines()[-1])
     assert said == {
-        "version": "Spark 4.0.1",
+        "version": f"Spark {pyspark.__version__}",
         "rows": [["2024-01-09T21:00:00+00:00", "2024-01-09T19:00:00", "UTC"]],
         "timed_out": "the query ran past its time limit of 3 s",
         "catalog": [],
