@@ -23,6 +23,8 @@ from worker.cli.app import app
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+# The agent's walkthrough with the fake LLM, which the README links to.
+AGENT = (ROOT / "docs" / "agent.md").read_text(encoding="utf-8")
 
 
 def test_readme_automation_example_runs(tmp_path: Path, flights_settings: Settings) -> None:
@@ -88,11 +90,11 @@ def test_every_environment_variable_is_in_the_readme() -> None:
         assert var in README or f"_{short}" in README, var
 
 
-def fenced(lang: str) -> list[str]:
-    """The README's fenced blocks of one language (``""`` for plain ones), in order."""
+def fenced(lang: str, page: str = README) -> list[str]:
+    """A page's fenced blocks of one language (``""`` for plain ones), in order."""
     return [
         m.group(2)
-        for m in re.finditer(r"^```(\w*)\n(.*?)^```$", README, re.S | re.M)
+        for m in re.finditer(r"^```(\w*)\n(.*?)^```$", page, re.S | re.M)
         if m.group(1) == lang
     ]
 
@@ -154,9 +156,9 @@ def test_the_walkthrough_runs_as_written_on_a_fresh_clone(
     assert "6 of the 13 example automations with\nchecks need attention" in README
 
     # 2. the agent with the fake LLM: the script, the fake (--repeat), the run, its trace
-    (clone / "script.yaml").write_text(one(fenced("yaml"), "steps:\n"), encoding="utf-8")
+    (clone / "script.yaml").write_text(one(fenced("yaml", AGENT), "steps:\n"), encoding="utf-8")
     port = str(free_port())  # the README's 8099 may be taken on a shared machine
-    serve = one(fenced("sh"), ".venv/bin/python -m checks.fakes.llm_server").strip()
+    serve = one(fenced("sh", AGENT), ".venv/bin/python -m checks.fakes.llm_server").strip()
     assert "--repeat" in serve
     fake = subprocess.Popen(
         ["bash", "-c", "exec " + serve.replace("8099", port)],
@@ -170,12 +172,12 @@ def test_the_walkthrough_runs_as_written_on_a_fresh_clone(
         assert fake.stdout.readline().strip() == f"http://127.0.0.1:{port}/v1"
         [run, fresh] = [
             b.replace("8099", port)
-            for b in fenced("sh")
+            for b in fenced("sh", AGENT)
             if b.startswith("LOOKOUT_LLM_BASE_URL=http://127.0.0.1:8099/v1")
         ]
         assert fresh.strip().endswith("lookout run flights-carrier-integrity --fresh")
         first = sh(run)
-        show = one(fenced("sh"), ".venv/bin/lookout show 16 --trace")
+        show = one(fenced("sh", AGENT), ".venv/bin/lookout show 16 --trace")
         trace = sh(show)
         again, asked = sh(run), sh(fresh)  # pinned, then the agent asked again
         trace_of_fresh = sh(show.replace("16", "18"))
@@ -184,7 +186,7 @@ def test_the_walkthrough_runs_as_written_on_a_fresh_clone(
         fake.wait(timeout=10)
         if fake.stdout is not None:
             fake.stdout.close()
-    shown = one(fenced(""), "A pinned plan whose evidence holds decides a run, else the agent")
+    shown = one(fenced("", AGENT), "A pinned plan whose evidence holds decides a run, else the agent")
     banner, report = shown.replace("8099", port).split("\n\n", 1)
     # --fresh sets the plan aside: the agent alone, as the README quotes after the command
     alone = (
@@ -192,7 +194,7 @@ def test_the_walkthrough_runs_as_written_on_a_fresh_clone(
         "stands against a failed declared check, and the checks decide when it gives no "
         "valid report."
     )
-    assert '"The agent decides each run (fake at\nhttp://127.0.0.1:8099/v1); …"' in README
+    assert '"The agent decides each run (fake at\nhttp://127.0.0.1:8099/v1); …"' in AGENT
     for result, run_id, said in ((first, "16", banner), (asked, "18", alone)):
         assert result.returncode == 0, result.stdout + result.stderr  # Clear
         # the banner's words exactly (the port's digits may move where it wraps), then the report
@@ -202,13 +204,13 @@ def test_the_walkthrough_runs_as_written_on_a_fresh_clone(
         assert stamp is not None, result.stdout
         expected = report.replace("run 16", f"run {run_id}")
         assert rest.startswith(expected.replace("2026-12-01 15:10 UTC", stamp[0]))
-    assert "runs 1 to 15 are the demo's, so this is run\n16" in README
+    assert "runs 1 to 15 are the demo's, so this is run\n16" in AGENT
     assert again.returncode == 0, again.stdout + again.stderr
     # at 80 columns the line breaks before the date-time, never inside it
     assert "flights-carrier-integrity — Clear (decided by pinned) · run 17 ·" in (
         again.stdout.splitlines()
     )
-    assert "(`Clear (decided by pinned)` ·\nrun 17)" in README
+    assert "(`Clear (decided by pinned)` ·\nrun 17)" in AGENT
     pinned = sh(".venv/bin/lookout show 17 --trace")
     assert (pinned.returncode, pinned.stdout) == (0, "")
     assert " ".join(pinned.stderr.split()) == (
@@ -217,7 +219,7 @@ def test_the_walkthrough_runs_as_written_on_a_fresh_clone(
     )
 
     # 3. the trace of the run it printed, and of the run --fresh asked the agent for
-    sql = yaml.safe_load(one(fenced("yaml"), "steps:\n"))["steps"][0]["tool_calls"][0]
+    sql = yaml.safe_load(one(fenced("yaml", AGENT), "steps:\n"))["steps"][0]["tool_calls"][0]
     for shown_trace in (trace, trace_of_fresh):
         assert shown_trace.returncode == 0, shown_trace.stderr
         events = [json.loads(line) for line in shown_trace.stdout.splitlines()]
