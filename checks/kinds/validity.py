@@ -30,7 +30,7 @@ from sqlglot import exp
 
 from checks.fields.rules import fail_here
 from checks.kinds.base import Compiled, Counts, Judged, Loc, OneColumn, Scope, all_null
-from checks.kinds.in_words import metric, percent, rows
+from checks.kinds.in_words import metric, rows
 from checks.kinds.portable_regex import problem
 from checks.kinds.regex_sql import char_length, full_match
 from checks.kinds.row_count import in_scope
@@ -125,10 +125,9 @@ class Validity(OneColumn):
 
     @classmethod
     def words(cls, result: CheckResult) -> str:
-        """``3 invalid (0.30 %) and 1 NULL in 1,000 rows``."""
+        """``3 invalid and 1 NULL in 1,000 rows`` (a percent ``expect`` adds the percent)."""
         invalid, nulls = metric(result, "invalid"), metric(result, "null_values")
-        scope = metric(result, "rows_in_scope")
-        return f"{invalid:,} invalid ({percent(invalid, scope)}) and {nulls:,} NULL in {rows(scope)}"
+        return f"{invalid:,} invalid and {nulls:,} NULL in {rows(metric(result, 'rows_in_scope'))}"
 
     def column_problems(self, column_type: str, have: str) -> list[tuple[Loc, str]]:
         """Its column must be text: a form is a text's."""
