@@ -28,8 +28,8 @@ from pydantic import model_validator
 from sqlglot import exp
 
 from checks.fields.expectation import Unit
-from checks.fields.rules import fail_here
 from checks.fields.judgement import Judgement, judge_number, measure_for_history
+from checks.fields.rules import fail_here
 from checks.kinds.aggregate_sql import ranked_inner, ranked_percentile, term
 from checks.kinds.base import Compiled, Counts, Judged, Loc, OneColumn, Scope
 from checks.kinds.in_words import metric, number, rows

@@ -117,13 +117,17 @@ def ranked_percentile(
     )
     fraction = exp.Max(this=exp.Sub(this=h.copy(), expression=low.copy()))
     step = exp.Sub(this=exp.Coalesce(this=at_next, expressions=[at_low.copy()]), expression=at_low)
-    found = exp.Add(this=at_low.copy(), expression=exp.Mul(this=fraction, expression=exp.paren(step)))
+    found = exp.Add(
+        this=at_low.copy(), expression=exp.Mul(this=fraction, expression=exp.paren(step))
+    )
     return [exp.alias_(found, name)]
 
 
 def ranked_inner(ref: exp.Expr, value: str, level: float) -> list[exp.Expr]:
     """The projections ``ranked_percentile``'s ``inner`` needs over the scope's rows."""
-    nulls_apart = exp.Case().when(exp.Is(this=ref.copy(), expression=exp.Null()), exp.Literal.number(1))
+    nulls_apart = exp.Case().when(
+        exp.Is(this=ref.copy(), expression=exp.Null()), exp.Literal.number(1)
+    )
     nulls_apart = nulls_apart.else_(exp.Literal.number(0))
     rank = exp.Window(
         this=exp.RowNumber(),

@@ -1,4 +1,4 @@
-"""The regular expressions every engine Lookout reads means alike: a pattern checked at load.
+r"""The regular expressions every engine Lookout reads means alike: a pattern checked at load.
 
 A ``validity`` ``regex:`` runs on the source's engine: POSIX ERE / Tcl ARE
 (PostgreSQL, Redshift, Snowflake), RE2 (DuckDB, ClickHouse, BigQuery, SQL
@@ -9,8 +9,8 @@ the part they share and names what it refuses, with where:
 - the pattern must compile in Python's ``re`` (its error and position);
 - no ``(?`` group (non-capturing, lookaround, named, inline flags): POSIX ERE has none;
 - outside brackets a backslash only escapes a character that is special
-  (``\\. \\* \\+ \\? \\( \\) \\[ \\] \\{ \\} \\| \\^ \\$ \\\\``): ``\\d``, ``\\w``, ``\\s``,
-  ``\\b`` and back-references exist in some engines only;
+  (``\. \* \+ \? \( \) \[ \] \{ \} \| \^ \$ \\``): ``\d``, ``\w``, ``\s``,
+  ``\b`` and back-references exist in some engines only;
 - inside brackets no backslash (POSIX reads it as itself, the others as an
   escape), no nested ``[`` (Java's union, POSIX's ``[:alpha:]``), and no ``&&``,
   ``--``, ``||`` or ``~~`` (Java's and Python's set operations);
@@ -27,6 +27,7 @@ engines that match bytes.
 from __future__ import annotations
 
 import re
+import warnings
 
 _SPECIAL = frozenset(".*+?()[]{}|^$\\")
 _HINTS = {
@@ -47,7 +48,9 @@ def problem(pattern: str) -> str | None:
     The message names the construct and its position (1-based character).
     """
     try:
-        re.compile(pattern)
+        with warnings.catch_warnings():  # its nested-set warnings: refused below, by name
+            warnings.simplefilter("ignore", FutureWarning)
+            re.compile(pattern)
     except re.error as error:
         where = f" at character {error.pos + 1}" if error.pos is not None else ""
         return f"is not a valid regular expression: {error.msg}{where}"
@@ -56,64 +59,93 @@ def problem(pattern: str) -> str | None:
     return _scan(pattern)
 
 
+_Step = tuple[int, str] | str
+"""The index after a token and its sort (``atom``, ``quant``, ``open``, ``bar``), or a refusal."""
+
+
 def _scan(pattern: str) -> str | None:
-    i, n = 0, len(pattern)
-    previous = ""  # the last token outside brackets: "atom", "quant", "open", "bar", ""
-    while i < n:
-        char = pattern[i]
-        at = f"at character {i + 1}"
-        if char == "\\":
-            nxt = pattern[i + 1]
-            if nxt not in _SPECIAL:
-                hint = _HINTS.get(nxt, "escape only . * + ? ( ) [ ] { } | ^ $ and \\")
-                return f"uses \\{nxt} {at}, which not every engine reads alike: {hint}"
-            i, previous = i + 2, "atom"
-            continue
-        if char == "[":
-            found = _bracket(pattern, i)
-            if isinstance(found, str):
-                return found
-            i, previous = found, "atom"
-            continue
-        if char == "(":
-            if pattern.startswith("(?", i):
-                return (
-                    f"uses a (?…) group {at}: POSIX regular expressions (PostgreSQL, Redshift,"
-                    " Snowflake) have no non-capturing, lookaround, named or flag groups;"
-                    " write a plain group (…)"
-                )
-            if pattern.startswith("()", i):
-                return f"has an empty group {at}"
-            i, previous = i + 1, "open"
-            continue
-        if char == "|":
-            if previous in ("open", "bar", "") or i + 1 == n or pattern[i + 1] in "|)":
-                return f"has an empty alternative {at}: write (a)? for an optional a"
-            i, previous = i + 1, "bar"
-            continue
-        if char in "*+?":
-            if previous == "quant":
-                return (
-                    f"uses a lazy or possessive quantifier {at}: POSIX regular expressions"
-                    " have neither"
-                )
-            i, previous = i + 1, "quant"
-            continue
-        if char == "{":
-            bound = _BOUND.match(pattern, i)
-            if bound is None:
-                return f"has a '{{' {at} that is no bound {{n}}, {{n,}} or {{n,m}}: escape it as \\{{"
-            high = bound.group(3)
-            if int(bound.group(1)) > _MAX_BOUND or (high and int(high) > _MAX_BOUND):
-                return f"repeats more than {_MAX_BOUND} times {at}: POSIX's limit (RE_DUP_MAX)"
-            if previous == "quant":
-                return f"repeats a repetition {at}: put it in a group"
-            i, previous = bound.end(), "quant"
-            continue
-        if char == "}":
-            return f"has a '}}' {at} that closes no bound: escape it as \\}}"
-        i, previous = i + 1, "close" if char == ")" else "atom"
+    i, previous = 0, ""  # the sort of the last token outside brackets
+    while i < len(pattern):
+        step = _STEPS.get(pattern[i], _atom)(pattern, i, previous)
+        if isinstance(step, str):
+            return step
+        i, previous = step
     return None
+
+
+def _at(i: int) -> str:
+    return f"at character {i + 1}"
+
+
+def _atom(pattern: str, i: int, previous: str) -> _Step:
+    return i + 1, "atom"
+
+
+def _escape(pattern: str, i: int, previous: str) -> _Step:
+    nxt = pattern[i + 1]
+    if nxt not in _SPECIAL:
+        hint = _HINTS.get(nxt, "escape only . * + ? ( ) [ ] { } | ^ $ and the backslash")
+        return f"uses \\{nxt} {_at(i)}, which not every engine reads alike: {hint}"
+    return i + 2, "atom"
+
+
+def _open(pattern: str, i: int, previous: str) -> _Step:
+    if pattern.startswith("(?", i):
+        return (
+            f"uses a (?…) group {_at(i)}: POSIX regular expressions (PostgreSQL, Redshift,"
+            " Snowflake) have no non-capturing, lookaround, named or flag groups;"
+            " write a plain group (…)"
+        )
+    if pattern.startswith("()", i):
+        return f"has an empty group {_at(i)}"
+    return i + 1, "open"
+
+
+def _bar(pattern: str, i: int, previous: str) -> _Step:
+    if previous in ("open", "bar", "") or i + 1 == len(pattern) or pattern[i + 1] in "|)":
+        return f"has an empty alternative {_at(i)}: write (a)? for an optional a"
+    return i + 1, "bar"
+
+
+def _quantifier(pattern: str, i: int, previous: str) -> _Step:
+    if previous == "quant":
+        return (
+            f"uses a lazy or possessive quantifier {_at(i)}: POSIX regular expressions have neither"
+        )
+    return i + 1, "quant"
+
+
+def _bound(pattern: str, i: int, previous: str) -> _Step:
+    bound = _BOUND.match(pattern, i)
+    if bound is None:
+        return f"has a '{{' {_at(i)} that is no bound {{n}}, {{n,}} or {{n,m}}: escape it as \\{{"
+    high = bound.group(3)
+    if int(bound.group(1)) > _MAX_BOUND or (high and int(high) > _MAX_BOUND):
+        return f"repeats more than {_MAX_BOUND} times {_at(i)}: POSIX's limit (RE_DUP_MAX)"
+    return bound.end(), "quant"
+
+
+def _close_brace(pattern: str, i: int, previous: str) -> _Step:
+    return f"has a '}}' {_at(i)} that closes no bound: escape it as \\}}"
+
+
+def _bracket_step(pattern: str, i: int, previous: str) -> _Step:
+    found = _bracket(pattern, i)
+    return found if isinstance(found, str) else (found, "atom")
+
+
+_STEPS = {
+    "\\": _escape,
+    "[": _bracket_step,
+    "(": _open,
+    ")": lambda pattern, i, previous: (i + 1, "close"),
+    "|": _bar,
+    "*": _quantifier,
+    "+": _quantifier,
+    "?": _quantifier,
+    "{": _bound,
+    "}": _close_brace,
+}
 
 
 def _bracket(pattern: str, start: int) -> int | str:
@@ -134,6 +166,8 @@ def _bracket(pattern: str, start: int) -> int | str:
         if char == "[":
             return f"has a '[' inside [...] {at}: Java reads a nested class, POSIX [:class:]"
         if pattern[i : i + 2] in ("&&", "--", "||", "~~"):
-            return f"has '{pattern[i : i + 2]}' inside [...] {at}: a set operation in Java or Python"
+            return (
+                f"has '{pattern[i : i + 2]}' inside [...] {at}: a set operation in Java or Python"
+            )
         i += 1
     return i + 1

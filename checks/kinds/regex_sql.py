@@ -1,4 +1,4 @@
-"""A whole-value regular-expression match and a length in characters, in each engine's SQL.
+r"""A whole-value regular-expression match and a length in characters, in each engine's SQL.
 
 ``full_match(value, pattern, dialect)`` is true when the pattern matches all of
 the value, written with the engine's own function (its documentation) and its
@@ -10,10 +10,10 @@ dialect                      term                                          flavo
 ============================ ============================================= =========
 duckdb                       ``regexp_full_match(v, 'p')``                 RE2
 postgres, redshift           ``v ~ '^(p)$'``                               ARE/POSIX
-mysql (MySQL 8, MariaDB)     ``REGEXP_INSTR(v, '(?-i)^(p)\\z') > 0``        ICU/PCRE2
-sqlite                       ``v REGEXP '^(p)\\Z'`` (Lookout's ``regexp``)  Python
-spark, databricks            ``v RLIKE '^(p)\\z'``                          Java
-trino                        ``regexp_like(v, '^(p)\\z')``                  Java
+mysql (MySQL 8, MariaDB)     ``REGEXP_INSTR(v, '(?-i)^(p)\z') > 0``        ICU/PCRE2
+sqlite                       ``v REGEXP '^(p)\Z'`` (Lookout's ``regexp``)  Python
+spark, databricks            ``v RLIKE '^(p)\z'``                          Java
+trino                        ``regexp_like(v, '^(p)\z')``                  Java
 clickhouse                   ``match(v, '^(p)$')``                         RE2
 snowflake                    ``REGEXP_LIKE(v, '^(p)$')``                   POSIX ERE
 bigquery                     ``REGEXP_CONTAINS(v, '^(p)$')``               RE2

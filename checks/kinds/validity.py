@@ -63,15 +63,12 @@ class Validity(OneColumn):
 
     @model_validator(mode="after")
     def _rules(self) -> Validity:
-        if self.format is None and self.regex is None and self.min_length is None:
-            if self.max_length is None:
-                raise ValueError("validity needs format, regex, min_length or max_length")
-        if self.min_length is not None and self.max_length is not None:
-            if self.min_length > self.max_length:
-                raise fail_here(
-                    f"min_length ({self.min_length}) is above max_length ({self.max_length})",
-                    ("min_length",),
-                )
+        rules = (self.format, self.regex, self.min_length, self.max_length)
+        if all(rule is None for rule in rules):
+            raise ValueError("validity needs format, regex, min_length or max_length")
+        low, high = self.min_length, self.max_length
+        if low is not None and high is not None and low > high:
+            raise fail_here(f"min_length ({low}) is above max_length ({high})", ("min_length",))
         return self
 
     def valid(self, ref: exp.Expr, dialect: str) -> exp.Expr:

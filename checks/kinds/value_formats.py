@@ -1,8 +1,8 @@
-"""The value formats ``validity`` knows by name: each a pattern every engine reads alike, or a list.
+r"""The formats ``validity`` knows by name: each a pattern every engine reads alike, or a list.
 
 Every pattern here is written in the subset of regular expressions that POSIX
 ERE, RE2, PCRE2, ICU, Java and Python share (``checks.kinds.portable_regex``):
-bracket classes (``[0-9]``, never ``\\d``), plain groups, alternation, the
+bracket classes (``[0-9]``, never ``\d``), plain groups, alternation, the
 quantifiers ``? * + {n} {n,m}``; no backslash at all, so no engine's string
 escaping can change them. Each matches the whole value (``validity`` anchors
 it); none matches a NULL, an empty text, or surrounding spaces.
@@ -58,8 +58,11 @@ _HEX = "[0-9A-Fa-f]{1,4}"
 
 
 def _ipv6() -> str:
-    """Every RFC 4291 text form: k groups before ``::`` and at most 7 - k after (5 - k with
-    an IPv4 tail, which is two groups), or all eight (six and the tail) without ``::``."""
+    """Every RFC 4291 text form of an IPv6 address, as alternatives.
+
+    k groups before ``::`` and at most 7 - k after (5 - k with an IPv4 tail, which is
+    two groups), or all eight (six and the tail) without ``::``.
+    """
     forms = [f"({_HEX}:){{7}}{_HEX}", f"({_HEX}:){{6}}{_IPV4}", f"::({_HEX}(:{_HEX}){{0,6}})?"]
     forms.append(f"::({_HEX}:){{0,5}}{_IPV4}")
     for k in range(1, 8):
@@ -79,9 +82,7 @@ _TIME = "([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9]([.,][0-9]+)?)?"
 _OFFSET = "([Zz]|[+-]([01][0-9]|2[0-3])(:?[0-5][0-9])?)"
 
 PATTERNS: dict[str, str] = {
-    "email": (
-        "[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@" + _LABEL + f"([.]{_LABEL})+"
-    ),
+    "email": ("[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@" + _LABEL + f"([.]{_LABEL})+"),
     "uuid": "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}",
     "url": f"[Hh][Tt][Tt][Pp]([Ss])?://{_HOST}(:[0-9]{{1,5}})?([/?#][!-~]*)?",
     "ipv4": _IPV4,

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from checks.sources.cells import SQLITE_WEIGHT, CellFetch
 from checks.sources.fingerprint import Finish
-from checks.sources.sqlite_functions import register
 from checks.sources.result import QueryResult
+from checks.sources.sqlite_functions import register
 
 if TYPE_CHECKING:
     from checks.settings.limits import Limits

@@ -87,12 +87,20 @@ def test_validity_nulls_and_empty_scopes(shop: Source) -> None:
         shop,
         _check("only NULLs", "validity", column="email", format="email", filter="id = 3"),
         _check(
-            "NULL counted", "validity", column="email", format="email", filter="id = 3",
+            "NULL counted",
+            "validity",
+            column="email",
+            format="email",
+            filter="id = 3",
             null="violation",
         ),
         _check("empty", "validity", column="email", format="email", filter="id < 0"),
         _check(
-            "empty allowed", "validity", column="email", format="email", filter="id < 0",
+            "empty allowed",
+            "validity",
+            column="email",
+            format="email",
+            filter="id < 0",
             allow_empty=True,
         ),
         _check("valid ones", "validity", column="email", format="email", filter="id = 1"),
@@ -113,7 +121,9 @@ def test_validity_nulls_and_empty_scopes(shop: Source) -> None:
 
 
 def test_a_failed_validity_samples_its_invalid_values(shop: Source) -> None:
-    results, evidence = run(shop, _check("codes", "validity", column="country", format="iso_country"))
+    results, evidence = run(
+        shop, _check("codes", "validity", column="country", format="iso_country")
+    )
     (result,) = results
     assert result.sample_id == "S1"
     sample = evidence["S1"]
@@ -146,14 +156,29 @@ def _p(values: list[Decimal], level: float) -> float:
 
 def test_every_aggregate_function_on_amount(shop: Source) -> None:
     functions = ["avg", "sum", "min", "max", "stddev", "variance", "median", "count_distinct"]
-    checks = [_check(f, "aggregate", column="amount", function=f, expect="> -1000") for f in functions]
+    checks = [
+        _check(f, "aggregate", column="amount", function=f, expect="> -1000") for f in functions
+    ]
     checks.append(
-        _check("p95", "aggregate", column="amount", function="percentile", percentile=0.95,
-               expect="> 0")
+        _check(
+            "p95",
+            "aggregate",
+            column="amount",
+            function="percentile",
+            percentile=0.95,
+            expect="> 0",
+        )
     )
     checks.append(
-        _check("p25 of four", "aggregate", column="amount", function="percentile", percentile=0.25,
-               filter="order_id <= 4", expect="> 0")
+        _check(
+            "p25 of four",
+            "aggregate",
+            column="amount",
+            function="percentile",
+            percentile=0.25,
+            filter="order_id <= 4",
+            expect="> 0",
+        )
     )
     results, _ = run(shop, *checks)
     floats = [float(a) for a in AMOUNTS]
@@ -184,15 +209,35 @@ def test_aggregates_ignore_nulls_and_judge_nothing_without_values(shop: Source) 
     results, _ = run(
         shop,
         _check("avg", "aggregate", column="customer_id", function="avg", expect="== 3.75"),
-        _check("distinct", "aggregate", column="customer_id", function="count_distinct",
-               expect="== 4"),
+        _check(
+            "distinct", "aggregate", column="customer_id", function="count_distinct", expect="== 4"
+        ),
         _check("median", "aggregate", column="customer_id", function="median", expect="== 2.5"),
-        _check("only NULLs", "aggregate", column="customer_id", function="count_distinct",
-               filter="order_id = 4", expect="== 0"),
-        _check("one value", "aggregate", table="Refunds", column="Amount", function="stddev",
-               expect="< 1"),
-        _check("empty", "aggregate", column="amount", function="sum", filter="order_id < 0",
-               expect="== 0", allow_empty=True),
+        _check(
+            "only NULLs",
+            "aggregate",
+            column="customer_id",
+            function="count_distinct",
+            filter="order_id = 4",
+            expect="== 0",
+        ),
+        _check(
+            "one value",
+            "aggregate",
+            table="Refunds",
+            column="Amount",
+            function="stddev",
+            expect="< 1",
+        ),
+        _check(
+            "empty",
+            "aggregate",
+            column="amount",
+            function="sum",
+            filter="order_id < 0",
+            expect="== 0",
+            allow_empty=True,
+        ),
         _check("outside", "aggregate", column="amount", function="max", expect="< 99"),
     )
     assert [(r.outcome, r.value) for r in results] == [
@@ -215,7 +260,13 @@ def test_aggregates_ignore_nulls_and_judge_nothing_without_values(shop: Source) 
 def test_an_aggregate_with_a_warning_level(shop: Source) -> None:
     result = one(
         shop,
-        _check("avg", "aggregate", column="amount", function="avg",
-               expect="between 0 and 100", warn="between 0 and 20"),
+        _check(
+            "avg",
+            "aggregate",
+            column="amount",
+            function="avg",
+            expect="between 0 and 100",
+            warn="between 0 and 20",
+        ),
     )
     assert (result.outcome, result.value) == (CheckOutcome.WARNED, pytest.approx(24.348))

@@ -31,12 +31,22 @@ CATALOG = [
         5,
     )
 ]
-VALIDITY = {"validity": {"table": "orders", "column": "email", "regex": r"[a-z]+\.org", "max_length": 20}}
+VALIDITY = {
+    "validity": {"table": "orders", "column": "email", "regex": r"[a-z]+\.org", "max_length": 20}
+}
 PERCENTILE = {
-    "aggregate": {"table": "orders", "column": "amount", "function": "percentile", "percentile": 0.9},
+    "aggregate": {
+        "table": "orders",
+        "column": "amount",
+        "function": "percentile",
+        "percentile": 0.9,
+    },
     "expect": "> 0",
 }
-STDDEV = {"aggregate": {"table": "orders", "column": "amount", "function": "stddev"}, "expect": "> 0"}
+STDDEV = {
+    "aggregate": {"table": "orders", "column": "amount", "function": "stddev"},
+    "expect": "> 0",
+}
 
 
 def spec(check: dict[str, Any]) -> Kind:
@@ -86,7 +96,7 @@ RANKED = {
         " `t`.`amount` IS NULL THEN 1 ELSE 0 END ORDER BY `t`.`amount` NULLS LAST) AS rn,"
         " (COUNT(`t`.`amount`) OVER () - 1) * 0.9 + 1 AS h FROM `orders` AS t) AS s"
     ),
-    "trino": "FROM (SELECT \"t\".\"amount\" AS \"v\", ROW_NUMBER() OVER",
+    "trino": 'FROM (SELECT "t"."amount" AS "v", ROW_NUMBER() OVER',
     "tsql": "(COUNT_BIG([t].[amount]) OVER () - 1) * 0.9 + 1 AS h FROM [orders] AS t) AS s",
 }
 

@@ -46,7 +46,12 @@ CHECKS: list[dict[str, Any]] = [
     {"schema": {"table": "orders", "columns": {"id": "integer"}}},
     {"validity": {"table": "orders", "column": "status", "format": "iso_date", "max_length": 10}},
     {
-        "aggregate": {"table": "orders", "column": "id", "function": "percentile", "percentile": 0.9},
+        "aggregate": {
+            "table": "orders",
+            "column": "id",
+            "function": "percentile",
+            "percentile": 0.9,
+        },
         "expect": "> 0",
     },
 ]
