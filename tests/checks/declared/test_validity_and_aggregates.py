@@ -270,3 +270,32 @@ def test_an_aggregate_with_a_warning_level(shop: Source) -> None:
         ),
     )
     assert (result.outcome, result.value) == (CheckOutcome.WARNED, pytest.approx(24.348))
+
+
+def test_validity_and_aggregates_share_the_scan_of_their_table(
+    shop: Source, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.checks.declared.test_shared_scans import recorded, shown
+    from tests.checks.declared.test_shared_scans import run as run_shared
+
+    checks = [
+        {"name": "status set", "missing": {"table": "orders", "column": "status"}},
+        _check("names", "validity", table="orders", column="name", regex="[A-Z][a-z]+"),
+        _check("mean", "aggregate", column="amount", function="avg", expect="> 0"),
+        _check("middle", "aggregate", column="amount", function="median", expect="> 0"),
+    ]
+    sent = recorded(monkeypatch, shop)
+    together, _, told = run_shared(shop, checks, shared=True)
+    statements = len(sent)
+    apart, _, _ = run_shared(shop, checks, shared=False)
+    assert [shown(r) for r in together] == [shown(r) for r in apart]
+    assert [(r.outcome, r.value) for r in together] == [
+        (CheckOutcome.FAILED, 1),
+        (CheckOutcome.PASSED, 0),
+        (CheckOutcome.PASSED, pytest.approx(24.348)),
+        (CheckOutcome.PASSED, 7.25),
+    ]
+    ranked = shop.dialect in ("mysql", "sqlite")  # the median: a statement of its own
+    shared = ["status set", "names", "mean"] + ([] if ranked else ["middle"])
+    assert [t["checks"] for t in told] == [shared]
+    assert statements == (2 if ranked else 1) + 1  # and the failed missing check's sample
