@@ -21,6 +21,7 @@ SAMPLED = {
     "range": "violations",
     "relationships": "orphan_keys",
     "duplicates": "duplicate_groups",
+    "validity": "distinct_invalid",
 }
 """The metric that counts the rows a kind's sample would hold without its LIMIT."""
 

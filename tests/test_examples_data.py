@@ -143,13 +143,16 @@ EXAMPLES: list[Expected] = [
     ),
     # Clear: the six columns exist with their types (time_hour is TIMESTAMP WITH TIME ZONE);
     # distance ranges 17 (EWR-LGA, cancelled) to 4983 (JFK-HNL) and is never NULL; months
-    # 1-12 all present; 25-31 Dec are loaded (7 days, 25 Dec has 719 flights).
+    # 1-12 all present; 25-31 Dec are loaded (7 days, 25 Dec has 719 flights); the median
+    # distance is 872 miles.
     Expected(
         automation="flights-value-ranges",
         finding="clear",
         checks={
             "columns the reports read": 0,
             "distances within the longest route": 0,
+            "median distance": 872.0,
+            "tail numbers shaped as FAA registrations": float(Fraction(22754, 336776) * 100),
             "months out of range": 0,
             "months loaded": 12,
             "last week of December loaded": 7,
@@ -157,6 +160,8 @@ EXAMPLES: list[Expected] = [
         passed={
             "columns the reports read": True,
             "distances within the longest route": True,
+            "median distance": True,
+            "tail numbers shaped as FAA registrations": True,
             "months out of range": True,
             "months loaded": True,
             "last week of December loaded": True,
@@ -176,6 +181,24 @@ EXAMPLES: list[Expected] = [
                 "above_max": 0,
                 "null_values": 0,
                 "violations": 0,
+                "compared": "violations",
+            },
+            "median distance": {
+                "rows_in_scope": 336776,
+                "rows_with_value": 336776,
+                "median": 872.0,
+                "compared": "median",
+            },
+            # 22754 flights (6.76 %, within 10 %) carry one of 381 tail numbers that are no
+            # FAA registration (N, a digit 1-9, at most six characters): Envoy's and
+            # American's fleet numbers, N0EGMQ (371 flights) first; 2512 have none.
+            "tail numbers shaped as FAA registrations": {
+                "rows_in_scope": 336776,
+                "invalid": 22754,
+                "null_values": 2512,
+                "distinct_invalid": 381,
+                "violations": 22754,
+                "invalid_percent": float(Fraction(22754, 336776) * 100),
                 "compared": "violations",
             },
         },

@@ -11,8 +11,9 @@ check's query) joins a shared statement only when its tree (``shape``) is one
   a name made unique per check, and the check's result shows it under its own),
   or short and with no qualified column (the shared statement keeps its text,
   so the database names it as it would alone: ``count(*)``), with every column
-  it reads inside an aggregate function, and at least one aggregate (so the
-  result is one row whatever the table holds);
+  it reads inside an aggregate function (or an ordered-set aggregate's
+  ``WITHIN GROUP (ORDER BY …)``: ``PERCENTILE_CONT``), and at least one aggregate
+  (so the result is one row whatever the table holds);
 - ``GROUP BY`` and ``ORDER BY`` only in typed kinds' ``over:`` queries, which share
   a statement only with queries grouped by the identical bucket expression.
 
@@ -245,7 +246,8 @@ def _aggregated(projections: list[exp.Expr]) -> bool:
         return False
     for projection in projections:
         for node in projection.find_all(exp.Column, exp.Star):
-            if node.find_ancestor(exp.AggFunc) is None:
+            # an ordered-set aggregate's column is in its WITHIN GROUP (ORDER BY …)
+            if node.find_ancestor(exp.AggFunc, exp.WithinGroup) is None:
                 return False
     return True
 

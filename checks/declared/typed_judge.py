@@ -43,7 +43,7 @@ class Judge:
     def judge(self, row: dict[str, Any]) -> Judged:
         """Judge the counts query's one row (column name → value)."""
         empty = self.in_scope == 0
-        if empty and not self.check.allow_empty:
+        if empty and (not self.check.allow_empty or self.spec.UNDEFINED_WHEN_EMPTY):
             note = f"0 rows in scope: {self.compiled.scope}"
             self.spec.unmeasured(self.metrics)
             return Judged(Judgement(value=None, passed=None, not_evaluated=note))

@@ -9,6 +9,7 @@ through ``KINDS``, never by naming the kind. Adding a kind is one module in
 from __future__ import annotations
 
 from checks.kinds.accepted_values import AcceptedValues
+from checks.kinds.aggregate import Aggregate
 from checks.kinds.base import Kind
 from checks.kinds.duplicates import Duplicates
 from checks.kinds.freshness import Freshness
@@ -17,6 +18,7 @@ from checks.kinds.range import Range
 from checks.kinds.relationships import Relationships
 from checks.kinds.row_count import RowCount
 from checks.kinds.schema import Schema
+from checks.kinds.validity import Validity
 
 KINDS: dict[str, type[Kind]] = {}
 """Every typed kind by its YAML key."""
@@ -47,4 +49,6 @@ register(AcceptedValues)
 register(Relationships)
 register(Freshness)
 register(Range)
+register(Validity)
+register(Aggregate)
 register(Schema)

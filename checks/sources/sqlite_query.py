@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from checks.sources.cells import SQLITE_WEIGHT, CellFetch
 from checks.sources.fingerprint import Finish
 from checks.sources.result import QueryResult
+from checks.sources.sqlite_functions import register
 
 if TYPE_CHECKING:
     from checks.settings.limits import Limits
@@ -39,6 +40,7 @@ def run_sqlite(
     deadline = time.monotonic() + timeout_s
     longest = conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH)
     conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, int(limits.query_memory) // 8)
+    register(conn)  # regexp, stddev_samp, var_samp: SQLite has none of its own
     conn.set_authorizer(_sqlite_authorizer)
     conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 1_000)
     try:

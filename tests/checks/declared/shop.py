@@ -69,11 +69,39 @@ INSERT INTO ledger VALUES
   (3, -12345678901234567890.1234567889);
 CREATE TABLE "Refunds" (id INTEGER, "Amount" DECIMAL(10,2));
 INSERT INTO "Refunds" VALUES (1, 2.50), (2, NULL);
+CREATE TABLE contacts (
+  id INTEGER,
+  email VARCHAR(40),
+  ref VARCHAR(40),
+  site VARCHAR(40),
+  ip VARCHAR(40),
+  phone VARCHAR(20),
+  day VARCHAR(30),
+  country VARCHAR(5),
+  currency VARCHAR(5)
+);
+INSERT INTO contacts VALUES
+  (1, 'a@x.org', '123e4567-e89b-12d3-a456-426614174000', 'https://example.com/a?b=1',
+   '192.168.0.1', '+14155550100', '2024-02-29', 'US', 'USD'),
+  (2, 'no-at.org', '123e4567-e89b-12d3-a456-42661417400', 'ftp://example.com',
+   '256.1.1.1', '4155550100', '2023-02-29', 'us', 'usd'),
+  (3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+  (4, 'B@X.ORG ', '123E4567-E89B-12D3-A456-426614174000', 'HTTP://localhost:8080',
+   '::1', '+0123', '2024-04-31', 'XX', 'EUR'),
+  (5, '', '', '', '', '', '', '', ''),
+  (6, 'zoë@x.org', 'g23e4567-e89b-12d3-a456-426614174000', 'https://a b.com',
+   '1.2.3.04', '+123456789012345', '2024-01-31T23:59:59Z', 'DE', 'XTS'),
+  (7, 'c@x.org
+', '123e4567e89b12d3a456426614174000', 'https://x.org:443/p#f',
+   '2001:db8::ff00:42:8329', '+1234567890123456', '2024-01-31 10:00:00.5+05:30', 'GB',
+   'EURO');
 """
 """Tables written once in SQL every engine reads the same way.
 
 ``ledger`` holds DECIMAL(38,10) values whose sum, 0.0000000002, no double can
-compute; ``Refunds`` and its column ``Amount`` are named in capitals.
+compute; ``Refunds`` and its column ``Amount`` are named in capitals; ``contacts`` holds
+texts of each ``validity`` format, valid and not (a trailing space, a final newline,
+lower case, a leap day, non-ASCII, empty texts and NULLs).
 """
 
 VIEWS = {

@@ -172,6 +172,19 @@ def test_a_scope_of_only_nulls_is_not_evaluated_where_nulls_are_allowed(shop: So
             "id < 0",
         ),
         ({"range": {"table": "orders", "column": "amount", "min": 0}}, "orders", "order_id < 0"),
+        (
+            {"validity": {"table": "orders", "column": "name", "max_length": 3}},
+            "orders",
+            "order_id < 0",
+        ),
+        (
+            {
+                "aggregate": {"table": "orders", "column": "amount", "function": "sum"},
+                "expect": "== 0",
+            },
+            "orders",
+            "order_id < 0",
+        ),
     ],
     ids=lambda v: next(iter(v)) if isinstance(v, dict) else "",
 )
@@ -179,7 +192,7 @@ def test_an_empty_scope_is_not_evaluated_for_every_kind(
     shop: Source, check: dict[str, Any], table: str, where: str
 ) -> None:
     kind = next(iter(check))
-    result = one(shop, {kind: {**check[kind], "filter": where}})
+    result = one(shop, {**check, kind: {**check[kind], "filter": where}})
     assert (result.outcome, result.passed, result.value) == (CheckOutcome.NOT_EVALUATED, None, None)
     assert result.reason == EMPTY.format(table=table, filter=where)
 

@@ -86,7 +86,8 @@ BAD = [
         "  - {name: c, expect: == 0}\n",
         (
             "5:5: checks.0: a check needs 'sql:' or one of the typed kinds: row_count, missing, "
-            "duplicates, accepted_values, relationships, freshness, range, schema",
+            "duplicates, accepted_values, relationships, freshness, range, validity, aggregate, "
+            "schema",
         ),
     ),
     Bad(
@@ -94,8 +95,8 @@ BAD = [
         "  - name: c\n    sql: SELECT 1\n    missing: {table: t, column: c}\n",
         (
             "7:14: checks.0.missing: a check is one of sql, row_count, missing, duplicates, "
-            "accepted_values, relationships, freshness, range, schema; this one has sql and "
-            "missing",
+            "accepted_values, relationships, freshness, range, validity, aggregate, schema; this "
+            "one has sql and missing",
         ),
     ),
     Bad(
@@ -228,6 +229,99 @@ BAD = [
         "a bound with a control character",
         '  - name: c\n    range: {table: t, column: c, min: "1\\t2"}\n',
         ('6:39: checks.0.range.min: expected a number, a date or a timestamp (got "1\\t2")',),
+    ),
+    Bad(
+        "an unknown format",
+        "  - {name: c, validity: {table: t, column: c, format: mail}}\n",
+        (
+            "5:55: checks.0.validity.format: input should be 'email', 'uuid', 'url', 'ipv4', "
+            "'ipv6', 'e164_phone', 'iso_date', 'iso_datetime', 'iso_country' or 'iso_currency' "
+            "(got 'mail')",
+        ),
+    ),
+    Bad(
+        "validity without a rule",
+        "  - {name: c, validity: {table: t, column: c}}\n",
+        ("5:25: checks.0.validity: validity needs format, regex, min_length or max_length",),
+    ),
+    Bad(
+        "a regex that does not compile",
+        "  - name: c\n    validity: {table: t, column: c, regex: '[a-z'}\n",
+        (
+            "6:44: checks.0.validity.regex: the regex is not a valid regular expression: "
+            "unterminated character set at character 1",
+        ),
+    ),
+    Bad(
+        "a regex some engines read otherwise",
+        "  - name: c\n    validity: {table: t, column: c, regex: '[0-9]+-\\d+'}\n",
+        (
+            "6:44: checks.0.validity.regex: the regex uses \\d at character 8, which not every "
+            "engine reads alike: write [0-9] for \\d",
+        ),
+    ),
+    Bad(
+        "a regex with a flag group",
+        "  - name: c\n    validity: {table: t, column: c, regex: '(?i)abc'}\n",
+        (
+            "6:44: checks.0.validity.regex: the regex uses a (?…) group at character 1: POSIX "
+            "regular expressions (PostgreSQL, Redshift, Snowflake) have no non-capturing, "
+            "lookaround, named or flag groups; write a plain group (…)",
+        ),
+    ),
+    Bad(
+        "lengths the wrong way round",
+        "  - name: c\n    validity: {table: t, column: c, min_length: 5, max_length: 2}\n",
+        ("6:49: checks.0.validity.min_length: min_length (5) is above max_length (2)",),
+    ),
+    Bad(
+        "an aggregate without expect",
+        "  - name: c\n    aggregate: {table: t, column: c, function: avg}\n",
+        (
+            "6:16: checks.0.aggregate: aggregate needs an expect, e.g. 'between 10 and 20' (no "
+            "bound fits every column)",
+        ),
+    ),
+    Bad(
+        "a percentile of 1.5",
+        "  - name: c\n    aggregate: {table: t, column: c, function: percentile, percentile: 1.5}"
+        "\n    expect: '> 0'\n",
+        (
+            "6:72: checks.0.aggregate.percentile: percentile is a fraction strictly between 0 "
+            "and 1 (got 1.5); 0.95 is the 95th percentile, and min or max are the ends",
+        ),
+    ),
+    Bad(
+        "a percentile without its level",
+        "  - name: c\n    aggregate: {table: t, column: c, function: percentile}\n"
+        "    expect: '> 0'\n",
+        ("6:16: checks.0.aggregate: function: percentile needs percentile: (0.95 is the 95th)",),
+    ),
+    Bad(
+        "a level beside avg",
+        "  - name: c\n    aggregate: {table: t, column: c, function: avg, percentile: 0.5}\n"
+        "    expect: '> 0'\n",
+        (
+            "6:65: checks.0.aggregate.percentile: percentile: is for function: percentile, not "
+            "avg; leave it out",
+        ),
+    ),
+    Bad(
+        "a percent expect on an aggregate",
+        "  - name: c\n    aggregate: {table: t, column: c, function: avg}\n    expect: '<= 5%'\n",
+        (
+            "7:13: checks.0.expect: aggregate is compared with a number ('== 0') or 'anomaly'; "
+            "'<= 5%' compares a percent",
+        ),
+    ),
+    Bad(
+        "an aggregate over buckets",
+        "  - name: c\n    aggregate: {table: t, column: c, function: avg}\n    expect: '> 0'\n"
+        "    over: {column: d, bucket: day, lookback: 7d}\n",
+        (
+            "8:11: checks.0.over: over: is for the count kinds (row_count, missing, "
+            "accepted_values, relationships, range, validity), not aggregate",
+        ),
     ),
 ]
 

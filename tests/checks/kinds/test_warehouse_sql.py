@@ -44,6 +44,16 @@ CHECKS: list[dict[str, Any]] = [
     {"freshness": {"table": "orders", "column": "created_at", "max_age": "1d"}},
     {"range": {"table": "orders", "column": "id", "min": 1, "max": 9, "null": "violation"}},
     {"schema": {"table": "orders", "columns": {"id": "integer"}}},
+    {"validity": {"table": "orders", "column": "status", "format": "iso_date", "max_length": 10}},
+    {
+        "aggregate": {
+            "table": "orders",
+            "column": "id",
+            "function": "percentile",
+            "percentile": 0.9,
+        },
+        "expect": "> 0",
+    },
 ]
 
 

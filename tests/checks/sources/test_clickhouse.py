@@ -281,6 +281,7 @@ def test_catalog_counts_and_version(chdb_shop: ClickHouseQuerySource) -> None:
         "tiny": 1_000_000,
         "Refunds": 2,
         "ledger": 3,
+        "contacts": 7,
     }
     assert chdb_shop.engine_version().startswith("chdb (ClickHouse) 26.")
 

@@ -35,6 +35,7 @@ def spark(shop_spark_opener: ShopOpener) -> SparkQuerySource:
 def test_the_catalog_lists_the_shop_with_spark_types_and_counts(spark: SparkQuerySource) -> None:
     found = {d.name: (d.row_count, [(c.name, c.type) for c in d.columns]) for d in spark.catalog()}
     assert sorted(found) == [
+        "contacts",
         "customers",
         "empty_t",
         "ledger",
