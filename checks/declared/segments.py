@@ -167,7 +167,7 @@ def judge_segments(
     for key in _sorted(list(groups)):
         name = segment_name(key)
         own = CheckResult(check.name, "", result.expect, None, result.outcome, kind=spec.KIND)
-        scope = replace(compiled, scope=f"{compiled.scope} ({words}: {name})")
+        scope = replace(compiled, scope=f"{compiled.scope} ({words}: {segment_label(name)})")
         segment = Segment(name, dict(zip(by, key, strict=True)), CheckOutcome.NOT_EVALUATED)
         judged = per_segment(own, scope, kept, groups[key], segment.series_metric)
         _warn_level(own, check)
