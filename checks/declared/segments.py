@@ -219,7 +219,7 @@ def _overall(result: CheckResult, segments: Segments) -> None:
         notes.append(f"{_many(len(errors))} in error ({_said(errors[0], errors[0].error)})")
     if skipped and (failed or warned or passed):
         notes.append(
-            f"{_many(len(skipped))} not evaluated ({skipped[0].name}: {skipped[0].reason})"
+            f"{_many(len(skipped))} not evaluated ({_said(skipped[0], skipped[0].reason)})"
         )
     result.reason = "; ".join(notes) or None
     if failed:
@@ -235,7 +235,7 @@ def _overall(result: CheckResult, segments: Segments) -> None:
         result.outcome = CheckOutcome.NOT_EVALUATED
         first = skipped[0]
         result.reason = (
-            f"no segment was judged ({_many(len(skipped))}); {first.name}: {first.reason}"
+            f"no segment was judged ({_many(len(skipped))}); {_said(first, first.reason)}"
         )
 
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from checks.declared.compile import compile_check
 from checks.declared.scan_plan import shape
 from checks.declared.wording import describe_value
