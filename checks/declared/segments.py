@@ -138,7 +138,7 @@ def judge_segments(
     assert spec is not None and spec.by
     by = list(compiled.segments) or list(spec.by)
     names = result_names(len(by))
-    at = [columns.index(n) for n in names]
+    at = [columns.index(n) for n in names] if rows else []  # chdb names no column of no row
     kept = [c for i, c in enumerate(columns) if i not in at]
     groups: dict[SegmentValues, list[list[Any]]] = {}
     for row in rows:

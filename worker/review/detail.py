@@ -308,4 +308,10 @@ def _check_view(row: CheckRow) -> CheckView:
         metrics=check.metrics,
         warnings=check.warnings,
         sample_id=check.sample_id,
+        segments_by=check.segments.by if check.segments else None,
+        failed_segments=(
+            [(s.name, s.value, s.rows_in_scope) for s in check.segments.failed]
+            if check.segments
+            else None
+        ),
     )
