@@ -200,8 +200,7 @@ def print_report(
         print_histories(console, histories)
     for line in change_lines(report.second_opinion, name_run=True):
         _print_whole(console, Text(clean(line)))  # data values: plain text, never markup
-    if full:
-        _print_failed_segments(console, report)
+    _print_failed_segments(console, report)
     for ev in report.evidence:
         if full or _worth_showing(report, ev):
             _print_evidence(console, report, ev, full=full)
@@ -211,7 +210,7 @@ def print_report(
 def _print_failed_segments(console: Console, report: RunReport) -> None:
     """Every failing segment of each segmented check: its values, value and rows in scope.
 
-    The summary names the first few; ``lookout show`` lists them all. Segment values
+    The summary names the first few; here they are all. Segment values
     are data: printed as plain text, cleaned, never as markup.
     """
     for check in report.checks:

@@ -232,3 +232,14 @@ def test_a_segmented_check_never_joins_a_shared_scan(shop: Source) -> None:
     counts = compile_check(spec, shop.catalog(), shop.dialect, sample_rows=5).counts_sql
     assert shape(counts, shop.dialect) is None
     assert shape(counts, shop.dialect, grouped=True) is not None  # why run_checks leaves it out
+
+
+def test_a_segment_label_is_a_code_span_nothing_inside_can_break() -> None:
+    from checks.declared.segments import segment_label, value_name
+
+    assert segment_label("EU") == "`EU`"
+    assert segment_label("a``b") == "```a``b```"
+    assert segment_label("`x") == "`` `x ``"
+    assert segment_label("line\nbreak") == "`line\\x0abreak`"
+    assert segment_label("x" * 70) == "`" + "x" * 59 + "…`"
+    assert [value_name(v) for v in (None, True, "NULL")] == ["NULL", "true", "NULL"]
