@@ -8,6 +8,7 @@ the failing segments' rows asserted exactly.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from checks.declared.compile import compile_check
@@ -16,7 +17,7 @@ from checks.declared.wording import describe_value
 from checks.report import CheckOutcome, CheckResult
 from checks.settings.limits import Limits
 from checks.sources import Source
-from tests.checks.declared.shop import automation, one, run
+from tests.checks.declared.shop import CLOCK, automation, build_duckdb, duckdb_opener, one, run
 
 F, P, N = CheckOutcome.FAILED, CheckOutcome.PASSED, CheckOutcome.NOT_EVALUATED
 
@@ -243,3 +244,22 @@ def test_a_segment_label_is_a_code_span_nothing_inside_can_break() -> None:
     assert segment_label("line\nbreak") == "`line\\x0abreak`"
     assert segment_label("x" * 70) == "`" + "x" * 59 + "…`"
     assert [value_name(v) for v in (None, True, "NULL")] == ["NULL", "true", "NULL"]
+
+
+def test_the_decision_model_sees_the_failing_segments(tmp_path: Path) -> None:
+    from checks.opinion.decision_model import read_untrusted_state
+    from checks.opinion.opinion_state import StateLimits, opinion_state
+    from checks.report import RunReport, Status
+
+    with duckdb_opener(build_duckdb(tmp_path / "shop.duckdb"))(Limits()) as shop:
+        result = one(shop, {"row_count": {"table": "orders", "by": ["status"]}, "expect": ">= 2"})
+    report = RunReport(
+        automation="shop-checks", scheduled_for=CLOCK, status=Status.COMPLETED, checks=[result]
+    )
+    state = read_untrusted_state(opinion_state(report, None, "goal", None, StateLimits(max_rows=2)))
+    entry = state["this_run"]["checks"][0]
+    assert entry["failed_segments"] == [
+        {"name": "lost", "value": 1, "rows_in_scope": 1},
+        {"name": "refunded", "value": 1, "rows_in_scope": 1},
+    ]
+    assert entry["failed_segments_left_out"] == 1

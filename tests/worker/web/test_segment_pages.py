@@ -80,6 +80,7 @@ def test_failing_segments_are_listed_and_escaped(web_world: World, tmp_path: Pat
         "3 failing segments by region: <code><script>alert(1)</script></code> 1 (1 row) · "
         "<code>[x](http://evil.example)</code> 1 (1 row) · <code>NULL</code> 1 (1 row)"
     )
+    assert '<td class="value">3 of 5 segments failed</td>' in page
     stored = web_world.store.get_run(report.run_id or 0)
     assert stored is not None
     buffer = io.StringIO()
