@@ -75,14 +75,17 @@ def segments_text(check: CheckResult, segments: Segments) -> str:
         shown = segments.having(CheckOutcome.WARNED)
         passed = len(segments.having(CheckOutcome.PASSED))
         head += f": {len(shown):,} warned" if shown else f": {passed:,} passed"
-    named = [f"{segment_label(s.name)}: {_segment_words(check, s)}" for s in shown[:MAX_NAMED]]
+    named = [f"{segment_label(s.name)}: {segment_words(check, s)}" for s in shown[:MAX_NAMED]]
     if len(shown) > MAX_NAMED:
         named.append(f"and {len(shown) - MAX_NAMED:,} more")
     return f"{head}: {'; '.join(named)}" if named else head
 
 
-def _segment_words(check: CheckResult, segment: Segment) -> str:
-    """One segment's value in words, as the check's kind words a check (its anomaly too)."""
+def segment_words(check: CheckResult, segment: Segment) -> str:
+    """One segment of ``check`` in words, as its kind words a check (its anomaly too).
+
+    ``71 of 17,416 rows missing (0.41 %)``: plain text, the segment's name is not in it.
+    """
     alone = CheckResult(
         check.name,
         "",

@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.text import Text
 
 from checks.agent.result import cost_text
+from checks.declared.wording import segment_words
 from checks.opinion.row_diff import change_lines
 from checks.report import Evidence, Finding, RunReport, Status
 from checks.sources.scan import scanned_words
@@ -219,10 +220,10 @@ def _print_failed_segments(console: Console, report: RunReport) -> None:
             continue
         by = ", ".join(check.segments.by)
         console.print(Text(clean(f"  {check.name}: failing segments by {by}"), style="dim"))
-        grid = Grid([Column(name) for name in (*check.segments.by, "value", "rows in scope")])
+        grid = Grid([Column(name) for name in (*check.segments.by, "measured")])
         for segment in failed:
             cells = [_cell(segment.values.get(name)) for name in check.segments.by]
-            grid.add_row(*cells, _cell(segment.value), _cell(f"{segment.rows_in_scope:,}"))
+            grid.add_row(*cells, _cell(segment_words(check, segment)))
         grid.print(console, indent=6)
 
 

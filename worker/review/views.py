@@ -26,8 +26,8 @@ class CheckView:
     allowed empty scope, or the warning level a ``warned`` value is beyond);
     ``metrics`` are its counts; ``sample_id`` names the evidence holding a
     sample of its violating rows; ``segments_by`` the ``by:`` columns of a
-    segmented check, and ``failed_segments`` its failing segments (name, value,
-    rows in scope; the names are data, escaped by the page).
+    segmented check, and ``failed_segments`` its failing segments (name, and
+    what it measured in words; the names are data, escaped by the page).
     """
 
     name: str
@@ -44,7 +44,7 @@ class CheckView:
     warnings: list[str] | None = None
     sample_id: str | None = None
     segments_by: list[str] | None = None
-    failed_segments: list[tuple[str, Any, int]] | None = None
+    failed_segments: list[tuple[str, str]] | None = None
 
 
 @dataclass(frozen=True)

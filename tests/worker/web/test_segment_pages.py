@@ -77,8 +77,9 @@ def test_failing_segments_are_listed_and_escaped(web_world: World, tmp_path: Pat
     row = re.search(r'<tr class="sub segments"><td colspan="5">(.*?)</td></tr>', page, re.S)
     assert row is not None
     assert html.unescape(row.group(1)) == (
-        "3 failing segments by region: <code><script>alert(1)</script></code> 1 (1 row) · "
-        "<code>[x](http://evil.example)</code> 1 (1 row) · <code>NULL</code> 1 (1 row)"
+        "3 failing segments by region: <code><script>alert(1)</script></code> 1 of 1 row missing"
+        " (100.00 %) · <code>[x](http://evil.example)</code> 1 of 1 row missing (100.00 %) · "
+        "<code>NULL</code> 1 of 1 row missing (100.00 %)"
     )
     assert '<td class="value">3 of 5 segments failed</td>' in page
     stored = web_world.store.get_run(report.run_id or 0)
@@ -88,8 +89,8 @@ def test_failing_segments_are_listed_and_escaped(web_world: World, tmp_path: Pat
     lines = buffer.getvalue().splitlines()
     at = lines.index("  v per region: failing segments by region")
     assert [line.rstrip() for line in lines[at + 1 : at + 5]] == [
-        "      region                     value  rows in scope",
-        "      <script>alert(1)</script>  1      1",
-        "      [x](http://evil.example)   1      1",
-        "      NULL                       1      1",
+        "      region                     measured",
+        "      <script>alert(1)</script>  1 of 1 row missing (100.00 %)",
+        "      [x](http://evil.example)   1 of 1 row missing (100.00 %)",
+        "      NULL                       1 of 1 row missing (100.00 %)",
     ]
