@@ -23,7 +23,6 @@ from rich.console import Console
 from rich.text import Text
 
 from checks.agent.result import cost_text
-from checks.declared.wording import segment_words
 from checks.opinion.row_diff import change_lines
 from checks.report import Evidence, Finding, RunReport, Status
 from checks.sources.scan import scanned_words
@@ -214,6 +213,8 @@ def _print_failed_segments(console: Console, report: RunReport) -> None:
     The summary names the first few; here they are all. Segment values
     are data: printed as plain text, cleaned, never as markup.
     """
+    from checks.declared.wording import segment_words  # sqlglot: not for --help
+
     for check in report.checks:
         failed = check.segments.failed if check.segments else []
         if not failed or check.segments is None:
