@@ -67,6 +67,10 @@ def test_example_finding_and_values(expected: Expected, reports: dict[str, RunRe
     assert all(c.error is None and c.reason is None for c in report.checks)
     for name, metrics in expected.metrics.items():
         assert next(c for c in report.checks if c.name == name).metrics == metrics, name
+    for name, failed in expected.segments.items():
+        found = next(c for c in report.checks if c.name == name).segments
+        assert found is not None
+        assert [(s.name, s.value, s.rows_in_scope) for s in found.failed] == failed, name
     evidence = {e.id: e for e in report.evidence}
     for check in report.checks:
         assert check.evidence_id in evidence
@@ -80,7 +84,11 @@ def test_example_finding_and_values(expected: Expected, reports: dict[str, RunRe
             sample = evidence[check.sample_id]
             leading = SAMPLE_FIRST_ROWS[key]
             assert tuple(sample.rows[0][: len(leading)]) == leading
-            assert sample.row_count == check.metrics[SAMPLED[check.kind]]
+            sampled = SAMPLED[check.kind]
+            if check.segments is not None:  # the failing segments' rows only
+                assert sample.row_count == sum(s.metrics[sampled] for s in check.segments.failed)
+            else:
+                assert sample.row_count == check.metrics[sampled]
         else:
             assert check.sample_id is None
 

@@ -24,6 +24,8 @@ class Expected:
     checks: dict[str, object]  # check name -> scalar value, or row count for empty/not empty
     passed: dict[str, bool]
     metrics: dict[str, dict[str, object]] = field(default_factory=dict)  # typed checks' numbers
+    # a segmented check's failing segments: (name, value, rows in scope)
+    segments: dict[str, list[tuple[str, object, int]]] = field(default_factory=dict)
 
 
 EXAMPLES: list[Expected] = [
@@ -289,16 +291,20 @@ EXAMPLES: list[Expected] = [
     ),
     # Needs attention: 717 of the 328063 flights with dep_time and arr_time have NULL
     # arr_delay and air_time (likely diversions), spread over 12 carriers, EV most (143).
+    # Per carrier (by: [carrier]), 2 of the 16 have more than 0.3 % of their departed
+    # flights without arr_time: 9E 71 of 17,416 (0.41 %), MQ 87 of 25,163 (0.35 %).
     Expected(
         automation="flights-arrival-completeness",
         finding="needs_attention",
         checks={
             "arrived flights without arr_delay": 717,
             "arrived flights without air_time by carrier": 12,
+            "departed flights without arr_time per carrier": 2,
         },
         passed={
             "arrived flights without arr_delay": False,
             "arrived flights without air_time by carrier": False,
+            "departed flights without arr_time per carrier": False,
         },
         metrics={
             "arrived flights without arr_delay": {
@@ -306,7 +312,22 @@ EXAMPLES: list[Expected] = [
                 "missing": 717,
                 "missing_percent": float(Fraction(717, 328063) * 100),
                 "compared": "missing",
-            }
+            },
+            "departed flights without arr_time per carrier": {
+                "compared": "missing",
+                "rows_in_scope": 328521,
+                "segments": 16,
+                "segments_failed": 2,
+                "segments_warned": 0,
+                "segments_not_evaluated": 0,
+                "segments_in_error": 0,
+            },
+        },
+        segments={
+            "departed flights without arr_time per carrier": [
+                ("9E", float(Fraction(71, 17416) * 100), 17416),
+                ("MQ", float(Fraction(87, 25163) * 100), 25163),
+            ]
         },
     ),
     # Needs attention: one reading, EWR 2013-02-12 03:00, has wind_speed 1048.36058 mph
@@ -412,6 +433,16 @@ SAMPLE_FIRST_ROWS: dict[tuple[str, str], tuple[object, ...]] = {
     ("planes-build-year", "planes without a build year"): ("N14558", None),
     # The flight landed on 1 Jan 2013 at 19:34 with no arr_delay: MQ 4525 (first by columns).
     ("flights-arrival-completeness", "arrived flights without arr_delay"): (2013, 1, 1, 1525),
+    # The failing carriers' flights (9E, MQ) without arr_time, by carrier then date: a 9E
+    # flight of 9 Jan 2013 that left at 06:15 on time.
+    ("flights-arrival-completeness", "departed flights without arr_time per carrier"): (
+        2013,
+        1,
+        9,
+        615,
+        615,
+        0,
+    ),
     # The one wind_speed above 100 mph.
     ("weather-plausible-readings", "wind speeds in range"): ("EWR", 2013, 2, 12, 3),
 }

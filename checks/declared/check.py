@@ -221,14 +221,18 @@ def _counts_queries(
     clock: Clock,
     slot: dt.datetime | None,
 ) -> list[Planned]:
-    """Each check's counts query as it will send it (a check that does not compile: none)."""
+    """Each check's counts query as it will send it (a check that does not compile: none).
+
+    A segmented check (``by:``) is none: its grouped query has one row per segment, so it
+    runs alone (and ``scan_plan.shape`` would refuse its ``GROUP BY`` anyway).
+    """
     planned: list[Planned] = []
     now = slot or clock()
     for position, check in enumerate(automation.checks or [], start=1):
         if check.sql is not None:
             planned.append(Planned(position, check.name, check.sql, raw=True))
             continue
-        if check.spec is None:
+        if check.spec is None or check.spec.by:
             continue
         found = buckets.window(check.over, automation.timezone, now) if check.over else None
         try:
@@ -253,12 +257,17 @@ def warn_level(result: CheckResult, check: Check) -> CheckResult:
 
     Only a passed check with a value is judged against its warning level
     (``checks.fields.warn_level``); its ``reason`` then names the level. Every
-    other outcome stands: a failure is never softened to a warning.
+    other outcome stands: a failure is never softened to a warning. A segmented
+    check's segments were each set against it already (``checks.declared.segments``).
     """
     if check.warn is None:
         return result
     result.warn = check.warn.text
-    if result.outcome is not CheckOutcome.PASSED or result.value is None:
+    if (
+        result.outcome is not CheckOutcome.PASSED
+        or result.value is None
+        or result.segments is not None
+    ):
         return result
     if breaks_warning(check.warn, result.value, result.metrics).passed is False:
         result.outcome = CheckOutcome.WARNED

@@ -37,6 +37,7 @@ from collections.abc import Hashable, Sequence
 from checks.automation.time_buckets import Over
 from checks.declared.buckets import Window
 from checks.declared.scope_sql import ScopeSql
+from checks.declared.segment_sql import SegmentValues
 from checks.errors import CheckDefinitionError
 from checks.kinds.base import Compiled as Compiled
 from checks.kinds.base import Kind
@@ -54,8 +55,12 @@ def compile_check(
     sample_rows: int,
     over: Over | None = None,
     buckets: Window | None = None,
+    failing: Sequence[SegmentValues] | None = None,
 ) -> Compiled:
     """Compile a typed check against a source's catalog.
+
+    With ``by:``, the counts are grouped per segment too (``checks.declared.segment_sql``);
+    ``failing`` (the failing segments' values) makes the sample read only those.
 
     With ``over`` and its ``buckets`` (``checks.declared.buckets``), the counts
     query reads the window's rows only and returns one row per bucket that has
@@ -69,17 +74,17 @@ def compile_check(
 
     """
     tables = _tables_named(spec, catalog)
-    key = _key(spec, tables, dialect, sample_rows, over, buckets)
+    key = (_key(spec, tables, dialect, sample_rows, over, buckets), repr(failing))
     with _kept_lock:
         found = _kept.get(key)
         if found is not None:
             _kept.move_to_end(key)
             return found
     try:
-        compiled = ScopeSql(spec, tables, dialect, sample_rows, over, buckets).compile()
+        compiled = ScopeSql(spec, tables, dialect, sample_rows, over, buckets, failing).compile()
     except CheckDefinitionError:
         # The same error, worded against the whole catalog (its "did you mean" hint).
-        return ScopeSql(spec, catalog, dialect, sample_rows, over, buckets).compile()
+        return ScopeSql(spec, catalog, dialect, sample_rows, over, buckets, failing).compile()
     with _kept_lock:
         _kept[key] = compiled
         if len(_kept) > CACHE_SIZE:

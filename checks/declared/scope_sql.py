@@ -4,7 +4,9 @@
 queries on (``Kind.sql``), as ``checks.declared.compile`` describes them:
 names are resolved against the catalog and a filter parsed as one condition
 (``checks.declared.catalog_names``), identifiers quoted; with ``over:`` the
-counts are grouped per bucket and the sample reads the tested bucket only.
+counts are grouped per bucket and the sample reads the tested bucket only;
+with ``by:`` they are grouped per segment too and the sample reads the failing
+segments only (``checks.declared.segment_sql``).
 ``compile_check`` (``checks.declared.compile``) keeps what it builds per process.
 """
 
@@ -16,8 +18,10 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel, UnsupportedError
 
 from checks.automation.time_buckets import Over
+from checks.declared import segment_sql
 from checks.declared.buckets import BUCKET, BucketSql, Window, bucket_sql
 from checks.declared.catalog_names import parse_filter, resolve_column, resolve_table
+from checks.declared.segment_sql import SegmentValues
 from checks.errors import CheckDefinitionError
 from checks.kinds.base import Compiled, Kind
 from checks.kinds.sql_terms import ROWS, count, nulls_last
@@ -40,7 +44,16 @@ class ScopeSql:
         limit: int,
         over: Over | None = None,
         buckets: Window | None = None,
+        failing: Sequence[SegmentValues] | None = None,
     ) -> None:
+        """Resolve the check's names against ``catalog``.
+
+        Args:
+            failing: the failing segments' values (``by:``): the sample reads only those.
+
+        Raises:
+            CheckDefinitionError: an unknown table or column (``by.0``, with the closest name).
+        """
         self.spec = spec
         self.dialect = dialect
         self.limit = limit
@@ -50,6 +63,11 @@ class ScopeSql:
         self.where = (
             parse_filter(spec.filter, dialect, f"{self.at}.filter") if spec.filter else None
         )
+        self.segments = [
+            resolve_column(self.data_set, name, f"{self.at}.by.{i}")
+            for i, name in enumerate(spec.by or [])
+        ]
+        self.failing = failing
         self.buckets: BucketSql | None = None
         if over is not None and buckets is not None:
             time = resolve_column(self.data_set, over.column, "over.column")
@@ -93,9 +111,15 @@ class ScopeSql:
         conditions = [c for c in (self.where, extra) if c is not None]
         if self.buckets is not None:
             conditions.append(self.buckets.tested if sample else self.buckets.window)
+        if sample and self.segments and self.failing is not None:
+            conditions.append(segment_sql.matching(self.segment_refs(), self.failing))
         if conditions:
             query = query.where(exp.and_(*(exp.paren(c.copy()) for c in conditions)))
         return query
+
+    def segment_refs(self) -> list[exp.Column]:
+        """The ``by:`` columns as quoted columns of ``t`` (none without ``by:``)."""
+        return [self.col(column.name) for column in self.segments]
 
     def sql(self, tree: exp.Expr) -> str:
         """A tree as SQL in the dialect, as the engine must run it (``engines.kind_sql``).
@@ -122,7 +146,7 @@ class ScopeSql:
             return self.data_set.name
         return f"{self.data_set.name} where {' '.join(self.spec.filter.split())}"
 
-    def row_order(self, first: str | None) -> list[exp.Expr]:
+    def row_order(self, first: str | None) -> list[exp.Column]:
         """Columns that order a row sample the same way every run (orderable types only)."""
         names = [first] if first else []
         for column in self.data_set.columns:
@@ -135,7 +159,9 @@ class ScopeSql:
     def row_sample(self, violation: exp.Expr, first: str | None) -> str:
         """The violating rows, ordered the same way every run, as SQL."""
         query = self.scoped(exp.Star(), extra=violation, sample=True)
-        order = self.row_order(first)
+        segments = self.segment_refs()
+        names = {ref.name for ref in segments}
+        order = [*segments, *(o for o in self.row_order(first) if o.name not in names)]
         if order:
             query = query.order_by(*(nulls_last(o) for o in order))
         return self.sql(query.limit(self.limit))
@@ -143,21 +169,44 @@ class ScopeSql:
     def value_sample(self, value: exp.Expr, name: str, violation: exp.Expr) -> str:
         """The violating values with how many rows hold each, most first, as SQL."""
         rows = count(exp.Star())
+        segments = self.segment_refs()  # each failing segment's values apart
         query = (
             self.scoped(
+                *(
+                    exp.alias_(r, c.name, quoted=True)
+                    for r, c in zip(segments, self.segments, strict=True)
+                ),
                 exp.alias_(value.copy(), name, quoted=True),
                 exp.alias_(rows, ROWS, quoted=True),
                 extra=violation,
                 sample=True,
             )
-            .group_by(value.copy())
+            .group_by(*(r.copy() for r in segments), value.copy())
             .order_by(exp.Ordered(this=rows.copy(), desc=True), nulls_last(value))
             .limit(self.limit)
         )
         return self.sql(query)
 
-    def done(self, counts: exp.Select, sample: str | None, column: Column | None) -> Compiled:
-        """The counts query (grouped per bucket with ``over:``) and the sample, as SQL."""
+    def done(
+        self,
+        counts: exp.Select,
+        sample: str | None,
+        column: Column | None,
+        segments_in: str | None = None,
+    ) -> Compiled:
+        """The counts query (grouped per bucket with ``over:``, per segment with ``by:``), as SQL.
+
+        ``segments_in`` names the subquery ``counts`` reads when the kind already
+        projected the segment columns in it (``segment_sql.projections``).
+        """
+        if self.segments:
+            if segments_in is None:
+                refs = self.segment_refs()
+            else:
+                names = segment_sql.result_names(len(self.segments))
+                refs = [exp.column(name, table=segments_in) for name in names]
+            counts = counts.select(*segment_sql.projections(refs), append=True)
+            counts = counts.group_by(*(r.copy() for r in refs))
         if self.buckets is not None:
             key = self.buckets.key
             counts = counts.select(exp.alias_(key.copy(), BUCKET), append=True)
@@ -168,4 +217,5 @@ class ScopeSql:
             self.scope_text(),
             self.data_set.name,
             column.type if column else None,
+            tuple(c.name for c in self.segments),
         )

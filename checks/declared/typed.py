@@ -7,6 +7,8 @@ check says ``allow_empty: true``: it is then judged over the empty scope
 ``reason`` says the scope was empty. Otherwise the kind's compared metric is
 judged against ``expect`` (``checks.fields.expectation``), and when the
 check failed a bounded sample of its violating rows is read as evidence ``S<n>``.
+A check with ``by:`` is judged per segment (``checks.declared.segments``); its
+sample reads the failing segments only.
 
 Metrics (``CheckResult.metrics``): each kind's are in its module's docstring
 (``checks/kinds/``); ``compared`` names the one the expectation compares,
@@ -23,12 +25,14 @@ from checks.automation.check import Check
 from checks.declared import anomaly, buckets
 from checks.declared.anomaly import History
 from checks.declared.compile import Compiled, compile_check
+from checks.declared.segment_sql import SegmentValues
+from checks.declared.segments import judge_segments, rows_needed
 from checks.declared.typed_judge import Judge, fill_result, metric_int, metric_value
 from checks.errors import CheckDefinitionError, QueryError, SourceError
 from checks.kinds.base import Clock, Judged
 from checks.report import Buckets, CheckOutcome, CheckResult, Evidence, Metrics
 from checks.settings.limits import Limits
-from checks.sources import QueryResult, Source
+from checks.sources import Source
 from checks.sql.lint import lint_condition
 
 
@@ -93,7 +97,8 @@ def run_typed_check(
             timezone=timezone,
         )
         result.warnings = [f"filter: {w.message}" for w in linted]
-    rows = len(found.starts) + 1 if found else 1
+    buckets_read = len(found.starts) + 1 if found else 1
+    rows = rows_needed(limits.max_segments, buckets_read) if spec.by else buckets_read
     try:
         counts = source.query(compiled.counts_sql, max_rows=rows, timeout_s=timeout_s)
     except QueryError as exc:
@@ -102,19 +107,40 @@ def run_typed_check(
         Evidence.of_result(counts, evidence_id=f"C{position}", origin="check", limits=limits)
     ]
     result.evidence_id = evidence[0].id
-    if found is not None:
-        judged = _judge_buckets(result, check, compiled, counts, found, source, clock)
-    else:
-        row = dict(zip(counts.columns, counts.rows[0], strict=True)) if counts.rows else {}
+
+    def judge_one(
+        into: CheckResult,
+        scope: Compiled,
+        columns: list[str],
+        found_rows: list[list[Any]],
+        metric: str,
+    ) -> Judged:
+        if found is not None:
+            return _judge_buckets(into, check, scope, columns, found_rows, found, source, clock)
+        row = dict(zip(columns, found_rows[0], strict=True)) if found_rows else {}
         metrics: Metrics = {k: metric_value(v) for k, v in row.items() if k != "latest"}
-        judged = Judge(spec, check, compiled, metrics, source, clock).judge(row)
-        fill_result(result, judged, metrics, spec)
+        judged = Judge(spec, check, scope, metrics, source, clock).judge(row)
+        fill_result(into, judged, metrics, spec)
         if expect.anomaly is not None:
-            baseline = history(check.name, spec.compared) if history else []
-            anomaly.apply(result, expect.anomaly, now, baseline, source="runs", zone=timezone)
+            baseline = history(check.name, metric) if history else []
+            anomaly.apply(into, expect.anomaly, now, baseline, source="runs", zone=timezone)
+        return judged
+
+    columns, found_rows = list(counts.columns), [list(r) for r in counts.rows]
+    failing: list[SegmentValues] | None = None
+    if spec.by:
+        sample_rows, failing = judge_segments(
+            result, check, compiled, columns, found_rows, counts.row_count,
+            limits.max_segments, judge_one,
+        )  # fmt: skip
+    else:
+        sample_rows = judge_one(result, compiled, columns, found_rows, spec.compared).sample_rows
     failed = result.outcome is CheckOutcome.FAILED
-    if failed and judged.sample_rows and compiled.sample_sql:
-        sample = _sample(compiled.sample_sql, judged.sample_rows, source, limits, timeout_s)
+    sample_sql = compiled.sample_sql
+    if failed and sample_rows and sample_sql and failing is not None:
+        sample_sql = _failing_sample(check, source, limits, found, failing, result)
+    if failed and sample_rows and sample_sql:
+        sample = _sample(sample_sql, sample_rows, source, limits, timeout_s)
         if isinstance(sample, str):
             result.warnings.append(sample)
         else:
@@ -124,11 +150,38 @@ def run_typed_check(
     return result, evidence
 
 
+def _failing_sample(
+    check: Check,
+    source: Source,
+    limits: Limits,
+    found: buckets.Window | None,
+    failing: list[SegmentValues],
+    result: CheckResult,
+) -> str | None:
+    """The sample of the failing segments' violating rows (None, with a warning, when it can't)."""
+    assert check.spec is not None
+    try:
+        return compile_check(
+            check.spec,
+            source.catalog(),
+            source.dialect,
+            sample_rows=limits.max_rows,
+            over=check.over,
+            buckets=found,
+            failing=failing,
+        ).sample_sql
+    except (CheckDefinitionError, SourceError, ValueError) as exc:
+        why = exc.message if isinstance(exc, CheckDefinitionError) else str(exc)
+        result.warnings.append(f"the failing segments' sample was not read: {why}")
+        return None
+
+
 def _judge_buckets(
     result: CheckResult,
     check: Check,
     compiled: Compiled,
-    counts: QueryResult,
+    columns: list[str],
+    rows: list[list[Any]],
     found: buckets.Window,
     source: Source,
     clock: Clock,
@@ -142,8 +195,8 @@ def _judge_buckets(
     """
     spec, over = check.spec, check.over
     assert spec is not None and over is not None
-    grouped = buckets.by_bucket(list(counts.columns), list(counts.rows))
-    zeros = {name: 0 for name in counts.columns if name != buckets.BUCKET}
+    grouped = buckets.by_bucket(columns, rows)
+    zeros = {name: 0 for name in columns if name != buckets.BUCKET}
 
     def measure(start: dt.datetime, scope: Compiled = compiled) -> tuple[Judge, dict[str, Any]]:
         row = grouped.get(buckets.Window.key(start), zeros)

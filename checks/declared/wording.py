@@ -9,10 +9,11 @@ each typed kind's words from its kind (``Kind.words``), shown as
 from __future__ import annotations
 
 from checks.declared import anomaly
+from checks.declared.segments import MAX_NAMED, segment_label
 from checks.fields.expectation import parse_expectation
 from checks.kinds.in_words import duration, metric, number, percent
 from checks.kinds.registry import KINDS
-from checks.report import Buckets, CheckOutcome, CheckResult
+from checks.report import Buckets, CheckOutcome, CheckResult, Segment, Segments
 
 
 def _unit(expect: str) -> str | None:
@@ -41,6 +42,8 @@ def measured(check: CheckResult) -> str:
     compared count (``metrics["compared"]``) as a percent of its rows in
     scope, e.g. ``… in 334,264 rows (14.99 %)``.
     """
+    if check.segments is not None:
+        return segments_text(check, check.segments)
     kind = KINDS.get(check.kind)
     if check.kind == "sql":
         text = _sql(check)
@@ -53,6 +56,49 @@ def measured(check: CheckResult) -> str:
         and _unit(check.expect) == "percent"
     ):
         text += f" ({percent(metric(check, compared), metric(check, 'rows_in_scope'))})"
+    return text
+
+
+def segments_text(check: CheckResult, segments: Segments) -> str:
+    """A segmented check in words: how many segments failed, the first ``MAX_NAMED`` named.
+
+    ``2 of 16 segments by carrier failed: `AA`: 35 of 1,000 rows missing (3.50 %); `UA`:
+    …; and 3 more`` (names as Markdown code spans, ``segment_label``); with no failure,
+    the warned ones, else how many passed.
+    """
+    total, by = len(segments.items), ", ".join(segments.by)
+    head = f"{total:,} segment{'' if total == 1 else 's'} by {by}"
+    shown = segments.failed
+    if shown:
+        head = f"{len(shown):,} of {head} failed"
+    else:
+        shown = segments.having(CheckOutcome.WARNED)
+        passed = len(segments.having(CheckOutcome.PASSED))
+        head += f": {len(shown):,} warned" if shown else f": {passed:,} passed"
+    named = [f"{segment_label(s.name)}: {segment_words(check, s)}" for s in shown[:MAX_NAMED]]
+    if len(shown) > MAX_NAMED:
+        named.append(f"and {len(shown) - MAX_NAMED:,} more")
+    return f"{head}: {'; '.join(named)}" if named else head
+
+
+def segment_words(check: CheckResult, segment: Segment) -> str:
+    """One segment of ``check`` in words, as its kind words a check (its anomaly too).
+
+    ``71 of 17,416 rows missing (0.41 %)``: plain text, the segment's name is not in it.
+    """
+    alone = CheckResult(
+        check.name,
+        "",
+        check.expect,
+        segment.value,
+        segment.outcome,
+        kind=check.kind,
+        metrics=segment.metrics,
+        anomaly=segment.anomaly,
+    )
+    text = measured(alone)
+    if segment.anomaly is not None:
+        text += f", {anomaly.describe(segment.anomaly)}"
     return text
 
 

@@ -26,7 +26,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 from sqlglot import exp
 
 from checks.fields.expectation import Expectation, Unit
@@ -56,6 +62,7 @@ class Compiled:
         scope: the scope in words, e.g. ``orders where name = 'Diana'``.
         table: the data set read, as the catalog names it.
         column_type: the catalog type of the check's column, when it has one.
+        segments: the ``by:`` columns as the catalog names them (none without ``by:``).
     """
 
     counts_sql: str
@@ -63,6 +70,7 @@ class Compiled:
     scope: str
     table: str
     column_type: str | None = None
+    segments: tuple[str, ...] = ()
 
 
 class Scope(Protocol):
@@ -114,8 +122,24 @@ class Scope(Protocol):
         """A tree as SQL in the dialect."""
         ...
 
-    def done(self, counts: exp.Select, sample: str | None, column: Column | None) -> Compiled:
-        """The counts query (grouped per bucket with ``over:``) and the sample, kept."""
+    def segment_refs(self) -> list[exp.Column]:
+        """The ``by:`` columns of ``t`` (empty without ``by:``).
+
+        A kind counting in a subquery projects them there, as ``segment_1``….
+        """
+        ...
+
+    def done(
+        self,
+        counts: exp.Select,
+        sample: str | None,
+        column: Column | None,
+        segments_in: str | None = None,
+    ) -> Compiled:
+        """The counts query (grouped per bucket with ``over:``, per segment with ``by:``), kept.
+
+        ``segments_in``: the subquery of ``counts`` that projects the segment columns.
+        """
         ...
 
 
@@ -188,6 +212,10 @@ class Kind(BaseModel):
         SHOWS_ITS_PERCENT: whether its words already give the compared count as a percent.
         UNDEFINED_WHEN_EMPTY: whether its value over no rows is undefined, so an empty
             scope is not evaluated even with ``allow_empty`` (``aggregate``).
+        BY: whether it takes ``by:`` (segments, ``checks.declared.segments``).
+
+    ``by`` (a YAML key of every kind that takes it) lists the columns whose
+    values cut the scope into segments, each judged alone.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -200,9 +228,35 @@ class Kind(BaseModel):
     MEASURES_EMPTY: ClassVar[bool] = False
     SHOWS_ITS_PERCENT: ClassVar[bool] = False
     UNDEFINED_WHEN_EMPTY: ClassVar[bool] = False
+    BY: ClassVar[bool] = True
 
     table: str
     filter: str | None = None
+    by: list[str] | None = None
+
+    @field_validator("by", mode="before")
+    @classmethod
+    def _by_one(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value  # ``by: region`` is one column
+
+    @field_validator("by")
+    @classmethod
+    def _by(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        if not cls.BY:
+            raise ValueError(
+                f"{cls.KIND} does not take by: it is about the table as a whole, not its rows"
+            )
+        return segment_columns(value)
+
+    @model_serializer(mode="wrap")
+    def _without_by(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Dump the kind; ``by`` only when given (a check without it dumps as it always did)."""
+        data: dict[str, Any] = handler(self)
+        if self.by is None:
+            data.pop("by", None)
+        return data
 
     @field_validator("table")
     @classmethod
@@ -262,8 +316,8 @@ class Kind(BaseModel):
         return []
 
     def tables_read(self) -> dict[str, list[str]]:
-        """Every table the check reads, with the columns it reads of each."""
-        return {self.table: list(self.columns_used)}
+        """Every table the check reads, with the columns it reads of each (``by:``'s too)."""
+        return {self.table: [*self.columns_used, *(self.by or [])]}
 
     # The four parts each kind implements.
 
@@ -317,6 +371,26 @@ class OneColumn(Kind):
     def columns_used(self) -> list[str]:
         """The columns of ``table`` this check reads (for validation)."""
         return [self.column]
+
+
+MAX_BY_COLUMNS = 4
+"""At most this many ``by:`` columns (each segment is one value of each)."""
+
+
+def segment_columns(names: list[str]) -> list[str]:
+    """``by:``'s columns, stripped: at least one, at most ``MAX_BY_COLUMNS``, none twice.
+
+    Raises:
+        ValueError: an empty list or name, too many, or a name listed twice (any case).
+    """
+    if not names:
+        raise ValueError("by: lists at least one column; leave it out for the whole scope")
+    if len(names) > MAX_BY_COLUMNS:
+        raise ValueError(f"by: lists at most {MAX_BY_COLUMNS} columns (got {len(names)})")
+    cleaned = [not_blank(name.strip(), "must name a column") for name in names]
+    if len({c.lower() for c in cleaned}) != len(cleaned):
+        raise ValueError("by: lists a column twice")
+    return cleaned
 
 
 def missing_parts(kind: type[Kind]) -> list[str]:

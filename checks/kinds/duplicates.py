@@ -22,7 +22,7 @@ from sqlglot import exp
 from checks.fields.rules import not_blank
 from checks.kinds.base import Compiled, Counts, Judged, Kind, Loc, Scope
 from checks.kinds.in_words import metric, rows
-from checks.kinds.sql_terms import ROWS, count, count_when, is_null, not_null, nulls_last
+from checks.kinds.sql_terms import ROWS, SEGMENT, count, count_when, is_null, not_null, nulls_last
 from checks.report import CheckResult
 
 
@@ -58,10 +58,12 @@ class Duplicates(Kind):
         keys = [scope.column(name, f"columns.{i}") for i, name in enumerate(self.columns)]
         refs = [scope.col(k.name) for k in keys]
         aliases = [f"key_{i}" for i in range(1, len(keys) + 1)]
+        segments = scope.segment_refs()  # ``by:``: a key is counted within its segment
         grouped = scope.scoped(
             *(exp.alias_(r, a) for r, a in zip(refs, aliases, strict=True)),
+            *(exp.alias_(r.copy(), f"{SEGMENT}{i}") for i, r in enumerate(segments, start=1)),
             exp.alias_(count(exp.Star()), "group_rows"),
-        ).group_by(*(r.copy() for r in refs))
+        ).group_by(*(r.copy() for r in refs), *(r.copy() for r in segments))
         n = exp.column("group_rows")
         any_null = exp.or_(*(is_null(exp.column(a)) for a in aliases))
         repeated: exp.Expr = exp.GT(this=n.copy(), expression=exp.Literal.number(1))
@@ -82,17 +84,22 @@ class Duplicates(Kind):
             exp.alias_(total(n.copy(), repeated.copy()), "rows_in_duplicate_groups"),
             exp.alias_(total(n.copy(), any_null.copy()), "rows_with_null_key"),
         ).from_(grouped.subquery("keyed"))
-        return scope.done(counts, self._sample(scope, refs, [k.name for k in keys]), None)
+        sample = self._sample(scope, refs, [k.name for k in keys])
+        return scope.done(counts, sample, None, segments_in="keyed" if segments else None)
 
     def _sample(self, scope: Scope, refs: list[exp.Column], names: list[str]) -> str:
         rows_held = count(exp.Star())
+        segments = [r for r in scope.segment_refs() if r.name not in names]
+        refs = [*segments, *refs]  # a key repeated within each failing segment
+        names = [*(r.name for r in segments), *names]
         having: exp.Expr = exp.GT(this=rows_held.copy(), expression=exp.Literal.number(1))
         if self.nulls == "distinct":
-            having = exp.and_(having, *(not_null(r) for r in refs))
+            having = exp.and_(having, *(not_null(r) for r in refs[len(segments) :]))
         sample = (
             scope.scoped(
                 *(exp.alias_(r.copy(), k, quoted=True) for r, k in zip(refs, names, strict=True)),
                 exp.alias_(rows_held, ROWS, quoted=True),
+                sample=True,  # with ``by:``, the failing segments only
             )
             .group_by(*(r.copy() for r in refs))
             .having(having)

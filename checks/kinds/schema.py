@@ -60,6 +60,7 @@ class Schema(Kind):
     KIND: ClassVar[str] = "schema"
     UNITS: ClassVar[frozenset[Unit]] = frozenset({"number", "rows"})
     COMPARED: ClassVar[str] = "problems"
+    BY: ClassVar[bool] = False  # the table's columns, the same in every segment
 
     columns: dict[str, str] = Field(min_length=1)
 

@@ -16,6 +16,9 @@ from sqlglot import exp
 ROWS = "rows"
 """Name of the per-value row count in value samples (``accepted_values``, …)."""
 
+SEGMENT = "segment_"
+"""The prefix of a segmented check's segment columns in its counts (``segment_1``…)."""
+
 
 def count(value: exp.Expr) -> exp.Count:
     """``count(value)`` as a 64-bit count in every dialect.

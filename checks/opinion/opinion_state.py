@@ -89,6 +89,7 @@ def _check_entry(check: CheckResult, limits: StateLimits) -> dict[str, Any]:
     a few rows from one over many, and see a scope that was empty. An anomaly
     expectation adds what the runtime computed (value, band, score, the
     baseline's newest ``max_rows`` points): the model judges it, never computes it.
+    A segmented check adds its first ``max_rows`` failing segments (name, value, rows).
     """
     entry: dict[str, Any] = {
         "name": check.name,
@@ -110,6 +111,18 @@ def _check_entry(check: CheckResult, limits: StateLimits) -> dict[str, Any]:
         entry["anomaly"] = json_value(computed)
     if check.buckets is not None:
         entry["buckets"] = check.buckets.to_dict()
+    if check.segments is not None:  # its failing segments, as many as a result's rows
+        failed = check.segments.failed
+        entry["failed_segments"] = [
+            {
+                "name": _cut(s.name, limits.max_cell_chars),
+                "value": json_value(s.value),
+                "rows_in_scope": s.rows_in_scope,
+            }
+            for s in failed[: limits.max_rows]
+        ]
+        if len(failed) > limits.max_rows:
+            entry["failed_segments_left_out"] = len(failed) - limits.max_rows
     return entry
 
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checks.report.evidence import json_value
 from checks.report.vocabulary import CheckOutcome
+
+if TYPE_CHECKING:
+    from checks.report.segments import Segments
 
 
 @dataclass
@@ -158,6 +161,9 @@ class CheckResult:
         warn: the warning level's normalised text (``warn:``), or None
             when the check has none; a value breaking it while meeting
             ``expect`` is ``warned``.
+        segments: a segmented check's segments (``by:``, ``checks.report.segments``),
+            each judged alone; None for a check without ``by:``. Its ``value`` is
+            then how many segments failed.
     """
 
     name: str
@@ -175,6 +181,7 @@ class CheckResult:
     anomaly: Anomaly | None = None
     buckets: Buckets | None = None
     warn: str | None = None
+    segments: Segments | None = None
 
     def __post_init__(self) -> None:
         self.outcome = CheckOutcome(self.outcome)  # a stored or JSON text reads as the enum
@@ -213,4 +220,8 @@ class CheckResult:
             "sample_id": self.sample_id,
             "anomaly": self.anomaly.to_dict() if self.anomaly else None,
             "buckets": self.buckets.to_dict() if self.buckets else None,
+            "segments": self.segments.to_dict() if self.segments else None,
+            "failed_segments": (
+                [s.to_dict() for s in self.segments.failed] if self.segments else None
+            ),
         }

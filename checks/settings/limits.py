@@ -34,6 +34,8 @@ class Limits(Strict):
             fingerprint covers those rows and its row count is a lower bound,
             marked (``row_count_exact`` False). It bounds the cost of a huge
             result: about 3 µs of CPU per row read and hashed.
+        max_segments: segments a segmented check (``by:``) may have in its scope;
+            past it the check is not evaluated and says so (never cut short).
         fetch_cell_chars: a cell larger than this (characters, about) never
             reaches Python whole: it arrives as an ``Oversized``, measured and
             cut in SQL (DuckDB and PostgreSQL; SQLite measures it in SQL too).
@@ -52,6 +54,7 @@ class Limits(Strict):
     query_temp_disk: ByteSize = Field(default=ByteSize(1 << 30), ge=0)
     connect_timeout_s: float = Field(default=10.0, gt=0)
     fetch_cell_chars: int = Field(default=10_000, ge=100)
+    max_segments: int = Field(default=100, ge=1, le=10_000)
 
     def kill_after_s(self, timeout_s: float) -> float:
         """Seconds after which a query's process is killed: ``timeout_s`` plus a grace.

@@ -34,6 +34,7 @@ from checks.report import (
     Finding,
     FindingSource,
     RunReport,
+    Segments,
     Status,
     json_value,
     outcome_of,
@@ -166,7 +167,7 @@ def write_results(
                     "kind": c.kind,
                     "outcome": str(c.outcome),
                     "reason": c.reason,
-                    "metrics": json_value(c.metrics),
+                    "metrics": stored_metrics(c),
                     "warnings": list(c.warnings),
                     "sample_id": c.sample_id,
                     "anomaly": json_value(c.anomaly.to_dict()) if c.anomaly else None,
@@ -257,8 +258,23 @@ def _warn_levels(report: RunReport) -> None:
         check.warn = levels.get(check.name)
 
 
+SEGMENTS_KEY = "lookout__segments"
+"""Where a segmented check's segments are kept in its row's ``metrics`` JSON (no metric
+is named so): ``Segments.to_dict``, taken out again when the row is read."""
+
+
+def stored_metrics(check: CheckResult) -> Any:
+    """A check's ``metrics`` as its row keeps them: with its segments, when it has them."""
+    data = json_value(check.metrics)
+    if check.segments is not None and isinstance(data, dict):
+        data[SEGMENTS_KEY] = json_value(check.segments.to_dict())
+    return data
+
+
 def check_result(row: CheckRow) -> CheckResult:
     """The ``CheckResult`` a stored check row holds (what ``load_report`` gives back)."""
+    metrics = dict(row.metrics or {})
+    kept = metrics.pop(SEGMENTS_KEY, None)
     return CheckResult(
         row.name,
         row.sql,
@@ -270,9 +286,10 @@ def check_result(row: CheckRow) -> CheckResult:
         row.evidence_id,
         kind=row.kind or "sql",
         reason=row.reason,
-        metrics=row.metrics or {},
+        metrics=metrics,
         warnings=row.warnings or [],
         sample_id=row.sample_id,
         anomaly=Anomaly.from_dict(row.anomaly) if row.anomaly else None,
         buckets=Buckets.from_dict(row.buckets) if row.buckets else None,
+        segments=Segments.from_dict(kept) if isinstance(kept, dict) else None,
     )

@@ -197,7 +197,8 @@ class CheckRow(Base):
     derived from ``passed`` and ``error``); ``metrics`` is the check's numbers
     by name, kept per run so they can be followed over time; ``anomaly`` and
     ``buckets`` are ``checks.report.Anomaly`` and ``Buckets`` as JSON (NULL
-    for checks without them).
+    for checks without them); a segmented check's ``metrics`` also hold its
+    segments (``checks.report.Segments``) under ``lookout__segments``.
     """
 
     __tablename__ = "check_results"

@@ -109,6 +109,8 @@ def check_band(check: CheckResult) -> Band:
     does not watch, and none when it was not judged); a fixed expectation's is
     ``expectation_band``.
     """
+    if check.segments is not None:
+        return 0.0, 0.0  # its value is how many segments failed
     if check.anomaly is not None:
         return check.anomaly.low, check.anomaly.high
     return expectation_band(check.expect)
@@ -119,8 +121,10 @@ def series_rows(
 ) -> list[dict[str, Any]]:
     """The ``check_series`` rows of one finished run, as column values for one insert.
 
-    Each check's value with its band, and each numeric metric; ``automation``
-    and ``scheduled_for`` are the stored run's (copied into every row).
+    Each check's value with its band, and each numeric metric; a segmented
+    check's each segment's value with its band too, under the segment's metric
+    (``Segment.series_metric``: its anomaly's history); ``automation`` and
+    ``scheduled_for`` are the stored run's (copied into every row).
     """
     rows: list[dict[str, Any]] = []
     for check in report.checks:
@@ -130,6 +134,10 @@ def series_rows(
             measured = number(value)
             if measured is not None and name != VALUE and not isinstance(value, bool):
                 points.append((name, measured, None, None))
+        for segment in check.segments.items if check.segments else []:
+            found = segment.anomaly
+            low_s, high_s = (found.low, found.high) if found else expectation_band(check.expect)
+            points.append((segment.series_metric, number(segment.value), low_s, high_s))
         rows += [
             {
                 "automation": automation,

@@ -200,10 +200,32 @@ def print_report(
         print_histories(console, histories)
     for line in change_lines(report.second_opinion, name_run=True):
         _print_whole(console, Text(clean(line)))  # data values: plain text, never markup
+    _print_failed_segments(console, report)
     for ev in report.evidence:
         if full or _worth_showing(report, ev):
             _print_evidence(console, report, ev, full=full)
     console.print()
+
+
+def _print_failed_segments(console: Console, report: RunReport) -> None:
+    """Every failing segment of each segmented check: its values, value and rows in scope.
+
+    The summary names the first few; here they are all. Segment values
+    are data: printed as plain text, cleaned, never as markup.
+    """
+    from checks.declared.wording import segment_words  # sqlglot: not for --help
+
+    for check in report.checks:
+        failed = check.segments.failed if check.segments else []
+        if not failed or check.segments is None:
+            continue
+        by = ", ".join(check.segments.by)
+        console.print(Text(clean(f"  {check.name}: failing segments by {by}"), style="dim"))
+        grid = Grid([Column(name) for name in (*check.segments.by, "measured")])
+        for segment in failed:
+            cells = [_cell(segment.values.get(name)) for name in check.segments.by]
+            grid.add_row(*cells, _cell(segment_words(check, segment)))
+        grid.print(console, indent=6)
 
 
 def _print_whole(console: Console, text: Text) -> None:

@@ -20,6 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from checks.agent.trace import read_trace, redacted
+from checks.declared.wording import segment_words
 from checks.opinion.evidence_diff import diff_evidence
 from checks.opinion.row_diff import stored_row_changes
 from checks.report import Evidence, Status
@@ -308,4 +309,10 @@ def _check_view(row: CheckRow) -> CheckView:
         metrics=check.metrics,
         warnings=check.warnings,
         sample_id=check.sample_id,
+        segments_by=check.segments.by if check.segments else None,
+        failed_segments=(
+            [(s.name, segment_words(check, s)) for s in check.segments.failed]
+            if check.segments
+            else None
+        ),
     )

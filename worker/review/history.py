@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 from checks.fields.expectation import parse_expectation
 from checks.kinds.in_words import duration, percent_text
 from checks.report import CheckOutcome
+from checks.store.report_rows import SEGMENTS_KEY
 from checks.store.run_tables import RunRow, SeriesRow
 from checks.store.series import FINISHED, VALUE, SeriesPoint, run_series
 from checks.store.store import Store
@@ -299,7 +300,9 @@ def run_histories(
     series = run_series(session, run, names, limit=limit)
     for name in names:
         points = [_point(p, run.id) for p in series[name]]
-        unit = unit_of(next(c.expect for c in run.checks if c.name == name))
+        kept = next(c for c in run.checks if c.name == name)
+        segmented = SEGMENTS_KEY in (kept.metrics or {})  # its value: segments failed
+        unit = "number" if segmented else unit_of(kept.expect)
         found[name] = CheckHistory(name, points, _total(session, run, name), unit)
     return [found[c.name] for c in run.checks]
 

@@ -25,7 +25,9 @@ class CheckView:
     ``not_evaluated``; ``reason`` says why it was not evaluated (or notes an
     allowed empty scope, or the warning level a ``warned`` value is beyond);
     ``metrics`` are its counts; ``sample_id`` names the evidence holding a
-    sample of its violating rows.
+    sample of its violating rows; ``segments_by`` the ``by:`` columns of a
+    segmented check, and ``failed_segments`` its failing segments (name, and
+    what it measured in words; the names are data, escaped by the page).
     """
 
     name: str
@@ -41,6 +43,8 @@ class CheckView:
     metrics: dict[str, Any] | None = None
     warnings: list[str] | None = None
     sample_id: str | None = None
+    segments_by: list[str] | None = None
+    failed_segments: list[tuple[str, str]] | None = None
 
 
 @dataclass(frozen=True)
