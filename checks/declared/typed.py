@@ -20,9 +20,10 @@ from dataclasses import replace
 from typing import Any
 
 from checks.automation.check import Check
-from checks.declared import anomaly, buckets
+from checks.declared import anomaly, buckets, schema_changes
 from checks.declared.anomaly import History
 from checks.declared.compile import Compiled, compile_check
+from checks.declared.schema_changes import RecordedSchemas
 from checks.declared.typed_judge import Judge, fill_result, metric_int, metric_value
 from checks.errors import CheckDefinitionError, QueryError, SourceError
 from checks.kinds.base import Clock, Judged
@@ -43,6 +44,7 @@ def run_typed_check(
     timezone: str = "UTC",
     history: History | None = None,
     slot: dt.datetime | None = None,
+    schemas: RecordedSchemas | None = None,
 ) -> tuple[CheckResult, list[Evidence]]:
     """Run one typed check; return its result and its evidence (``C<n>``, and ``S<n>``).
 
@@ -58,6 +60,8 @@ def run_typed_check(
         history: the check's values in past completed runs, for an anomaly
             expectation (None: no history, as for a first run).
         slot: the run's slot time: the tested point of an anomaly (default: ``clock()``).
+        schemas: the schemas the automation's checks recorded in earlier runs, for
+            a ``schema`` check's ``changes`` (None: no store to read them from).
 
     A problem with the check (an unknown column), a failing query or a value of
     the wrong kind is an error on the check, never a pass.
@@ -112,6 +116,13 @@ def run_typed_check(
         if expect.anomaly is not None:
             baseline = history(check.name, spec.compared) if history else []
             anomaly.apply(result, expect.anomaly, now, baseline, source="runs", zone=timezone)
+        if schema_changes.compares(spec) and result.outcome is not CheckOutcome.ERROR:
+            try:
+                columns = list(source.table_columns(compiled.table))
+            except SourceError as exc:
+                return _errored(result, str(exc)), evidence
+            seen = schema_changes.recorded(compiled.table, source.dialect, columns)
+            schema_changes.apply(result, spec, seen, schemas)
     failed = result.outcome is CheckOutcome.FAILED
     if failed and judged.sample_rows and compiled.sample_sql:
         sample = _sample(compiled.sample_sql, judged.sample_rows, source, limits, timeout_s)

@@ -158,6 +158,9 @@ class CheckResult:
         warn: the warning level's normalised text (``warn:``), or None
             when the check has none; a value breaking it while meeting
             ``expect`` is ``warned``.
+        recorded_schema: the table's columns a ``schema`` check with
+            ``changes`` saw (``{"table", "dialect", "columns": [[name, type], …]}``),
+            kept for the next run to compare with; None for every other check.
     """
 
     name: str
@@ -175,6 +178,7 @@ class CheckResult:
     anomaly: Anomaly | None = None
     buckets: Buckets | None = None
     warn: str | None = None
+    recorded_schema: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         self.outcome = CheckOutcome(self.outcome)  # a stored or JSON text reads as the enum
@@ -213,4 +217,5 @@ class CheckResult:
             "sample_id": self.sample_id,
             "anomaly": self.anomaly.to_dict() if self.anomaly else None,
             "buckets": self.buckets.to_dict() if self.buckets else None,
+            "recorded_schema": self.recorded_schema,
         }

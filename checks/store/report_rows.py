@@ -171,6 +171,7 @@ def write_results(
                     "sample_id": c.sample_id,
                     "anomaly": json_value(c.anomaly.to_dict()) if c.anomaly else None,
                     "buckets": c.buckets.to_dict() if c.buckets else None,
+                    "recorded_schema": c.recorded_schema,
                 }
                 for i, c in enumerate(report.checks)
             ],
@@ -275,4 +276,5 @@ def check_result(row: CheckRow) -> CheckResult:
         sample_id=row.sample_id,
         anomaly=Anomaly.from_dict(row.anomaly) if row.anomaly else None,
         buckets=Buckets.from_dict(row.buckets) if row.buckets else None,
+        recorded_schema=row.recorded_schema,
     )

@@ -197,7 +197,9 @@ class CheckRow(Base):
     derived from ``passed`` and ``error``); ``metrics`` is the check's numbers
     by name, kept per run so they can be followed over time; ``anomaly`` and
     ``buckets`` are ``checks.report.Anomaly`` and ``Buckets`` as JSON (NULL
-    for checks without them).
+    for checks without them); ``recorded_schema`` the columns a ``schema``
+    check with ``changes`` saw (``checks.declared.schema_changes.recorded``),
+    read back by the next run (``checks.store.recorded_schemas``).
     """
 
     __tablename__ = "check_results"
@@ -220,6 +222,7 @@ class CheckRow(Base):
     sample_id: Mapped[str | None] = mapped_column(String(16))
     anomaly: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     buckets: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    recorded_schema: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
     run: Mapped[RunRow] = relationship(back_populates="checks")
 
