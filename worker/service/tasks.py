@@ -105,7 +105,7 @@ def _prepare(sender: Any = None, **_: object) -> None:
             store.close()
     except LookoutError as exc:  # the store is down: each task tries again when it opens it
         log.error("%s", exc)
-    known = KnownAutomations(settings.automations_dir, settings.sources.keys())
+    known = KnownAutomations(settings.automations_dir, settings.sources.keys(), settings=settings)
     known.refresh()
     _preloaded["automations"] = known
 
@@ -256,7 +256,10 @@ class RunTask(Task):  # type: ignore[misc]
 def _automation(run: RunInfo) -> Automation | str:
     """Return the automation as dispatched (the run's stored definition), or why it is unusable."""
     try:
-        return Automation.model_validate({**run.definition, "path": f"run {run.id}", "line": 1})
+        return Automation.model_validate(
+            {**run.definition, "path": f"run {run.id}", "line": 1},
+            context={"monitor": True},  # a monitor's definition is stored as any other
+        )
     except ValidationError as exc:
         return f"the stored definition is not a valid automation: {exc.errors()[0]['msg']}"
 

@@ -220,7 +220,9 @@ def test_without_a_store_nothing_is_compared(tmp_path: Path) -> None:
         sources={"shop": DuckDBSource(type="duckdb", database=str(path))},
     )
     with SourcePool(settings) as pool:
-        report = run_automation(automation({"table": "orders", "changes": "forbid"}), settings, pool)
+        report = run_automation(
+            automation({"table": "orders", "changes": "forbid"}), settings, pool
+        )
     assert [(c.outcome, c.reason) for c in report.checks] == [
         ("not_evaluated", "no store to read the last run's schema from: nothing compared")
     ]
