@@ -15,6 +15,7 @@ import duckdb
 import psycopg
 import pytest
 
+from checks.automation.loader import load_file
 from checks.automation.monitors import freshness_column, make_monitors
 from checks.errors import ConfigError
 from checks.report import RunReport
@@ -276,3 +277,13 @@ def test_lookout_run_runs_a_monitor_by_its_name(tmp_path: Path) -> None:
         "1 automation valid in 1 file; 0 errors, 2 warnings",
     ]
     shop.store.close()
+
+
+def test_a_file_cannot_name_an_automation_as_a_monitor(tmp_path: Path) -> None:
+    file = tmp_path / "a.yaml"
+    file.write_text("name: monitor:shop.notes\nsource: shop\ngoal: Be fine.\n")
+    (error,) = load_file(file).errors
+    assert str(error) == (
+        f"{file}:1:7: name: a name is lowercase letters, digits, '_' and '-', starting with"
+        " a letter or digit, at most 64 characters (got 'monitor:shop.notes')"
+    )
