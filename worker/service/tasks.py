@@ -105,8 +105,11 @@ def _prepare(sender: Any = None, **_: object) -> None:
             store.close()
     except LookoutError as exc:  # the store is down: each task tries again when it opens it
         log.error("%s", exc)
-    known = KnownAutomations(settings.automations_dir, settings.sources.keys(), settings=settings)
+    known = KnownAutomations(settings.automations_dir, settings.sources.keys())
     known.refresh()
+    # the monitors are made after the fork, by the dispatcher's first refresh: making them
+    # opens the sources (a DuckDB query process, a Spark session), never before a fork
+    known.settings = settings
     _preloaded["automations"] = known
 
 
