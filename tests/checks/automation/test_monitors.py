@@ -287,3 +287,36 @@ def test_a_file_cannot_name_an_automation_as_a_monitor(tmp_path: Path) -> None:
         f"{file}:1:7: name: a name is lowercase letters, digits, '_' and '-', starting with"
         " a letter or digit, at most 64 characters (got 'monitor:shop.notes')"
     )
+
+
+def test_the_bundled_flights_monitored(tmp_path: Path, flights_settings: Settings) -> None:
+    data = flights_settings.model_dump(by_alias=True, exclude_none=True)
+    data["sources"]["flights"]["monitor"] = {"tables": ["flights", "airlines"]}
+    settings = Settings.model_validate(data)
+    store = Store(f"sqlite:///{tmp_path}/lookout.db")
+    reports = []
+    with SourcePool(settings) as pool:
+        made = make_monitors(settings, pool.get)
+        assert [a.name for a in made.automations] == [
+            "monitor:flights.flights",
+            "monitor:flights.airlines",
+        ]
+        flights = made.automations[0]
+        assert flights.checks[0].spec is not None
+        assert flights.checks[0].spec.model_dump()["column"] == "time_hour"
+        for day in range(2):
+            slot = MONDAY + dt.timedelta(days=day)
+            reports.append(run_and_store(flights, settings, pool, store, scheduled_for=slot))
+    store.close()
+    first, second = reports
+    fresh, volume, schema = first.checks
+    assert (fresh.outcome, fresh.metrics["latest"]) == ("failed", "2014-01-01T04:00:00+00:00")
+    assert (volume.outcome, volume.value, volume.reason) == (
+        "not_evaluated",
+        336776,
+        "0 of 7 points of history",
+    )
+    assert (schema.outcome, schema.reason) == ("not_evaluated", "first run: schema recorded")
+    _, volume, schema = second.checks
+    assert volume.reason == "1 of 7 points of history"
+    assert (schema.outcome, schema.value, schema.metrics["columns"]) == ("passed", 0, 19)
