@@ -1,13 +1,16 @@
 """``schema: {changes: forbid|warn}``: a table's columns against the last run's, for real.
 
-A real DuckDB file and a real PostgreSQL database are altered between runs;
+A real DuckDB file, PostgreSQL database and MariaDB server (SQLite apart) are altered between runs;
 each run goes through the real run path into a real store (SQLite), which
 keeps the schema each run saw for the next.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import sqlite3
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -44,11 +47,21 @@ def automation(spec: dict[str, Any], **check: Any) -> Automation:
 class Engine:
     """One engine's ``orders`` table, altered between runs, and the runs stored."""
 
-    def __init__(self, settings: Settings, execute: Callable[[str], None], store: Store) -> None:
+    def __init__(
+        self, name: str, settings: Settings, execute: Callable[[str], None], store: Store
+    ) -> None:
+        self.name = name
         self.settings = settings
         self.execute = execute
         self.store = store
         self.day = 0
+
+    def retype(self, column: str, type_name: str) -> None:
+        """Change a column's type, in the engine's own words."""
+        if self.name == "mariadb":
+            self.execute(f"ALTER TABLE orders MODIFY COLUMN {column} {type_name}")
+        else:
+            self.execute(f"ALTER TABLE orders ALTER COLUMN {column} TYPE {type_name}")
 
     def run(self, auto: Automation) -> RunReport:
         slot = START + dt.timedelta(days=self.day)
@@ -57,7 +70,7 @@ class Engine:
             return run_and_store(auto, self.settings, pool, self.store, scheduled_for=slot)
 
 
-@pytest.fixture(params=["duckdb", "postgresql"])
+@pytest.fixture(params=["duckdb", "postgresql", "mariadb"])
 def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
     store = Store(f"sqlite:///{tmp_path}/lookout.db")
     create = "CREATE TABLE orders (id INTEGER, amount INTEGER, name VARCHAR(20))"
@@ -75,7 +88,30 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
             cache_dir=str(tmp_path / "cache"),
             sources={"shop": DuckDBSource(type="duckdb", database=str(path))},
         )
-        yield Engine(settings, on_duckdb, store)
+        yield Engine("duckdb", settings, on_duckdb, store)
+        store.close()
+        return
+    if request.param == "mariadb":
+        server = request.getfixturevalue("mariadb_server")
+        database = f"schema_{uuid.uuid4().hex[:10]}"
+        admin = server.connect()
+        with contextlib.closing(admin), admin.cursor() as cur:
+            cur.execute(f"CREATE DATABASE {database}")
+
+        def on_mariadb(sql: str) -> None:
+            conn = server.connect("root", database)
+            with contextlib.closing(conn), conn.cursor() as cur:
+                cur.execute(sql)
+
+        on_mariadb(create)
+        on_mariadb("INSERT INTO orders VALUES (1, 10, 'a')")
+        url = server.url("root", database)
+        settings = Settings(
+            store_url="sqlite://",
+            cache_dir=str(tmp_path / "cache"),
+            sources={"shop": SQLAlchemySource(type="sqlalchemy", url=url)},
+        )
+        yield Engine("mariadb", settings, on_mariadb, store)
         store.close()
         return
     with scratch_pg_database() as url:
@@ -92,20 +128,8 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
             cache_dir=str(tmp_path / "cache"),
             sources={"shop": SQLAlchemySource(type="sqlalchemy", url=url)},
         )
-        yield Engine(settings, on_postgres, store)
+        yield Engine("postgresql", settings, on_postgres, store)
         store.close()
-
-
-# the catalog's names of the same types on each engine
-TYPES = {
-    "duckdb": {"amount_before": "INTEGER", "amount_after": "VARCHAR", "int4": "INTEGER"},
-    "postgresql": {"amount_before": "INTEGER", "amount_after": "TEXT", "int4": "INTEGER"},
-}
-
-
-def _engine_name(engine: Engine) -> str:
-    config = engine.settings.sources["shop"]
-    return "duckdb" if isinstance(config, DuckDBSource) else "postgresql"
 
 
 def test_each_change_is_named_and_forbid_fails(engine: Engine) -> None:
@@ -128,11 +152,11 @@ def test_each_change_is_named_and_forbid_fails(engine: Engine) -> None:
 
     engine.execute("ALTER TABLE orders ADD COLUMN surprise INTEGER")
     engine.execute("ALTER TABLE orders DROP COLUMN name")
-    to_text = "TEXT" if _engine_name(engine) == "postgresql" else "VARCHAR"
-    engine.execute(f"ALTER TABLE orders ALTER COLUMN amount TYPE {to_text}")
+    to_text = "VARCHAR" if engine.name == "duckdb" else "TEXT"
+    engine.retype("amount", to_text)
     changed = engine.run(auto)
     (check,) = changed.checks
-    before, after = TYPES[_engine_name(engine)]["amount_before"], to_text
+    before, after = "INTEGER", to_text  # as each engine's catalog names them
     assert check.outcome == "failed"
     assert check.reason == (
         f"column surprise added; column name removed; amount: {before} → {after}"
@@ -168,9 +192,9 @@ def test_a_synonym_is_no_change_but_a_wider_integer_is(engine: Engine) -> None:
     auto = automation({"table": "orders", "changes": "forbid"})
     engine.run(auto)
     # the same type under another of its names: int4 (PostgreSQL), INT4 (DuckDB)
-    engine.execute("ALTER TABLE orders ALTER COLUMN id TYPE int4")
+    engine.retype("id", "int4")
     assert [c.outcome for c in engine.run(auto).checks] == ["passed"]
-    engine.execute("ALTER TABLE orders ALTER COLUMN id TYPE bigint")
+    engine.retype("id", "bigint")
     (check,) = engine.run(auto).checks
     assert (check.outcome, check.reason) == ("failed", "id: INTEGER → BIGINT")
 
@@ -258,3 +282,34 @@ def test_bad_changes_are_errors_at_their_place(
     (error,) = load_file(file).errors
     assert str(error).startswith(f"{file}:{where}")
     assert message in str(error)
+
+
+def test_on_sqlite_a_declared_synonym_is_no_change_and_a_rebuilt_type_is(tmp_path: Path) -> None:
+    path = tmp_path / "shop.db"
+
+    def rebuild(columns: str) -> None:  # SQLite alters no column's type: the table is rebuilt
+        with sqlite3.connect(path) as conn:
+            conn.executescript(
+                f"DROP TABLE IF EXISTS orders; CREATE TABLE orders ({columns});"
+                " INSERT INTO orders (id) VALUES (1);"
+            )
+        conn.close()
+
+    rebuild("id INT, amount INTEGER")
+    settings = Settings(
+        store_url="sqlite://",
+        cache_dir=str(tmp_path / "cache"),
+        sources={"shop": SQLAlchemySource(type="sqlalchemy", url=f"sqlite:///{path}")},
+    )
+    engine = Engine(
+        "sqlite", settings, lambda _sql: None, Store(f"sqlite:///{tmp_path}/lookout.db")
+    )
+    auto = automation({"table": "orders", "changes": "forbid"})
+    engine.run(auto)
+    rebuild("id INTEGER, amount INT")  # each the same type under its other name
+    assert [(c.outcome, c.reason) for c in engine.run(auto).checks] == [("passed", None)]
+    rebuild("id INTEGER, amount TEXT")
+    (check,) = engine.run(auto).checks
+    # the catalog (SQLAlchemy's reflection) names a declared INT as INTEGER
+    assert (check.outcome, check.reason) == ("failed", "amount: INTEGER → TEXT")
+    engine.store.close()
