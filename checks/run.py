@@ -18,6 +18,7 @@ import datetime as dt
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from checks.agent.trace import MemoryTrace, TraceSink
 from checks.automation.model import Automation
@@ -31,6 +32,7 @@ from checks.declared.scan_budget import (
     refusal,
     scanned_entry,
 )
+from checks.declared.schema_changes import RecordedSchemas
 from checks.errors import SourceError
 from checks.finding import (
     NO_PLAN,
@@ -195,6 +197,7 @@ def _decide(
         settings.limits,
         deadline=deadline,
         history=_history(store, automation.name, report.scheduled_for) if store else None,
+        schemas=_schemas(store, automation.name, report.scheduled_for) if store else None,
         slot=report.scheduled_for,
         on_statement=(lambda told: trace.note("checks_statement", told)) if trace else None,
     )
@@ -339,6 +342,15 @@ def _history(store: Store, automation: str, slot: dt.datetime) -> History:
     def read(check: str, metric: str) -> list[Point]:
         found = store.series(automation, check, metric, before=slot, limit=HISTORY_READ)
         return [Point(p.scheduled_for, p.value) for p in found if p.value is not None]
+
+    return read
+
+
+def _schemas(store: Store, automation: str, slot: dt.datetime) -> RecordedSchemas:
+    """The schemas an automation's checks recorded, from the store: the newest before ``slot``."""
+
+    def read(check: str) -> dict[str, Any] | None:
+        return store.recorded_schema(automation, check, before=slot)
 
     return read
 

@@ -37,6 +37,7 @@ EXPECTED_PAGES = {
     "cli",
     "design",
     "eval",
+    "monitors",
     "review-page",
     "second-opinion",
     "security",

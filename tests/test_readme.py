@@ -186,7 +186,8 @@ def test_the_walkthrough_runs_as_written_on_a_fresh_clone(
         fake.wait(timeout=10)
         if fake.stdout is not None:
             fake.stdout.close()
-    shown = one(fenced("", AGENT), "A pinned plan whose evidence holds decides a run, else the agent")
+    banner_start = "A pinned plan whose evidence holds decides a run, else the agent"
+    shown = one(fenced("", AGENT), banner_start)
     banner, report = shown.replace("8099", port).split("\n\n", 1)
     # --fresh sets the plan aside: the agent alone, as the README quotes after the command
     alone = (

@@ -12,6 +12,7 @@ by ``checks.fields.expectation``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
@@ -37,6 +38,8 @@ from checks.fields.yaml_messages import shown
 
 LOADER_FIELDS = ("path", "line")  # set by the loader, never from YAML
 CHECKS_GOAL = "Every declared check passes."
+MONITOR_NAME = re.compile(r"monitor:[a-z0-9][a-z0-9_-]*\.[^\x00-\x1f]{1,200}")
+"""A monitor's name, ``monitor:SOURCE.TABLE`` (``checks.automation.monitors``): never a file's."""
 """The goal of an automation that states none: its checks are what must hold."""
 
 
@@ -80,7 +83,10 @@ class Automation(StrictModel):
 
     @field_validator("name")
     @classmethod
-    def _slug(cls, value: str) -> str:
+    def _slug(cls, value: str, info: ValidationInfo) -> str:
+        # a monitor's name (monitor:SOURCE.TABLE) only where monitors are made or run again
+        if (info.context or {}).get("monitor") and MONITOR_NAME.fullmatch(value):
+            return value
         return slug(value)
 
     @field_validator("schedule")

@@ -36,6 +36,7 @@ from checks.clock import utcnow
 from checks.declared import anomaly, buckets
 from checks.declared.anomaly import VALUE, History
 from checks.declared.compile import compile_check
+from checks.declared.schema_changes import RecordedSchemas
 from checks.declared.shared_scans import Planned, Report, SharedScans
 from checks.declared.typed import run_typed_check
 from checks.errors import CheckDefinitionError, QueryError, SourceError
@@ -287,6 +288,7 @@ def run_checks(
     slot: dt.datetime | None = None,
     shared: bool = True,
     on_statement: Report | None = None,
+    schemas: RecordedSchemas | None = None,
 ) -> tuple[list[CheckResult], list[Evidence]]:
     """Run every declared check in order; evidence ids are ``C1``, ``C2``… by position.
 
@@ -304,6 +306,7 @@ def run_checks(
         slot: the run's slot time (an anomaly's tested point; ``over:`` buckets end there).
         shared: whether checks on one scope share a statement (False: each runs its own).
         on_statement: told of each shared statement once it ran (the run's trace).
+        schemas: the schemas recorded in earlier runs, for ``schema`` checks' ``changes``.
     """
     results: list[CheckResult] = []
     evidence: list[Evidence] = []
@@ -340,6 +343,7 @@ def run_checks(
                 timezone=automation.timezone,
                 history=history,
                 slot=slot,
+                schemas=schemas,
             )
             results.append(warn_level(result, check))
             evidence.extend(found)

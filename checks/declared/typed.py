@@ -22,14 +22,15 @@ from dataclasses import replace
 from typing import Any
 
 from checks.automation.check import Check
-from checks.declared import anomaly, buckets
+from checks.declared import anomaly, buckets, schema_changes
 from checks.declared.anomaly import History
 from checks.declared.compile import Compiled, compile_check
+from checks.declared.schema_changes import RecordedSchemas
 from checks.declared.segment_sql import SegmentValues
 from checks.declared.segments import judge_segments, rows_needed
 from checks.declared.typed_judge import Judge, fill_result, metric_int, metric_value
 from checks.errors import CheckDefinitionError, QueryError, SourceError
-from checks.kinds.base import Clock, Judged
+from checks.kinds.base import Clock, Judged, Kind
 from checks.report import Buckets, CheckOutcome, CheckResult, Evidence, Metrics
 from checks.settings.limits import Limits
 from checks.sources import Source
@@ -47,6 +48,7 @@ def run_typed_check(
     timezone: str = "UTC",
     history: History | None = None,
     slot: dt.datetime | None = None,
+    schemas: RecordedSchemas | None = None,
 ) -> tuple[CheckResult, list[Evidence]]:
     """Run one typed check; return its result and its evidence (``C<n>``, and ``S<n>``).
 
@@ -62,6 +64,8 @@ def run_typed_check(
         history: the check's values in past completed runs, for an anomaly
             expectation (None: no history, as for a first run).
         slot: the run's slot time: the tested point of an anomaly (default: ``clock()``).
+        schemas: the schemas the automation's checks recorded in earlier runs, for
+            a ``schema`` check's ``changes`` (None: no store to read them from).
 
     A problem with the check (an unknown column), a failing query or a value of
     the wrong kind is an error on the check, never a pass.
@@ -88,15 +92,7 @@ def run_typed_check(
     except SourceError as exc:
         return _errored(result, str(exc)), []
     result.sql = compiled.counts_sql
-    if spec.filter:
-        linted = lint_condition(
-            spec.filter,
-            table=compiled.table,
-            dialect=source.dialect,
-            catalog=source.catalog(),
-            timezone=timezone,
-        )
-        result.warnings = [f"filter: {w.message}" for w in linted]
+    result.warnings = _filter_warnings(spec, compiled, source, timezone)
     buckets_read = len(found.starts) + 1 if found else 1
     rows = rows_needed(limits.max_segments, buckets_read) if spec.by else buckets_read
     try:
@@ -135,19 +131,74 @@ def run_typed_check(
         )  # fmt: skip
     else:
         sample_rows = judge_one(result, compiled, columns, found_rows, spec.compared).sample_rows
-    failed = result.outcome is CheckOutcome.FAILED
-    sample_sql = compiled.sample_sql
-    if failed and sample_rows and sample_sql and failing is not None:
-        sample_sql = _failing_sample(check, source, limits, found, failing, result)
-    if failed and sample_rows and sample_sql:
-        sample = _sample(sample_sql, sample_rows, source, limits, timeout_s)
-        if isinstance(sample, str):
-            result.warnings.append(sample)
-        else:
-            sample.id = f"S{position}"
-            evidence.append(sample)
-            result.sample_id = sample.id
+    problem = _compare_schema(result, spec, compiled, source, schemas)
+    if problem is not None:
+        return _errored(result, problem), evidence
+    if result.outcome is CheckOutcome.FAILED and sample_rows and compiled.sample_sql:
+        sample_sql: str | None = compiled.sample_sql
+        if failing is not None:
+            sample_sql = _failing_sample(check, source, limits, found, failing, result)
+        if sample_sql:
+            _add_sample(
+                result, evidence, sample_sql, sample_rows, source, limits, timeout_s, position
+            )
     return result, evidence
+
+
+def _add_sample(
+    result: CheckResult,
+    evidence: list[Evidence],
+    sample_sql: str,
+    sample_rows: int,
+    source: Source,
+    limits: Limits,
+    timeout_s: float,
+    position: int,
+) -> None:
+    """Read a failed check's sample of violating rows as evidence ``S<n>`` (else a warning)."""
+    sample = _sample(sample_sql, sample_rows, source, limits, timeout_s)
+    if isinstance(sample, str):
+        result.warnings.append(sample)
+    else:
+        sample.id = f"S{position}"
+        evidence.append(sample)
+        result.sample_id = sample.id
+
+
+def _filter_warnings(spec: Kind, compiled: Compiled, source: Source, timezone: str) -> list[str]:
+    """The lint's warnings on a check's ``filter:`` (none without one)."""
+    if not spec.filter:
+        return []
+    linted = lint_condition(
+        spec.filter,
+        table=compiled.table,
+        dialect=source.dialect,
+        catalog=source.catalog(),
+        timezone=timezone,
+    )
+    return [f"filter: {w.message}" for w in linted]
+
+
+def _compare_schema(
+    result: CheckResult,
+    spec: Kind,
+    compiled: Compiled,
+    source: Source,
+    schemas: RecordedSchemas | None,
+) -> str | None:
+    """A ``schema`` check's table compared with the last run's; the error's text, or None.
+
+    Nothing is compared for any other check, nor for one already in error.
+    """
+    if not schema_changes.compares(spec) or result.outcome is CheckOutcome.ERROR:
+        return None
+    try:
+        table_columns = list(source.table_columns(compiled.table))
+    except SourceError as exc:
+        return str(exc)
+    seen = schema_changes.recorded(compiled.table, source.dialect, table_columns)
+    schema_changes.apply(result, spec, seen, schemas)
+    return None
 
 
 def _failing_sample(

@@ -1,8 +1,10 @@
-"""``schema``: the columns the table must have, each with a type family or an exact type.
+"""``schema``: the columns the table must have, and the changes to them since the last run.
 
 ::
 
-    schema: {table, columns: {name: type}}          expect "== 0"
+    schema: {table, columns?: {name: type}, changes?: forbid|warn}   expect "== 0"
+
+``columns`` and ``changes`` may be given alone or together; at least one.
 
 A type is a family (``TYPE_FAMILIES``) or an exact SQL type (``decimal(10,2)``)
 compared in the source's dialect (``checks.sql.types.matches``). It reads the
@@ -12,14 +14,21 @@ case when exactly one column has it; two columns differing only in case
 (PostgreSQL's ``"Amount"`` and ``amount``) make a name written in neither case
 an error naming both. It has no NULL rule. Metrics: ``rows_in_scope``, ``columns_expected``,
 ``missing_columns``, ``wrong_types``, ``problems``.
+
+``changes`` compares the table's columns and types with those the same check
+recorded in its last finished run (``checks.declared.schema_changes``, which
+judges it after this kind: ``forbid`` fails on any change, ``warn`` warns);
+its metrics are ``columns``, ``columns_added``, ``columns_removed``,
+``types_changed`` and ``changes``. With ``changes`` alone there is no
+``expect``: the changes are what is judged.
 """
 
 from __future__ import annotations
 
 import re
-from typing import ClassVar
+from typing import ClassVar, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from checks.fields.expectation import Unit
 from checks.fields.judgement import failure, judge_count
@@ -62,11 +71,23 @@ class Schema(Kind):
     COMPARED: ClassVar[str] = "problems"
     BY: ClassVar[bool] = False  # the table's columns, the same in every segment
 
-    columns: dict[str, str] = Field(min_length=1)
+    columns: dict[str, str] | None = Field(default=None, min_length=1)
+    changes: Literal["forbid", "warn"] | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> Schema:
+        if self.columns is None and self.changes is None:
+            raise ValueError(
+                "schema needs columns (the columns and types the table must have),"
+                " changes (forbid or warn: compared with the last run), or both"
+            )
+        return self
 
     @field_validator("columns")
     @classmethod
-    def _types(cls, value: dict[str, str]) -> dict[str, str]:
+    def _types(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if value is None:
+            return None
         for name, type_name in value.items():
             if not _TYPE_NAME.fullmatch(type_name.strip()):
                 families = ", ".join(TYPE_FAMILIES)
@@ -83,6 +104,20 @@ class Schema(Kind):
         return {name: type_name.strip() for name, type_name in value.items()}
 
     @property
+    def compared(self) -> str:
+        """``problems`` with ``columns``; ``changes`` alone compares the number of changes."""
+        return "problems" if self.columns is not None else "changes"
+
+    def expect_conflict(self) -> str | None:
+        """With ``changes`` alone the changes are judged (``forbid``, ``warn``), not ``expect``."""
+        if self.columns is not None:
+            return None
+        return (
+            "schema with changes alone is judged by changes (forbid: failed, warn: warned);"
+            " leave expect out, or give columns for expect to compare"
+        )
+
+    @property
     def columns_used(self) -> list[str]:
         """None: a missing column is what this check reports, not a mistake in it."""
         return []
@@ -92,7 +127,14 @@ class Schema(Kind):
         return scope.done(scope.scoped(in_scope()), None, None)
 
     def judged(self, counts: Counts) -> Judged:
-        """The live columns against ``columns``: each missing or wrongly typed is a problem."""
+        """The live columns against ``columns``: each missing or wrongly typed is a problem.
+
+        With ``changes`` alone nothing is judged here: passed, until
+        ``checks.declared.schema_changes`` sets it against the last run's columns.
+        """
+        if self.columns is None:
+            counts.metrics.update(changes=0, compared=self.compared)
+            return Judged(judge_count(counts.expect, 0, None))
         source = counts.source
         columns = source.table_columns(counts.table)
         exact = {c.name: c for c in columns}
@@ -132,9 +174,19 @@ class Schema(Kind):
 
     @classmethod
     def words(cls, result: CheckResult) -> str:
-        """``1 problem in 4 columns``."""
-        problems, expected = metric(result, "problems"), metric(result, "columns_expected")
-        return f"{problems:,} problem{'' if problems == 1 else 's'} in {expected:,} columns"
+        """``1 problem in 4 columns``, ``2 changes in 19 columns since the last run``, or both."""
+        parts = []
+        if "columns_expected" in result.metrics:
+            problems, expected = metric(result, "problems"), metric(result, "columns_expected")
+            plural = "" if problems == 1 else "s"
+            parts.append(f"{problems:,} problem{plural} in {expected:,} columns")
+        if "columns_added" in result.metrics:  # compared with the last run
+            changes, columns = metric(result, "changes"), metric(result, "columns")
+            parts.append(
+                f"{changes:,} change{'' if changes == 1 else 's'} in {columns:,} columns"
+                " since the last run"
+            )
+        return "; ".join(parts) or "schema recorded"
 
     def column_problems(self, column_type: str, have: str) -> list[tuple[Loc, str]]:
         """None: the columns' types are what it checks, on every run."""

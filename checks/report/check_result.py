@@ -164,6 +164,9 @@ class CheckResult:
         segments: a segmented check's segments (``by:``, ``checks.report.segments``),
             each judged alone; None for a check without ``by:``. Its ``value`` is
             then how many segments failed.
+        recorded_schema: the table's columns a ``schema`` check with
+            ``changes`` saw (``{"table", "dialect", "columns": [[name, type], …]}``),
+            kept for the next run to compare with; None for every other check.
     """
 
     name: str
@@ -182,6 +185,7 @@ class CheckResult:
     buckets: Buckets | None = None
     warn: str | None = None
     segments: Segments | None = None
+    recorded_schema: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         self.outcome = CheckOutcome(self.outcome)  # a stored or JSON text reads as the enum
@@ -224,4 +228,5 @@ class CheckResult:
             "failed_segments": (
                 [s.to_dict() for s in self.segments.failed] if self.segments else None
             ),
+            "recorded_schema": self.recorded_schema,
         }

@@ -6,6 +6,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import ByteSize, Field, ValidationInfo, field_validator, model_validator
 
+from checks.settings.monitor import Monitor
 from checks.settings.strict import Strict
 
 LakeFormat = Literal["parquet", "csv", "json", "delta", "iceberg"]
@@ -95,9 +96,11 @@ class ScanCap(Strict):
     powers of 1024 (``10GB``, ``1.5 GiB``, ``500000``). Before a run, the
     declared checks' statements are estimated (``Source.estimate_scan``); over
     the cap, no query runs and the run ends in error (docs/sources.md, max_bytes).
+    ``monitor`` watches its tables without automation files (``checks.settings.monitor``).
     """
 
     max_bytes: ByteSize | None = Field(default=None, gt=0)
+    monitor: Monitor | None = None
 
 
 class DuckDBSource(ScanCap):
@@ -193,6 +196,7 @@ class SparkSource(Strict):
     master: str = "local[1]"
     database: str | None = None
     tables: dict[str, str] = Field(default_factory=dict)
+    monitor: Monitor | None = None
 
     @field_validator("remote")
     @classmethod

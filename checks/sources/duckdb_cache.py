@@ -130,7 +130,7 @@ def build_cache(name: str, config: DuckDBSource, cache_dir: Path) -> CacheFile:
         raise SourceError(f"source {name}: database file {database} {missing_file(database)}")
     stamp = {
         "version": BUILD_VERSION,
-        "config": config.model_dump(mode="json", by_alias=True),
+        "config": config.model_dump(mode="json", by_alias=True, exclude={"monitor"}),
         "tables": {each.table: each.stamp() for each in inputs},
         "database": file_stamp([database])[0] if database else None,
     }

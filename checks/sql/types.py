@@ -92,7 +92,23 @@ def matches(found: str, wanted: str, dialect: str) -> bool:
         return have in NUMBER_FAMILIES
     if word in {w for w, _ in _FAMILIES}:
         return have == word
-    left, right = parse_type(found, dialect), parse_type(wanted, dialect)
-    if left is None or right is None:
-        return "".join(found.lower().split()) == "".join(word.split())
-    return left.sql(dialect=dialect) == right.sql(dialect=dialect)
+    return same_type(found, wanted, dialect)
+
+
+def same_type(left: str, right: str, dialect: str) -> bool:
+    """Whether two type names are one type in ``dialect``: its synonyms are the same type.
+
+    Both are written as sqlglot writes them in ``dialect`` (PostgreSQL's
+    ``int4`` and ``integer``, ``NUMERIC(10, 2)`` and ``decimal(10,2)`` are one
+    type; ``integer`` and ``bigint`` are two). A name sqlglot cannot read is
+    compared as text, ignoring case and spaces.
+    """
+    return normal_type(left, dialect) == normal_type(right, dialect)
+
+
+def normal_type(name: str, dialect: str) -> str:
+    """A type name as sqlglot writes it in ``dialect`` (else lowercased, without spaces)."""
+    built = parse_type(name, dialect)
+    if built is None:
+        return "".join(name.lower().split())
+    return built.sql(dialect=dialect)

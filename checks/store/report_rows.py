@@ -172,6 +172,7 @@ def write_results(
                     "sample_id": c.sample_id,
                     "anomaly": json_value(c.anomaly.to_dict()) if c.anomaly else None,
                     "buckets": c.buckets.to_dict() if c.buckets else None,
+                    "recorded_schema": c.recorded_schema,
                 }
                 for i, c in enumerate(report.checks)
             ],
@@ -292,4 +293,5 @@ def check_result(row: CheckRow) -> CheckResult:
         anomaly=Anomaly.from_dict(row.anomaly) if row.anomaly else None,
         buckets=Buckets.from_dict(row.buckets) if row.buckets else None,
         segments=Segments.from_dict(kept) if isinstance(kept, dict) else None,
+        recorded_schema=row.recorded_schema,
     )

@@ -199,6 +199,9 @@ class CheckRow(Base):
     ``buckets`` are ``checks.report.Anomaly`` and ``Buckets`` as JSON (NULL
     for checks without them); a segmented check's ``metrics`` also hold its
     segments (``checks.report.Segments``) under ``lookout__segments``.
+    for checks without them); ``recorded_schema`` the columns a ``schema``
+    check with ``changes`` saw (``checks.declared.schema_changes.recorded``),
+    read back by the next run (``checks.store.recorded_schemas``).
     """
 
     __tablename__ = "check_results"
@@ -221,6 +224,7 @@ class CheckRow(Base):
     sample_id: Mapped[str | None] = mapped_column(String(16))
     anomaly: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     buckets: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    recorded_schema: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
     run: Mapped[RunRow] = relationship(back_populates="checks")
 

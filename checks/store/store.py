@@ -41,6 +41,7 @@ from checks.settings.config import redact
 from checks.store.engine import at_head, head_revision, make_engine, migrate, retry_writes
 from checks.store.list_rows import ENDED, runs_ended
 from checks.store.plan_tables import write_plan
+from checks.store.recorded_schemas import last_recorded_schema
 from checks.store.report_rows import (
     FINISH,
     RESULT_TABLES,
@@ -324,6 +325,16 @@ class Store:
         """
         with self.session() as session:
             return previous_rows(session, automation, keys, before_run=before_run)
+
+    def recorded_schema(
+        self, automation: str, check: str, *, before: dt.datetime
+    ) -> dict[str, Any] | None:
+        """The schema ``check`` recorded in its newest finished run before ``before``, or None.
+
+        See ``checks.store.recorded_schemas``: what a ``schema`` check's ``changes`` compare with.
+        """
+        with self.session() as session:
+            return last_recorded_schema(session, automation, check, before=before)
 
     def series(
         self,

@@ -127,6 +127,7 @@ def validate(
     catalog's tables and columns, and the lint (as warnings).
     """
     from checks.automation.loader import load_automations
+    from checks.automation.monitors import add_monitors, make_monitors
     from checks.sources.pool import SourcePool
     from checks.sources.source_config import config_problems
 
@@ -134,11 +135,13 @@ def validate(
     target = path or Path(settings.automations_dir)
     loaded = load_automations(target, known_sources=settings.sources.keys())
     startup.over()  # checking each automation's SQL leaves parsed trees behind
-    errors: list[ConfigError] = list(loaded.errors)
-    warnings = [f"warning: {w}" for w in loaded.warnings]
-    bad: set[str] = set()
-    errors += config_problems(settings)  # an engine no recipe reads, at its url:
     with SourcePool(settings) as pool:
+        if not no_sources and path is None:  # the sources' monitors, from their catalogs
+            add_monitors(loaded, make_monitors(settings, pool.get))
+        errors: list[ConfigError] = list(loaded.errors)
+        warnings = [f"warning: {w}" for w in loaded.warnings]
+        bad: set[str] = set()
+        errors += config_problems(settings)  # an engine no recipe reads, at its url:
         for automation in loaded.automations:
             found = sql_problems(automation, loaded, settings, None if no_sources else pool)
             errors += found.errors
@@ -200,6 +203,7 @@ def run(
 ) -> None:
     """Run automations now, in this process, and store their reports."""
     from checks.automation.loader import load_automations
+    from checks.automation.monitors import add_monitors, make_monitors, monitored_sources
     from checks.sources.pool import SourcePool
     from checks.sources.source_config import config_problems
 
@@ -208,25 +212,29 @@ def run(
     started = time.monotonic()
     settings = ctx.obj.settings()
     loaded = load_automations(settings.automations_dir, known_sources=settings.sources.keys())
-    # Warnings are 'lookout validate''s: a goal-only automation's report says it was skipped.
-    validate_command = ctx.obj.validate_command()
-    render.print_load_problems(
-        err, loaded, None if run_all else names or [], validate=validate_command
-    )
-    chosen = select_automations(
-        loaded,
-        names or [],
-        run_all,
-        folder=settings.automations_dir,
-        validate=validate_command,
-    )
-    # A source whose settings name an engine no recipe reads: its runs are not started.
-    refused = {n for n in {a.source for a in chosen} if config_problems(settings, [n])}
-    unusable = config_problems(settings, sorted(refused))
-    for problem in unusable:
-        err.print(f"error: {problem.location_message()}", markup=False)
-    chosen = [a for a in chosen if a.source not in refused]
     with SourcePool(settings) as pool:
+        # the monitors asked for (monitor:SOURCE.TABLE, or every one with --all)
+        monitored = monitored_sources(settings, None if run_all else names or [])
+        if monitored:
+            add_monitors(loaded, make_monitors(settings, pool.get, monitored))
+        # Warnings are 'lookout validate''s: a goal-only automation's report says it was skipped.
+        validate_command = ctx.obj.validate_command()
+        render.print_load_problems(
+            err, loaded, None if run_all else names or [], validate=validate_command
+        )
+        chosen = select_automations(
+            loaded,
+            names or [],
+            run_all,
+            folder=settings.automations_dir,
+            validate=validate_command,
+        )
+        # A source whose settings name an engine no recipe reads: its runs are not started.
+        refused = {n for n in {a.source for a in chosen} if config_problems(settings, [n])}
+        unusable = config_problems(settings, sorted(refused))
+        for problem in unusable:
+            err.print(f"error: {problem.location_message()}", markup=False)
+        chosen = [a for a in chosen if a.source not in refused]
         # The sources open first: a DuckDB source's query process starts up on the other
         # core while this one loads the run path and the store.
         llm = bool(settings.llm.base_url and settings.llm.model)

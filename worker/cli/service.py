@@ -49,10 +49,16 @@ def _export_options(ctx: typer.Context) -> None:
 
 
 def _load(ctx: typer.Context, settings: Settings, names: list[str]) -> LoadResult:
-    """Load the automations; print the file problems of ``names`` (all when empty)."""
+    """Load the automations and the monitors; print the problems of ``names`` (all when empty)."""
     from checks.automation.loader import load_automations
+    from checks.automation.monitors import add_monitors, make_monitors, monitored_sources
+    from checks.sources.pool import SourcePool
 
     loaded = load_automations(settings.automations_dir, known_sources=settings.sources.keys())
+    monitored = monitored_sources(settings, names or None)
+    if monitored:  # made from the catalogs, as the dispatcher makes them
+        with SourcePool(settings) as pool:
+            add_monitors(loaded, make_monitors(settings, pool.get, monitored))
     print_load_problems(err, loaded, names or None, validate=ctx.obj.validate_command())
     return loaded
 

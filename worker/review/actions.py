@@ -23,8 +23,10 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from checks.automation.loader import load_automations
+from checks.automation.monitors import add_monitors, make_monitors, monitored_sources
 from checks.report import Status
 from checks.settings.config import Settings, redact
+from checks.sources.pool import SourcePool
 from checks.store.review_tables import ReviewActionRow, ReviewOutcomeRow
 from checks.store.run_tables import RunRow
 from checks.store.store import Store
@@ -204,7 +206,8 @@ def run_now(
     """Queue a run of the automation of ``run_id`` now, and record who asked.
 
     The automation is read from its file now (as ``lookout run-now`` does), so
-    the run uses its current definition.
+    the run uses its current definition; a monitor is made again from its
+    source's catalog (``checks.automation.monitors``).
 
     A run asked for this way that no worker has claimed yet is reused (its
     message sent again; a worker claims a run once), so a hundred clicks queue
@@ -222,6 +225,10 @@ def run_now(
             raise NotFound(f"no run with id {run_id}")
         name = run.automation
     loaded = load_automations(settings.automations_dir, known_sources=settings.sources.keys())
+    monitored = monitored_sources(settings, [name])
+    if monitored:  # a monitor: made again from its source's catalog
+        with SourcePool(settings) as pool:
+            add_monitors(loaded, make_monitors(settings, pool.get, monitored))
     try:
         automation = loaded.by_name(name)
     except KeyError:

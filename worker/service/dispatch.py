@@ -182,7 +182,9 @@ class Dispatcher:
         self.queue = queue
         self.send = send
         self.send_batch = send_batch
-        self.known = known or KnownAutomations(settings.automations_dir, settings.sources.keys())
+        self.known = known or KnownAutomations(
+            settings.automations_dir, settings.sources.keys(), settings=settings
+        )
         self._next: dict[str, tuple[Cursor, dt.datetime | None]] = {}
         # (schedule key, cursor time) -> next slot: automations sharing a schedule
         # and a cursor (created or moved by the same tick) share one croniter walk

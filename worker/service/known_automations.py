@@ -6,7 +6,9 @@ look (``checks.automation.loader.load_file`` on that one file). A bad file is
 reported — once per change, on the ``lookout.dispatch`` logger — and its
 automations left out; every other file goes on. Names must stay unique across
 files: the second definition of a name is an error pointing at the first, as
-``load_automations`` does for a whole folder.
+``load_automations`` does for a whole folder. With the settings, the monitors
+of the sources that say ``monitor:`` (``checks.automation.monitors``) join
+them, made again from the sources' catalogs at most every ``MONITORS_EVERY_S``.
 """
 
 from __future__ import annotations
@@ -14,20 +16,29 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from checks.automation.cycle_collector import collect_young, cycle_collection_paused
 from checks.automation.files import automation_files
 from checks.automation.load_result import LoadResult
 from checks.automation.loader import load_file
 from checks.automation.model import Automation
+from checks.automation.monitors import Monitors, make_monitors, monitored_sources
 from checks.errors import AutomationError
+
+if TYPE_CHECKING:
+    from checks.settings.config import Settings
 
 log = logging.getLogger("lookout.dispatch")
 
 _Stamp = tuple[int, int, int]  # (st_mtime_ns, st_size, st_ino)
+
+MONITORS_EVERY_S = 300.0
+"""The monitors are made again from the catalogs at most this often (a new table joins)."""
 
 FREEZE_AFTER_FILES = 1_000
 """A refresh that parsed at least this many files freezes what it built (``gc.freeze``)."""
@@ -55,11 +66,20 @@ class KnownAutomations:
         path: the automations folder (or one file), as ``load_automations`` takes.
         known_sources: the configured source names; an automation naming
             another source is an error in its file.
+        settings: the config, for its sources' monitors (None: no monitors).
     """
 
-    def __init__(self, path: str | Path, known_sources: Collection[str] | None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        known_sources: Collection[str] | None,
+        *,
+        settings: Settings | None = None,
+    ) -> None:
         self.path = Path(path)
         self.known_sources = known_sources
+        self.settings = settings
+        self._monitors: tuple[float, Monitors] | None = None
         self._parsed: dict[Path, _Parsed] = {}
         self._listing_problems: list[AutomationError] = []
         self.reloads = 0  # files parsed since it was made (tests and the benchmark)
@@ -111,6 +131,22 @@ class KnownAutomations:
                     log.info("automation file loaded: %s", file)
             seen[file] = parsed
 
+    def monitors(self) -> Monitors:
+        """The sources' monitors, made again when the last ones are ``MONITORS_EVERY_S`` old."""
+        settings = self.settings
+        if settings is None or not monitored_sources(settings):
+            return Monitors()
+        now = time.monotonic()
+        if self._monitors is None or now - self._monitors[0] >= MONITORS_EVERY_S:
+            from checks.sources.pool import SourcePool  # only a config with monitors opens one
+
+            with SourcePool(settings) as pool:
+                made = make_monitors(settings, pool.get)
+            for problem in made.errors:
+                log.error("monitor skipped: %s", problem.location_message())
+            self._monitors = (now, made)
+        return self._monitors[1]
+
     def _merge(self) -> LoadResult:
         merged = LoadResult()
         if not self.path.exists():
@@ -135,4 +171,8 @@ class KnownAutomations:
                     continue
                 first[automation.name] = automation
                 merged.automations.append(automation)
+        monitors = self.monitors()
+        merged.automations.extend(monitors.automations)
+        merged.errors.extend(monitors.errors)
+        merged.warnings.extend(monitors.warnings)
         return merged

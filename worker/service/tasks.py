@@ -107,6 +107,9 @@ def _prepare(sender: Any = None, **_: object) -> None:
         log.error("%s", exc)
     known = KnownAutomations(settings.automations_dir, settings.sources.keys())
     known.refresh()
+    # the monitors are made after the fork, by the dispatcher's first refresh: making them
+    # opens the sources (a DuckDB query process, a Spark session), never before a fork
+    known.settings = settings
     _preloaded["automations"] = known
 
 
@@ -256,7 +259,10 @@ class RunTask(Task):  # type: ignore[misc]
 def _automation(run: RunInfo) -> Automation | str:
     """Return the automation as dispatched (the run's stored definition), or why it is unusable."""
     try:
-        return Automation.model_validate({**run.definition, "path": f"run {run.id}", "line": 1})
+        return Automation.model_validate(
+            {**run.definition, "path": f"run {run.id}", "line": 1},
+            context={"monitor": True},  # a monitor's definition is stored as any other
+        )
     except ValidationError as exc:
         return f"the stored definition is not a valid automation: {exc.errors()[0]['msg']}"
 
