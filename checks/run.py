@@ -197,6 +197,8 @@ def _decide(
         history=_history(store, automation.name, report.scheduled_for) if store else None,
         slot=report.scheduled_for,
         on_statement=(lambda told: trace.note("checks_statement", told)) if trace else None,
+        sources=sources.get,
+        source_names=list(settings.sources),
     )
     if trace is not None:
         trace.flush()  # the shared statements, before the agent or the end

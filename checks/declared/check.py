@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import sqlglot
 from sqlglot import exp
@@ -35,6 +35,7 @@ from checks.automation.model import Automation
 from checks.clock import utcnow
 from checks.declared import anomaly, buckets
 from checks.declared.anomaly import VALUE, History
+from checks.declared.compare_run import Sources, run_compare_check
 from checks.declared.compile import compile_check
 from checks.declared.shared_scans import Planned, Report, SharedScans
 from checks.declared.typed import run_typed_check
@@ -228,7 +229,7 @@ def _counts_queries(
         if check.sql is not None:
             planned.append(Planned(position, check.name, check.sql, raw=True))
             continue
-        if check.spec is None:
+        if check.spec is None or check.spec.OWN_RUN:
             continue
         found = buckets.window(check.over, automation.timezone, now) if check.over else None
         try:
@@ -278,6 +279,8 @@ def run_checks(
     slot: dt.datetime | None = None,
     shared: bool = True,
     on_statement: Report | None = None,
+    sources: Sources | None = None,
+    source_names: Collection[str] | None = None,
 ) -> tuple[list[CheckResult], list[Evidence]]:
     """Run every declared check in order; evidence ids are ``C1``, ``C2``… by position.
 
@@ -295,6 +298,9 @@ def run_checks(
         slot: the run's slot time (an anomaly's tested point; ``over:`` buckets end there).
         shared: whether checks on one scope share a statement (False: each runs its own).
         on_statement: told of each shared statement once it ran (the run's trace).
+        sources: the process's other sources by name, for ``compare``'s ``with.source``
+            (``SourcePool.get``); None: only ``source``.
+        source_names: the configured sources' names (an unknown one is named closest).
     """
     results: list[CheckResult] = []
     evidence: list[Evidence] = []
@@ -320,6 +326,20 @@ def run_checks(
             )
             continue
         timeout_s = min(limits.query_timeout_s, remaining)
+        if check.spec is not None and check.spec.OWN_RUN:
+            result, found = run_compare_check(
+                check,
+                source,
+                limits,
+                position=position,
+                timeout_s=timeout_s,
+                clock=clock,
+                sources=sources,
+                names=source_names,
+            )
+            results.append(warn_level(result, check))
+            evidence.extend(found)
+            continue
         if check.spec is not None:
             result, found = run_typed_check(
                 check,

@@ -186,6 +186,8 @@ class Kind(BaseModel):
         OVER: whether it takes ``over:`` (its metrics are counts, 0 over an empty bucket).
         MEASURES_EMPTY: whether an empty tested bucket is itself its measurement.
         SHOWS_ITS_PERCENT: whether its words already give the compared count as a percent.
+        OWN_RUN: whether it runs its own queries, on more than one source
+            (``compare``: ``checks.declared.compare_run``), rather than one counts query.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -197,6 +199,7 @@ class Kind(BaseModel):
     OVER: ClassVar[bool] = False
     MEASURES_EMPTY: ClassVar[bool] = False
     SHOWS_ITS_PERCENT: ClassVar[bool] = False
+    OWN_RUN: ClassVar[bool] = False
 
     table: str
     filter: str | None = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from checks.kinds.accepted_values import AcceptedValues
 from checks.kinds.base import Kind
+from checks.kinds.compare import Compare
 from checks.kinds.duplicates import Duplicates
 from checks.kinds.freshness import Freshness
 from checks.kinds.missing import Missing
@@ -48,3 +49,4 @@ register(Relationships)
 register(Freshness)
 register(Range)
 register(Schema)
+register(Compare)
