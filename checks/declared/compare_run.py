@@ -28,7 +28,7 @@ from checks.declared.row_diff_bisect import diff_rows
 from checks.declared.typed_judge import fill_result
 from checks.errors import CheckDefinitionError, QueryError, SourceError
 from checks.fields.rules import did_you_mean
-from checks.kinds.base import Clock, Counts
+from checks.kinds.base import Clock, Counts, Kind
 from checks.kinds.compare import SAMPLE_KEYS, Compare, keys_in_words
 from checks.report import CheckOutcome, CheckResult, Evidence, Metrics
 from checks.settings.limits import Limits
@@ -128,6 +128,33 @@ def resolve(
         side("table", source, left, mine, keys, columns),
         side("with", other, right, yours, their_keys, their_columns),
     )
+
+
+def check_other_side(
+    spec: Kind, source: Source | None, sources: Sources | None, names: Collection[str] | None
+) -> None:
+    """What ``lookout validate`` checks of a ``compare``'s two sides (nothing of other kinds).
+
+    Without ``source`` (``--no-sources``) only that ``with.source`` is configured.
+
+    Raises:
+        CheckDefinitionError: an unknown source, or a table, key or column missing, at its field.
+        SourceError: the other source cannot be opened or read.
+    """
+    if not isinstance(spec, Compare):
+        return
+    if source is None:
+        wanted = spec.with_.source
+        if wanted is not None and names is not None and wanted not in names:
+            known = ", ".join(sorted(names)) or "none"
+            raise CheckDefinitionError(
+                f"no source {wanted!r} is configured{did_you_mean(wanted, names)}; "
+                f"configured: {known}",
+                field="compare.with.source",
+            )
+        return
+    other = other_source(spec, source, sources, names)
+    resolve(spec, source, other, timeout_s=1.0, told=lambda *_: None, fetch_cap=1)
 
 
 def _rule(a: Column, b: Column, left: Source, right: Source) -> row_text.Rule:

@@ -125,7 +125,7 @@ class SqlSide:
     def key_text(self) -> exp.Expr:
         """The key's normal text."""
         texts = [
-            row_text.sql_text(self._col(c), rule, have)
+            row_text.sql_text(self._col(c), rule, have, self.spec.dialect)
             for c, rule, have in zip(self.spec.keys, self.spec.key_rules, self._key_have, strict=True)
         ]
         return row_text.sql_row_text(texts)
@@ -139,7 +139,7 @@ class SqlSide:
     def row_hash(self) -> exp.Expr:
         """The row's 60-bit hash: its key and compared columns' normal texts."""
         texts = [
-            row_text.sql_text(self._col(c), rule, have)
+            row_text.sql_text(self._col(c), rule, have, self.spec.dialect)
             for c, rule, have in zip(
                 [*self.spec.keys, *self.spec.columns],
                 [*self.spec.key_rules, *self.spec.rules],

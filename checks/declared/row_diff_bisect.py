@@ -40,7 +40,7 @@ class RowDiff:
     """What the row diff found.
 
     Attributes:
-        missing: keys (normal text) in ``with`` only, sorted.
+        missing: keys (normal text) in ``with`` only, sorted (an integer key by its value).
         extra: keys in ``table`` only, sorted.
         different: keys on both sides whose rows differ, sorted.
         where: the leaf range each of those keys was found in (for the samples).
@@ -103,8 +103,8 @@ def diff_rows(
                 if ours.get(part) != theirs.get(part):
                     rows = max(ours.get(part, (0, 0))[0], theirs.get(part, (0, 0))[0])
                     open_ranges.append((part, rows))
-    for keys in (found.missing, found.extra, found.different):
-        keys.sort()
+    for keys in (found.missing, found.extra, found.different):  # in key order, by position
+        keys.sort(key=lambda k: (key_position(k, int_key=int_key), k) if int_key else (0, k))
     return found
 
 

@@ -125,8 +125,12 @@ def _text(node: exp.Expr) -> exp.Expr:
     return exp.cast(node, exp.DataType.build("text"))
 
 
-def sql_text(ref: exp.Expr, rule: Rule, have: str | None) -> exp.Expr:
-    """The column ``ref`` (of family ``have`` on its side) in its normal text; NULL stays NULL."""
+def sql_text(ref: exp.Expr, rule: Rule, have: str | None, dialect: str) -> exp.Expr:
+    """The column ``ref`` (of family ``have`` on its side) in its normal text; NULL stays NULL.
+
+    A zoned timestamp is turned to UTC with ``timezone('UTC', …)``, but in MySQL, whose
+    ``TIMESTAMP`` is read in the session's zone, which Lookout pins to UTC.
+    """
     if rule.form == "number":
         if have not in NUMBER_FAMILIES:
             ref = exp.cast(ref, exp.DataType.build("double"))
@@ -135,7 +139,7 @@ def sql_text(ref: exp.Expr, rule: Rule, have: str | None) -> exp.Expr:
     if rule.form == "text":
         return exp.func("RTRIM", _text(ref) if have != "text" else ref)
     if rule.form == "timestamp":
-        if have == "timestamptz":
+        if have == "timestamptz" and dialect != "mysql":
             ref = exp.func("TIMEZONE", exp.Literal.string("UTC"), ref)
         return exp.TimeToStr(this=ref, format=exp.Literal.string(TIME_FORMAT))
     if rule.form == "date":
