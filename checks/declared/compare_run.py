@@ -87,8 +87,12 @@ def resolve(
         SourceError: a catalog cannot be read.
     """
     left = resolve_table(spec.table, source.catalog(), "compare.table")
-    right = resolve_table(spec.other_table, other.catalog(), "compare.with.table")
     where = f" (with: {other.name})"
+    try:
+        right = resolve_table(spec.other_table, other.catalog(), "compare.with.table")
+    except CheckDefinitionError as exc:
+        named = exc.message.replace("in this source", f"in source {other.name}")
+        raise CheckDefinitionError(named, field=exc.field) from None
 
     def theirs(name: str, at: str) -> Column:
         try:

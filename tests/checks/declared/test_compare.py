@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from checks.automation.loader import load_automations
 from checks.automation.model import Automation
 from checks.declared.check import run_checks
+from checks.declared.validation import validate_checks
 from checks.kinds.compare import Compare
 from checks.report import CheckOutcome, CheckResult, Evidence
 from checks.settings.limits import Limits
@@ -276,3 +279,56 @@ def test_a_python_side_over_its_cap_is_an_error(duck: Source, lite: Source) -> N
         " (limits.fingerprint_max_rows)"
     )
 
+
+
+VALIDATED = """\
+name: recon
+source: duck
+goal: The copy holds.
+checks:
+  - name: typo in the source
+    compare: {table: ledger, with: {source: pgg, table: ledger_copy}, key: [id]}
+  - name: a column the other side lacks
+    compare: {table: ledger, with: {source: pg, table: series}, key: [id], columns: [status]}
+  - name: a key this side lacks
+    compare: {table: ledger, with: {source: pg, table: ledger_copy}, key: [idd]}
+  - name: a table the other side lacks
+    compare: {table: ledger, with: {source: pg, table: ledger_cpy}, key: [id]}
+  - name: fine
+    compare: {table: ledger, with: {source: pg, table: ledger_copy}, key: [id]}
+"""
+
+
+def test_validate_places_each_side_s_mistake(tmp_path: Path, duck: Source, pg: Source) -> None:
+    path = tmp_path / "recon.yaml"
+    path.write_text(VALIDATED)
+    loaded = load_automations(path, known_sources=["duck", "pg"])
+    named = {"duck": duck, "pg": pg}
+    found = validate_checks(
+        loaded.automations[0],
+        loaded,
+        source=duck,
+        dialect="duckdb",
+        sources=named.__getitem__,
+        source_names=list(named),
+    )
+    assert [(e.line, e.column, e.field, e.message) for e in found.errors] == [
+        (
+            6,
+            45,
+            "checks.0.compare.with.source",
+            "no source 'pgg' is configured (did you mean 'pg'?); configured: duck, pg",
+        ),
+        (8, 86, "checks.1.compare.columns.0", "no column 'status' in series (with: pg)"),
+        (10, 76, "checks.2.compare.key.0", "no column 'idd' in ledger (did you mean 'id'?)"),
+        (
+            12,
+            56,
+            "checks.3.compare.with.table",
+            "no table 'ledger_cpy' in source pg (did you mean 'ledger_copy'?)",
+        ),
+    ]
+    unopened = validate_checks(
+        loaded.automations[0], loaded, source=None, dialect="duckdb", source_names=["duck", "pg"]
+    )
+    assert [e.field for e in unopened.errors] == ["checks.0.compare.with.source"]

@@ -44,6 +44,7 @@ CHECKS: list[dict[str, Any]] = [
     {"freshness": {"table": "orders", "column": "created_at", "max_age": "1d"}},
     {"range": {"table": "orders", "column": "id", "min": 1, "max": 9, "null": "violation"}},
     {"schema": {"table": "orders", "columns": {"id": "integer"}}},
+    {"compare": {"table": "orders", "with": {"table": "customers"}, "key": ["id"]}},
 ]
 
 
