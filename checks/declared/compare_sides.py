@@ -3,9 +3,9 @@
 A side answers, each with one guarded query through ``Source.query`` (so the
 SQL guard, the read-only connection and the time limit hold for every one):
 
-- ``summary``: its rows, the lowest and highest key position, the sum of its row hashes;
-- ``segments``: for key ranges, each cut in ``parts`` equal sub-ranges, each
-  sub-range's rows and hash sum (one ``GROUP BY`` statement for all of them);
+- ``summary``: its rows and, for an integer key, the lowest and highest (no hashing);
+- ``segments``: for key ranges, each cut in its own number of equal sub-ranges,
+  each sub-range's rows and hash sum (one ``GROUP BY`` statement for all of them);
 - ``keyed``: each row's key (in its normal text) and row hash, in some ranges;
 - ``values``: a few keys' rows as they are, for the samples.
 
@@ -41,12 +41,11 @@ Told = Callable[[str, QueryResult], None]
 
 @dataclass(frozen=True)
 class Summary:
-    """A side's rows, its lowest and highest key position (None when empty), its hash sum."""
+    """A side's rows, its lowest and highest integer key (None when empty or not one)."""
 
     rows: int
     low: int | None
     high: int | None
-    checksum: int
 
 
 @dataclass
@@ -88,11 +87,11 @@ class Side(Protocol):
     spec: SideSpec
 
     def summary(self) -> Summary:
-        """Rows, key positions' bounds, hash sum."""
+        """Rows, and the integer key's bounds."""
         ...
 
-    def segments(self, ranges: Sequence[Range], parts: int) -> dict[Range, tuple[int, int]]:
-        """Each non-empty sub-range's ``(rows, hash sum)``."""
+    def segments(self, ranges: Sequence[tuple[Range, int]]) -> dict[Range, tuple[int, int]]:
+        """Each range cut in its number of parts: each non-empty part's ``(rows, hash sum)``."""
         ...
 
     def keyed(self, ranges: Sequence[Range], rows: int) -> dict[str, list[int]]:
@@ -116,8 +115,6 @@ class SqlSide:
 
     def __init__(self, spec: SideSpec) -> None:
         self.spec = spec
-        self._have = [family(c.type, spec.dialect) for c in spec.columns]
-        self._key_have = [family(c.type, spec.dialect) for c in spec.keys]
 
     def _col(self, column: Column) -> exp.Column:
         return exp.column(column.name, table="t", quoted=True)
@@ -125,8 +122,8 @@ class SqlSide:
     def key_text(self) -> exp.Expr:
         """The key's normal text."""
         texts = [
-            row_text.sql_text(self._col(c), rule, have, self.spec.dialect)
-            for c, rule, have in zip(self.spec.keys, self.spec.key_rules, self._key_have, strict=True)
+            row_text.sql_text(self._col(c), rule, c.type, self.spec.dialect)
+            for c, rule in zip(self.spec.keys, self.spec.key_rules, strict=True)
         ]
         return row_text.sql_row_text(texts)
 
@@ -139,11 +136,10 @@ class SqlSide:
     def row_hash(self) -> exp.Expr:
         """The row's 60-bit hash: its key and compared columns' normal texts."""
         texts = [
-            row_text.sql_text(self._col(c), rule, have, self.spec.dialect)
-            for c, rule, have in zip(
+            row_text.sql_text(self._col(c), rule, c.type, self.spec.dialect)
+            for c, rule in zip(
                 [*self.spec.keys, *self.spec.columns],
                 [*self.spec.key_rules, *self.spec.rules],
-                [*self._key_have, *self._have],
                 strict=True,
             )
         ]
@@ -174,41 +170,41 @@ class SqlSide:
         return found
 
     def summary(self) -> Summary:
-        """One statement: ``count(*)``, ``min``/``max`` of the position, ``sum`` of row hashes."""
-        pos = self.position()
-        tree = self._select(
-            exp.alias_(exp.Count(this=exp.Star()), "row_count"),
-            exp.alias_(exp.Min(this=pos), "low"),
-            exp.alias_(exp.Max(this=pos.copy()), "high"),
-            exp.alias_(exp.Sum(this=self.row_hash()), "checksum"),
-        )
-        rows, low, high, checksum = self._run("summary", tree, 1).rows[0]
+        """One statement: ``count(*)``, and ``min``/``max`` of an integer key."""
+        bounds: list[exp.Expr] = []
+        if self.spec.int_key:
+            pos = self.position()
+            bounds = [exp.alias_(exp.Min(this=pos), "low"), exp.alias_(exp.Max(this=pos.copy()), "high")]
+        tree = self._select(exp.alias_(exp.Count(this=exp.Star()), "row_count"), *bounds)
+        row = self._run("summary", tree, 1).rows[0]
+        low, high = (row[1], row[2]) if self.spec.int_key else (None, None)
         return Summary(
-            int(rows),
-            None if low is None else int(low),
-            None if high is None else int(high),
-            int(checksum or 0),
+            int(row[0]), None if low is None else int(low), None if high is None else int(high)
         )
 
-    def segments(self, ranges: Sequence[Range], parts: int) -> dict[Range, tuple[int, int]]:
-        """One ``GROUP BY`` over every sub-range of ``ranges``: rows and hash sum of each."""
-        cuts = [sub_ranges(whole, parts) for whole in ranges]
+    def _floor_div(self, offset: exp.Expr, step: int) -> exp.Expr:
+        """``offset`` (a whole number ≥ 0) divided by ``step``, rounded down, as an integer."""
+        if self.spec.dialect == "postgres":  # bigint / bigint is integer division (DIV is NUMERIC's)
+            return exp.Div(this=exp.paren(offset), expression=exp.Literal.number(step), typed=True)
+        return exp.IntDiv(this=exp.paren(offset), expression=exp.Literal.number(step))
+
+    def segments(self, ranges: Sequence[tuple[Range, int]]) -> dict[Range, tuple[int, int]]:
+        """One ``GROUP BY`` over every part of ``ranges``: rows and hash sum of each."""
+        cuts = [sub_ranges(whole, parts) for whole, parts in ranges]
         pos = self.position()
         ifs = []
         base = 0
-        for whole, cut in zip(ranges, cuts, strict=True):
+        for (whole, _), cut in zip(ranges, cuts, strict=True):
             step = cut[0][1] - cut[0][0]
             offset = exp.Sub(this=pos.copy(), expression=exp.Literal.number(whole[0]))
-            index = exp.Add(
-                this=exp.Literal.number(base),
-                expression=exp.IntDiv(this=exp.paren(offset), expression=exp.Literal.number(step)),
-            )
+            index = exp.Add(this=exp.Literal.number(base), expression=self._floor_div(offset, step))
             ifs.append(exp.If(this=self._within(whole), true=index))
             base += len(cut)
+        wholes = [whole for whole, _ in ranges]
         inner = self._select(
-            exp.alias_(exp.Case(ifs=ifs), "segment"),
+            exp.alias_(exp.Case(ifs=ifs) if len(ifs) > 1 else ifs[0].args["true"], "segment"),
             exp.alias_(self.row_hash(), "row_hash"),
-            ranges=ranges,
+            ranges=wholes,
         )
         segment = exp.column("segment", table="s")
         tree = (
@@ -309,22 +305,20 @@ class PythonSide:
     def summary(self) -> Summary:
         """From the fetched rows."""
         rows = self._all()
-        positions = [r.position for r in rows]
-        return Summary(
-            len(rows),
-            min(positions, default=None),
-            max(positions, default=None),
-            sum(r.row_hash for r in rows),
-        )
+        positions = [r.position for r in rows] if self.spec.int_key else []
+        return Summary(len(rows), min(positions, default=None), max(positions, default=None))
 
-    def segments(self, ranges: Sequence[Range], parts: int) -> dict[Range, tuple[int, int]]:
+    def segments(self, ranges: Sequence[tuple[Range, int]]) -> dict[Range, tuple[int, int]]:
         """From the fetched rows."""
         out: dict[Range, tuple[int, int]] = {}
-        for whole in ranges:
-            for part in sub_ranges(whole, parts):
-                inside = [r.row_hash for r in self._all() if part[0] <= r.position < part[1]]
-                if inside:
-                    out[part] = (len(inside), sum(inside))
+        for whole, parts in ranges:
+            cut = sub_ranges(whole, parts)
+            step = cut[0][1] - cut[0][0]
+            for r in self._all():
+                if whole[0] <= r.position < whole[1]:
+                    part = cut[(r.position - whole[0]) // step]
+                    count, total = out.get(part, (0, 0))
+                    out[part] = (count + 1, total + r.row_hash)
         return out
 
     def keyed(self, ranges: Sequence[Range], rows: int) -> dict[str, list[int]]:

@@ -3,18 +3,20 @@
 The method is data-diff's (datafold/data-diff, MIT; its fork reladiff): each
 side sums a 60-bit hash of each row over a key range; equal rows and sums
 mean the range is the same on both sides (up to a 60-bit collision), else it
-is cut in ``factor`` sub-ranges and each is compared again, until a range
-holds at most ``leaf_rows`` rows: those rows' keys and hashes are then read
-from both sides and compared key by key. Unlike data-diff, which sends one
-query per segment, each level here is one ``GROUP BY`` statement per side
-over every range still open (``Side.segments``), so the number of queries
-grows with the depth (log of the rows, base ``factor``), not with the
-number of differences.
+is cut in sub-ranges and each is compared again, until a range holds at most
+``leaf_rows`` rows: those rows' keys and hashes are then read from both sides
+and compared key by key. Two departures from data-diff, which sends one
+query per segment and cuts each in ``bisection_factor`` (32): each level here
+is one ``GROUP BY`` statement per side over every range still open
+(``Side.segments``), and a range is cut in as many parts as make each about
+``leaf_rows`` rows (``parts_for``: at least 32, at most 1,024), so up to about
+a million rows the first level's differing parts are read row by row at once.
 
-With ``d`` differing rows among ``n`` the cost is one summary and about
-``log_factor(n / leaf_rows)`` grouped statements per side, each reading only
-the open ranges (where the key is one integer column, those are key ranges),
-and at most ``d × leaf_rows`` rows fetched per side: bench/README.md,
+With ``d`` differing rows among ``n``, the cost per side is a summary
+(``count(*)``, and the key's ``min`` and ``max``: no hashing), one hashed scan
+of the whole table, then for ``n`` over about a million one more level over
+the differing ranges only (key ranges, where the key is one integer column),
+and about ``d × leaf_rows`` key rows fetched: bench/README.md,
 Reconciliation, has the measurements.
 """
 
@@ -26,7 +28,9 @@ from checks.declared.compare_sides import Range, Side, Summary
 from checks.declared.row_text import POSITIONS
 
 FACTOR = 32
-"""Sub-ranges a differing range is cut in (data-diff's ``bisection_factor``)."""
+"""Sub-ranges a differing range is cut in at least (data-diff's ``bisection_factor``)."""
+MAX_PARTS = 1_024
+"""Sub-ranges a range is cut in at most."""
 LEAF_ROWS = 1_000
 """A range of at most this many rows (on either side) is read row by row."""
 MAX_RANGES = 64
@@ -58,6 +62,16 @@ class RowDiff:
     rows_fetched: list[int] = field(default_factory=lambda: [0, 0])
 
 
+def parts_for(rows: int, width: int, *, factor: int = FACTOR, leaf_rows: int = LEAF_ROWS) -> int:
+    """How many sub-ranges a differing range of ``rows`` rows is cut in.
+
+    Enough that each holds about ``leaf_rows`` rows (then read row by row at
+    once), at least ``factor``, at most ``MAX_PARTS`` and ``width``.
+    """
+    wanted = max(factor, -(-rows // leaf_rows))
+    return max(1, min(wanted, MAX_PARTS, width))
+
+
 def diff_rows(
     left: Side,
     right: Side,
@@ -71,7 +85,7 @@ def diff_rows(
     Args:
         int_key: key positions are the key's own values (else 60-bit hashes in
             ``[0, 2**60)``).
-        factor: sub-ranges per differing range (at least 2).
+        factor: sub-ranges a differing range is cut in, at least.
         leaf_rows: the largest range read row by row.
 
     Raises:
@@ -80,7 +94,7 @@ def diff_rows(
     found = RowDiff()
     a, b = left.summary(), right.summary()
     found.summaries = (a, b)
-    if (a.rows, a.checksum) == (b.rows, b.checksum):
+    if a.rows == 0 and b.rows == 0:
         return found
     if int_key:
         lows = [s.low for s in (a, b) if s.low is not None]
@@ -89,23 +103,40 @@ def diff_rows(
     else:
         whole = (0, POSITIONS)
     open_ranges: list[tuple[Range, int]] = [(whole, max(a.rows, b.rows))]
+    first = True
     while open_ranges:
-        leaves = [(r, n) for r, n in open_ranges if n <= leaf_rows or r[1] - r[0] <= factor]
-        cut = [r for r, n in open_ranges if (r, n) not in leaves]
+        # the first range is always cut (its hash sums are the whole tables' comparison)
+        leaves = [] if first else [(r, n) for r, n in open_ranges if n <= leaf_rows]
+        cut = [(r, n) for r, n in open_ranges if (r, n) not in leaves]
         _read_leaves(left, right, leaves, found)
-        open_ranges = []
+        open_ranges, first = [], False
         if cut:
             found.levels += 1
-        for start in range(0, len(cut), MAX_RANGES):
-            batch = cut[start : start + MAX_RANGES]
-            ours, theirs = left.segments(batch, factor), right.segments(batch, factor)
+        for batch in _batches(cut, factor, leaf_rows):
+            ours, theirs = left.segments(batch), right.segments(batch)
             for part in sorted(set(ours) | set(theirs)):
                 if ours.get(part) != theirs.get(part):
                     rows = max(ours.get(part, (0, 0))[0], theirs.get(part, (0, 0))[0])
                     open_ranges.append((part, rows))
-    for keys in (found.missing, found.extra, found.different):  # in key order, by position
+    for keys in (found.missing, found.extra, found.different):  # in key order
         keys.sort(key=lambda k: (key_position(k, int_key=int_key), k) if int_key else (0, k))
     return found
+
+
+def _batches(
+    cut: list[tuple[Range, int]], factor: int, leaf_rows: int
+) -> list[list[tuple[Range, int]]]:
+    """The ranges to cut with their parts, in statements of at most ``MAX_FETCH`` parts."""
+    batches: list[list[tuple[Range, int]]] = [[]]
+    total = 0
+    for whole, rows in cut:
+        parts = parts_for(rows, whole[1] - whole[0], factor=factor, leaf_rows=leaf_rows)
+        if batches[-1] and (total + parts > MAX_FETCH or len(batches[-1]) >= MAX_RANGES):
+            batches.append([])
+            total = 0
+        batches[-1].append((whole, parts))
+        total += parts
+    return [b for b in batches if b]
 
 
 def _read_leaves(left: Side, right: Side, leaves: list[tuple[Range, int]], found: RowDiff) -> None:

@@ -80,14 +80,20 @@ class Rule:
         }[self.form]
 
 
+def _declared_scale(type_name: str, dialect: str) -> int | None:
+    """A decimal type's written scale (``DECIMAL(10, 2)``: 2), None when it writes none."""
+    built = parse_type(type_name, dialect)
+    sizes = built.expressions if built is not None else []
+    return int(sizes[1].sql()) if len(sizes) == 2 and sizes[1].sql().isdigit() else None
+
+
 def _scale(type_name: str, dialect: str, have: str | None) -> int:
     if have == "float":
         return FLOAT_SCALE
     if have != "decimal":
         return 0
-    built = parse_type(type_name, dialect)
-    sizes = built.expressions if built is not None else []
-    return int(sizes[1].sql()) if len(sizes) == 2 and sizes[1].sql().isdigit() else FLOAT_SCALE
+    declared = _declared_scale(type_name, dialect)
+    return FLOAT_SCALE if declared is None else declared
 
 
 def rule_for(left: tuple[str, str], right: tuple[str, str]) -> Rule:
@@ -125,13 +131,19 @@ def _text(node: exp.Expr) -> exp.Expr:
     return exp.cast(node, exp.DataType.build("text"))
 
 
-def sql_text(ref: exp.Expr, rule: Rule, have: str | None, dialect: str) -> exp.Expr:
-    """The column ``ref`` (of family ``have`` on its side) in its normal text; NULL stays NULL.
+def sql_text(ref: exp.Expr, rule: Rule, type_name: str, dialect: str) -> exp.Expr:
+    """The column ``ref`` (of type ``type_name`` on its side) in its normal text; NULL stays NULL.
 
     A zoned timestamp is turned to UTC with ``timezone('UTC', …)``, but in MySQL, whose
-    ``TIMESTAMP`` is read in the session's zone, which Lookout pins to UTC.
+    ``TIMESTAMP`` is read in the session's zone, which Lookout pins to UTC. An integer
+    at scale 0, or a decimal at its own scale, is cast to text as it is (the same
+    text, without the slower cast to ``DECIMAL(38, s)`` first).
     """
+    have = family(type_name, dialect)
     if rule.form == "number":
+        as_is = 0 if have == "integer" else _declared_scale(type_name, dialect)
+        if have in ("integer", "decimal") and as_is == rule.scale:
+            return _text(ref)
         if have not in NUMBER_FAMILIES:
             ref = exp.cast(ref, exp.DataType.build("double"))
         fixed = exp.DataType.build(f"DECIMAL(38, {rule.scale})")
