@@ -1,4 +1,4 @@
-"""Benchmark: ``compare``'s row diff on 1,000,000 rows with 10 differences, DuckDB against PostgreSQL.
+"""Benchmark: ``compare``'s row diff, 1,000,000 rows with 10 differences, DuckDB and PostgreSQL.
 
 Both sides hold ``ledger`` (id, amount DECIMAL(12,2), status, created_at):
 ids 0 … 999,999 in DuckDB; in PostgreSQL the same rows but 4 amounts changed,
@@ -59,16 +59,16 @@ STATEMENTS: list[tuple[str, float, int]] = []
 
 
 def recorded(source: Any) -> None:
-    """Record each statement ``source`` runs in ``STATEMENTS``."""
-    query = source.query
+    """Record each statement ``source`` runs in ``STATEMENTS`` (once guarded: ``_execute``)."""
+    execute = source._execute
 
     def timed(sql: str, **options: Any) -> Any:
         started = time.perf_counter()
-        found = query(sql, **options)
+        found = execute(sql, **options)
         STATEMENTS.append((source.name, time.perf_counter() - started, found.row_count))
         return found
 
-    source.query = timed
+    source._execute = timed
 
 
 def compare(duck: Any, pg: Any, mode: str) -> tuple[float, Any]:

@@ -27,7 +27,7 @@ SHOWN = 5
 
 
 def _aggregates(side: SideSpec) -> tuple[list[exp.Expr], list[tuple[str, Rule | None]]]:
-    """The projections of one side, and each one's name (``amount.sum``) and rule (None: a count)."""
+    """One side's projections, each one's name (``amount.sum``) and rule (None: a count)."""
     projections: list[exp.Expr] = [exp.Count(this=exp.Star())]
     named: list[tuple[str, Rule | None]] = [("rows", None)]
     for column, rule in zip(side.columns, side.rules, strict=True):
@@ -44,7 +44,11 @@ def _aggregates(side: SideSpec) -> tuple[list[exp.Expr], list[tuple[str, Rule | 
             if side.dialect != "sqlite":  # SQLite has no DECIMAL: its sum is a REAL
                 fixed = exp.DataType.build(f"DECIMAL(38, {rule.scale})")
                 summed = exp.cast(ref.copy(), fixed)
-            projections += [exp.Sum(this=summed), exp.Min(this=ref.copy()), exp.Max(this=ref.copy())]
+            projections += [
+                exp.Sum(this=summed),
+                exp.Min(this=ref.copy()),
+                exp.Max(this=ref.copy()),
+            ]
             named += [(f"{column.name}.{n}", rule) for n in ("sum", "min", "max")]
         elif rule.form in ("timestamp", "date"):
             projections += [exp.Min(this=ref.copy()), exp.Max(this=ref.copy())]
@@ -97,5 +101,7 @@ def compare_aggregates(left: SideSpec, right: SideSpec) -> Metrics:
         differing.insert(0, f"rows: {ours['rows']} vs {theirs['rows']}")
     if differing:
         more = len(differing) - SHOWN
-        metrics["differing"] = "; ".join(differing[:SHOWN]) + (f" and {more} more" if more > 0 else "")
+        metrics["differing"] = "; ".join(differing[:SHOWN]) + (
+            f" and {more} more" if more > 0 else ""
+        )
     return metrics

@@ -91,8 +91,8 @@ def resolve(
     try:
         right = resolve_table(spec.other_table, other.catalog(), "compare.with.table")
     except CheckDefinitionError as exc:
-        named = exc.message.replace("in this source", f"in source {other.name}")
-        raise CheckDefinitionError(named, field=exc.field) from None
+        message = exc.message.replace("in this source", f"in source {other.name}")
+        raise CheckDefinitionError(message, field=exc.field) from None
 
     def theirs(name: str, at: str) -> Column:
         try:
@@ -102,9 +102,8 @@ def resolve(
 
     keys = [resolve_column(left, k, f"compare.key.{i}") for i, k in enumerate(spec.key)]
     their_keys = [theirs(k.name, f"compare.key.{i}") for i, k in enumerate(keys)]
-    if spec.columns:
-        named = [(c, f"compare.columns.{i}") for i, c in enumerate(spec.columns)]
-    else:
+    named: list[tuple[str, str]] = [(c, f"compare.columns.{i}") for i, c in enumerate(spec.columns)]
+    if not spec.columns:  # every column but the key, which the other side must have too
         taken = {k.name for k in keys}
         named = [(c.name, "compare.with") for c in left.columns if c.name not in taken]
     columns = [resolve_column(left, name, at) for name, at in named]
@@ -118,19 +117,30 @@ def resolve(
     mine = parse_filter(spec.filter, source.dialect, "compare.filter") if spec.filter else None
     with_filter = spec.with_.filter
     yours = parse_filter(with_filter, other.dialect, "compare.with.filter") if with_filter else None
-
-    def side(label: str, src: Source, data_set: object, where_: object, k: list[Column],
-             c: list[Column]) -> SideSpec:  # fmt: skip
-        return SideSpec(
-            label=label, source=src, data_set=data_set, where=where_,  # type: ignore[arg-type]
-            keys=k, key_rules=key_rules, columns=c, rules=rules, int_key=int_key,
-            timeout_s=timeout_s, told=lambda asked, found: told(label, asked, found),
-            fetch_cap=fetch_cap,
-        )  # fmt: skip
-
+    both = {"key_rules": key_rules, "rules": rules, "int_key": int_key, "timeout_s": timeout_s}
     return Sides(
-        side("table", source, left, mine, keys, columns),
-        side("with", other, right, yours, their_keys, their_columns),
+        SideSpec(
+            label="table",
+            source=source,
+            data_set=left,
+            where=mine,
+            keys=keys,
+            columns=columns,
+            told=lambda asked, found: told("table", asked, found),
+            fetch_cap=fetch_cap,
+            **both,  # type: ignore[arg-type]
+        ),
+        SideSpec(
+            label="with",
+            source=other,
+            data_set=right,
+            where=yours,
+            keys=their_keys,
+            columns=their_columns,
+            told=lambda asked, found: told("with", asked, found),
+            fetch_cap=fetch_cap,
+            **both,  # type: ignore[arg-type]
+        ),
     )
 
 
@@ -264,9 +274,7 @@ def _count(side: SideSpec) -> int:
     tree = exp.select(exp.alias_(exp.Count(this=exp.Star()), "row_count")).from_(table)
     if side.where is not None:
         tree = tree.where(side.where.copy())
-    found = side.source.query(
-        tree.sql(dialect=side.dialect), max_rows=1, timeout_s=side.timeout_s
-    )
+    found = side.source.query(tree.sql(dialect=side.dialect), max_rows=1, timeout_s=side.timeout_s)
     side.told("count", found)
     return int(found.rows[0][0])
 

@@ -30,7 +30,6 @@ from checks.declared.row_text import KEY_DIGITS, ROW_DIGITS, Rule
 from checks.errors import QueryError
 from checks.sources import QueryResult, Source
 from checks.sources.base import Column, DataSet
-from checks.sql.types import family
 
 Range = tuple[int, int]
 """Key positions ``[low, high)``."""
@@ -174,7 +173,10 @@ class SqlSide:
         bounds: list[exp.Expr] = []
         if self.spec.int_key:
             pos = self.position()
-            bounds = [exp.alias_(exp.Min(this=pos), "low"), exp.alias_(exp.Max(this=pos.copy()), "high")]
+            bounds = [
+                exp.alias_(exp.Min(this=pos), "low"),
+                exp.alias_(exp.Max(this=pos.copy()), "high"),
+            ]
         tree = self._select(exp.alias_(exp.Count(this=exp.Star()), "row_count"), *bounds)
         row = self._run("summary", tree, 1).rows[0]
         low, high = (row[1], row[2]) if self.spec.int_key else (None, None)
@@ -184,7 +186,9 @@ class SqlSide:
 
     def _floor_div(self, offset: exp.Expr, step: int) -> exp.Expr:
         """``offset`` (a whole number ≥ 0) divided by ``step``, rounded down, as an integer."""
-        if self.spec.dialect == "postgres":  # bigint / bigint is integer division (DIV is NUMERIC's)
+        if (
+            self.spec.dialect == "postgres"
+        ):  # bigint / bigint is integer division (DIV is NUMERIC's)
             return exp.Div(this=exp.paren(offset), expression=exp.Literal.number(step), typed=True)
         return exp.IntDiv(this=exp.paren(offset), expression=exp.Literal.number(step))
 
@@ -237,9 +241,7 @@ class SqlSide:
         """The rows of ``keys`` in ``ranges``, their columns as stored."""
         if not keys:
             return None
-        listed = exp.In(
-            this=self.key_text(), expressions=[exp.Literal.string(k) for k in keys]
-        )
+        listed = exp.In(this=self.key_text(), expressions=[exp.Literal.string(k) for k in keys])
         named = [exp.alias_(self._col(c), c.name, quoted=True) for c in self.spec.keys]
         shown = [exp.alias_(self._col(c), c.name, quoted=True) for c in self.spec.columns]
         tree = self._select(*named, *shown, ranges=ranges).where(listed)
@@ -275,9 +277,9 @@ class PythonSide:
             alias=exp.TableAlias(this=exp.to_identifier("t")),
         )
         picked = [*spec.keys, *spec.columns]
-        tree = exp.select(
-            *(exp.column(c.name, table="t", quoted=True) for c in picked)
-        ).from_(table)
+        tree = exp.select(*(exp.column(c.name, table="t", quoted=True) for c in picked)).from_(
+            table
+        )
         if spec.where is not None:
             tree = tree.where(spec.where.copy())
         sql = tree.sql(dialect=spec.dialect)
@@ -294,9 +296,7 @@ class PythonSide:
         for raw in found.rows:
             texts = [row_text.py_text(v, r) for v, r in zip(raw, rules, strict=True)]
             key = row_text.py_row_text(texts[:width])
-            position = (
-                int(raw[0]) if spec.int_key else row_text.py_hash(key, KEY_DIGITS)
-            )
+            position = int(raw[0]) if spec.int_key else row_text.py_hash(key, KEY_DIGITS)
             hashed = row_text.py_hash(row_text.py_row_text(texts), ROW_DIGITS)
             rows.append(_Row(key, position, hashed, tuple(raw)))
         self._rows, self.result = rows, found

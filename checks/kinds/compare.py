@@ -63,7 +63,9 @@ class CompareWith(BaseModel):
     @field_validator("source", "table", "filter")
     @classmethod
     def _named(cls, value: str | None) -> str | None:
-        return None if value is None else not_blank(value.strip(), "must not be empty; leave it out")
+        return (
+            None if value is None else not_blank(value.strip(), "must not be empty; leave it out")
+        )
 
 
 class Compare(Kind):
@@ -103,9 +105,9 @@ class Compare(Kind):
     def _needs_key(self) -> Compare:
         if self.mode == "rows" and not self.key:
             raise ValueError("mode rows needs 'key': the columns that identify a row on both sides")
-        if self.with_.source is None and self.with_.table in (None, self.table):
-            if self.with_.filter is None:
-                raise ValueError("'with' names the same table on the same source: nothing to compare")
+        same = self.with_.source is None and self.with_.table in (None, self.table)
+        if same and self.with_.filter is None:
+            raise ValueError("'with' names the same table on the same source: nothing to compare")
         return self
 
     @property
@@ -137,7 +139,10 @@ class Compare(Kind):
         ours, theirs = metric(result, "rows_in_scope"), metric(result, "with_rows")
         sides = f"{rows(ours)} in table, {rows(theirs)} in with"
         if "aggregates_compared" in result.metrics:
-            compared, differing = metric(result, "aggregates_compared"), metric(result, "differences")
+            compared, differing = (
+                metric(result, "aggregates_compared"),
+                metric(result, "differences"),
+            )
             said = f"{differing:,} of {compared:,} aggregates differ ({sides})"
             listed = result.metrics.get("differing")
             return f"{said}: {listed}" if listed else said
@@ -160,4 +165,3 @@ def keys_in_words(keys: list[str], total: int) -> str:
     shown = ", ".join(keys[:SAMPLE_KEYS])
     more = total - min(total, SAMPLE_KEYS)
     return f"{shown} and {more:,} more" if more else shown
-

@@ -244,7 +244,7 @@ def test_bisects_only_the_ranges_that_differ(duck: Source, pg: Source, key: list
 
 
 def test_a_sample_of_each_difference_is_evidence(duck: Source, pg: Source) -> None:
-    result, evidence = compare(duck, pg, columns=["amount", "status"])
+    _, evidence = compare(duck, pg, columns=["amount", "status"])
     samples = [e for e in evidence.values() if "IN (" in e.sql]
     assert [e.rows for e in samples] == [
         [[4, "7.25", "lost"], [5, "1.00", "x"]],
@@ -279,7 +279,6 @@ def test_a_python_side_over_its_cap_is_an_error(duck: Source, lite: Source) -> N
         "table side (lite, sqlite) is hashed in Python and holds more than 3 rows"
         " (limits.fingerprint_max_rows)"
     )
-
 
 
 VALIDATED = """\
