@@ -209,6 +209,18 @@ def test_one_side_empty_fails_with_every_row_extra(duck: Source, pg: Source) -> 
     )
     assert result.outcome is CheckOutcome.FAILED
     assert (result.metrics["extra"], result.metrics["extra_keys"]) == (5, "1, 2, 3, 4, 5")
+    many, _ = compare(
+        duck,
+        pg,
+        table="series",
+        columns=["amount"],
+        **{"with": {"source": "pg", "table": "empty_b"}},
+    )
+    assert (many.metrics["extra"], many.metrics["missing"]) == (20_000, 0)
+    assert many.metrics["extra_keys"] == "0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 19,990 more"
+    assert Compare.words(many).startswith(
+        "0 missing, 20,000 extra (0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 19,990 more), 0 different"
+    )
 
 
 def test_within_one_source(duck: Source) -> None:
