@@ -40,11 +40,16 @@ Told = Callable[[str, QueryResult], None]
 
 @dataclass(frozen=True)
 class Summary:
-    """A side's rows, its lowest and highest integer key (None when empty or not one)."""
+    """A side's rows, its lowest and highest integer key (None when empty or not one).
+
+    ``null_keys`` counts the rows whose integer key is NULL: they are placed just
+    below the lowest key of both sides (``SideSpec.null_at``), so they are compared too.
+    """
 
     rows: int
     low: int | None
     high: int | None
+    null_keys: int = 0
 
 
 @dataclass
@@ -73,6 +78,7 @@ class SideSpec:
     timeout_s: float
     told: Told
     fetch_cap: int = 100_000
+    null_at: int | None = None  # the position of a NULL integer key, once both summaries ran
 
     @property
     def dialect(self) -> str:
@@ -129,7 +135,10 @@ class SqlSide:
     def position(self) -> exp.Expr:
         """The key's position: the integer key, else a 60-bit hash of its text."""
         if self.spec.int_key:
-            return exp.cast(self._col(self.spec.keys[0]), exp.DataType.build("BIGINT"))
+            key = exp.cast(self._col(self.spec.keys[0]), exp.DataType.build("BIGINT"))
+            if self.spec.null_at is None:
+                return key
+            return exp.Coalesce(this=key, expressions=[exp.Literal.number(self.spec.null_at)])
         return row_text.hash_sql(self.key_text(), self.spec.dialect, KEY_DIGITS)
 
     def row_hash(self) -> exp.Expr:
@@ -176,19 +185,23 @@ class SqlSide:
             bounds = [
                 exp.alias_(exp.Min(this=pos), "low"),
                 exp.alias_(exp.Max(this=pos.copy()), "high"),
+                exp.alias_(exp.Count(this=pos.copy()), "keys"),
             ]
         tree = self._select(exp.alias_(exp.Count(this=exp.Star()), "row_count"), *bounds)
         row = self._run("summary", tree, 1).rows[0]
-        low, high = (row[1], row[2]) if self.spec.int_key else (None, None)
+        if not self.spec.int_key:
+            return Summary(int(row[0]), None, None)
+        low, high = row[1], row[2]
         return Summary(
-            int(row[0]), None if low is None else int(low), None if high is None else int(high)
+            int(row[0]),
+            None if low is None else int(low),
+            None if high is None else int(high),
+            int(row[0]) - int(row[3]),
         )
 
     def _floor_div(self, offset: exp.Expr, step: int) -> exp.Expr:
         """``offset`` (a whole number ≥ 0) divided by ``step``, rounded down, as an integer."""
-        if (
-            self.spec.dialect == "postgres"
-        ):  # bigint / bigint is integer division (DIV is NUMERIC's)
+        if self.spec.dialect == "postgres":  # bigint / bigint divides whole (DIV: NUMERIC's)
             return exp.Div(this=exp.paren(offset), expression=exp.Literal.number(step), typed=True)
         return exp.IntDiv(this=exp.paren(offset), expression=exp.Literal.number(step))
 
@@ -251,7 +264,7 @@ class SqlSide:
 @dataclass
 class _Row:
     key: str
-    position: int
+    position: int | None  # None: a NULL integer key (at ``SideSpec.null_at``)
     row_hash: int
     values: tuple[Any, ...] = field(default=())
 
@@ -296,7 +309,9 @@ class PythonSide:
         for raw in found.rows:
             texts = [row_text.py_text(v, r) for v, r in zip(raw, rules, strict=True)]
             key = row_text.py_row_text(texts[:width])
-            position = int(raw[0]) if spec.int_key else row_text.py_hash(key, KEY_DIGITS)
+            position: int | None = row_text.py_hash(key, KEY_DIGITS)
+            if spec.int_key:
+                position = None if raw[0] is None else int(raw[0])
             hashed = row_text.py_hash(row_text.py_row_text(texts), ROW_DIGITS)
             rows.append(_Row(key, position, hashed, tuple(raw)))
         self._rows, self.result = rows, found
@@ -305,8 +320,18 @@ class PythonSide:
     def summary(self) -> Summary:
         """From the fetched rows."""
         rows = self._all()
-        positions = [r.position for r in rows] if self.spec.int_key else []
-        return Summary(len(rows), min(positions, default=None), max(positions, default=None))
+        positions = [r.position for r in rows if r.position is not None]
+        if not self.spec.int_key:
+            return Summary(len(rows), None, None)
+        nulls = len(rows) - len(positions)
+        return Summary(len(rows), min(positions, default=None), max(positions, default=None), nulls)
+
+    def _at(self, row: _Row) -> int:
+        """A row's position (a NULL key's is ``null_at``)."""
+        if row.position is not None:
+            return row.position
+        assert self.spec.null_at is not None  # set by the row diff once it saw the NULLs
+        return self.spec.null_at
 
     def segments(self, ranges: Sequence[tuple[Range, int]]) -> dict[Range, tuple[int, int]]:
         """From the fetched rows."""
@@ -315,8 +340,9 @@ class PythonSide:
             cut = sub_ranges(whole, parts)
             step = cut[0][1] - cut[0][0]
             for r in self._all():
-                if whole[0] <= r.position < whole[1]:
-                    part = cut[(r.position - whole[0]) // step]
+                at = self._at(r)
+                if whole[0] <= at < whole[1]:
+                    part = cut[(at - whole[0]) // step]
                     count, total = out.get(part, (0, 0))
                     out[part] = (count + 1, total + r.row_hash)
         return out
@@ -325,7 +351,7 @@ class PythonSide:
         """From the fetched rows."""
         out: dict[str, list[int]] = {}
         for r in self._all():
-            if any(low <= r.position < high for low, high in ranges):
+            if any(low <= self._at(r) < high for low, high in ranges):
                 out.setdefault(r.key, []).append(r.row_hash)
         return out
 

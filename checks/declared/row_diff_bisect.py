@@ -96,10 +96,15 @@ def diff_rows(
     found.summaries = (a, b)
     if a.rows == 0 and b.rows == 0:
         return found
+    null_at: int | None = None
     if int_key:
         lows = [s.low for s in (a, b) if s.low is not None]
         highs = [s.high for s in (a, b) if s.high is not None]
-        whole = (min(lows), max(highs) + 1)
+        whole = (min(lows), max(highs) + 1) if lows else (0, 1)
+        if a.null_keys or b.null_keys:  # NULL keys go just below every key of both sides
+            null_at = whole[0] - 1
+            whole = (null_at, whole[1])
+            left.spec.null_at = right.spec.null_at = null_at
     else:
         whole = (0, POSITIONS)
     open_ranges: list[tuple[Range, int]] = [(whole, max(a.rows, b.rows))]
@@ -119,7 +124,7 @@ def diff_rows(
                     rows = max(ours.get(part, (0, 0))[0], theirs.get(part, (0, 0))[0])
                     open_ranges.append((part, rows))
     for keys in (found.missing, found.extra, found.different):  # in key order
-        keys.sort(key=lambda k: (key_position(k, int_key=int_key), k) if int_key else (0, k))
+        keys.sort(key=lambda k: (key_position(k, int_key, null_at), k) if int_key else (0, k))
     return found
 
 
@@ -173,14 +178,17 @@ def _compare_leaves(
 
 def _holds(whole: Range, key: str, left: Side, right: Side) -> bool:
     """Whether the leaf ``whole`` holds ``key`` (its position, on the side's terms)."""
-    position = key_position(key, int_key=left.spec.int_key)
+    position = key_position(key, left.spec.int_key, left.spec.null_at)
     return whole[0] <= position < whole[1]
 
 
-def key_position(key: str, *, int_key: bool) -> int:
-    """A key's position from its normal text (``:123`` for an integer key)."""
+def key_position(key: str, int_key: bool, null_at: int | None = None) -> int:
+    """A key's position from its normal text (``:123`` for an integer key; ``""`` for NULL)."""
     from checks.declared.row_text import KEY_DIGITS, py_hash
 
-    if int_key:
-        return int(key.removeprefix(":").split(".")[0])
-    return py_hash(key, KEY_DIGITS)
+    if not int_key:
+        return py_hash(key, KEY_DIGITS)
+    if key == "":
+        assert null_at is not None  # a NULL integer key was seen, so placed
+        return null_at
+    return int(key.removeprefix(":").split(".")[0])

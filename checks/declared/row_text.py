@@ -100,10 +100,15 @@ def rule_for(left: tuple[str, str], right: tuple[str, str]) -> Rule:
     """The rule for a column of type ``left`` on one side and ``right`` on the other.
 
     Each side is ``(type name, dialect)``. A side whose type says nothing
-    (SQLite's ``TEXT`` timestamps, an unknown name) takes the other's form.
+    (SQLite's ``TEXT`` timestamps, an unknown name) takes the other's form; a
+    date or timestamp on either side makes the column one (SQLAlchemy reflects
+    SQLite's ``TIMESTAMP WITH TIME ZONE`` as ``NUMERIC``).
     """
     families = [family(name, dialect) for name, dialect in (left, right)]
     forms = [_form(f) for f in families]
+    for form in ("timestamp", "date"):  # SQLite reflects TIMESTAMP WITH TIME ZONE as NUMERIC
+        if form in forms:
+            return Rule(form)
     if "number" in forms:
         scales = [
             _scale(name, dialect, have)
@@ -111,9 +116,8 @@ def rule_for(left: tuple[str, str], right: tuple[str, str]) -> Rule:
             if have in NUMBER_FAMILIES
         ]
         return Rule("number", max(scales))
-    for form in ("timestamp", "date", "boolean"):
-        if form in forms:
-            return Rule(form)
+    if "boolean" in forms:
+        return Rule("boolean")
     return Rule("text" if "text" in forms else "other")
 
 
@@ -219,14 +223,7 @@ def py_text(value: Any, rule: Rule) -> str | None:
     if value is None:
         return None
     if rule.form == "number":
-        if isinstance(value, bool):
-            value = int(value)
-        number = decimal.Decimal(str(value)) if isinstance(value, float) else value
-        if isinstance(number, str):
-            number = decimal.Decimal(number.strip())
-        quantum = decimal.Decimal(1).scaleb(-rule.scale)
-        fixed = decimal.Decimal(number).quantize(quantum, rounding=decimal.ROUND_HALF_UP)
-        return format(abs(fixed) if fixed == 0 else fixed, "f")
+        return _number_text(value, rule.scale)
     if rule.form == "text":
         return str(value).rstrip(" ")
     if rule.form in ("timestamp", "date"):
@@ -239,6 +236,22 @@ def py_text(value: Any, rule: Rule) -> str | None:
     if rule.form == "boolean":
         return "1" if value in (True, 1, "1", "true", "t") else "0"
     return str(value)
+
+
+_NUMBERS = decimal.Context(prec=80)  # DECIMAL(38, s) and its sums: beyond the default 28 digits
+
+
+def _number_text(value: Any, scale: int) -> str:
+    """A number at ``scale`` decimals, rounded half away from zero; not a number: its text."""
+    try:
+        number = _NUMBERS.create_decimal(
+            str(int(value) if isinstance(value, bool) else value).strip()
+        )
+        quantum = decimal.Decimal(1).scaleb(-scale)
+        fixed = number.quantize(quantum, rounding=decimal.ROUND_HALF_UP, context=_NUMBERS)
+    except (decimal.InvalidOperation, ValueError):
+        return str(value)  # SQLite holds any value in any column: it differs, it is not an error
+    return format(abs(fixed) if fixed == 0 else fixed, "f")
 
 
 def _moment(value: Any) -> dt.datetime:
