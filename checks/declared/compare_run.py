@@ -33,7 +33,7 @@ from checks.kinds.compare import SAMPLE_KEYS, Compare, keys_in_words
 from checks.report import CheckOutcome, CheckResult, Evidence, Metrics
 from checks.settings.limits import Limits
 from checks.sources import QueryResult, Source
-from checks.sources.base import Column
+from checks.sources.base import Column, DataSet
 from checks.sql.types import family
 
 Sources = Callable[[str], Source]
@@ -117,30 +117,27 @@ def resolve(
     mine = parse_filter(spec.filter, source.dialect, "compare.filter") if spec.filter else None
     with_filter = spec.with_.filter
     yours = parse_filter(with_filter, other.dialect, "compare.with.filter") if with_filter else None
-    both = {"key_rules": key_rules, "rules": rules, "int_key": int_key, "timeout_s": timeout_s}
+
+    def side(label: str, on: Source, data_set: DataSet, where_: exp.Expr | None,
+             key_columns: list[Column], compared: list[Column]) -> SideSpec:  # fmt: skip
+        return SideSpec(
+            label=label,
+            source=on,
+            data_set=data_set,
+            where=where_,
+            keys=key_columns,
+            key_rules=key_rules,
+            columns=compared,
+            rules=rules,
+            int_key=int_key,
+            timeout_s=timeout_s,
+            told=lambda asked, found: told(label, asked, found),
+            fetch_cap=fetch_cap,
+        )
+
     return Sides(
-        SideSpec(
-            label="table",
-            source=source,
-            data_set=left,
-            where=mine,
-            keys=keys,
-            columns=columns,
-            told=lambda asked, found: told("table", asked, found),
-            fetch_cap=fetch_cap,
-            **both,  # type: ignore[arg-type]
-        ),
-        SideSpec(
-            label="with",
-            source=other,
-            data_set=right,
-            where=yours,
-            keys=their_keys,
-            columns=their_columns,
-            told=lambda asked, found: told("with", asked, found),
-            fetch_cap=fetch_cap,
-            **both,  # type: ignore[arg-type]
-        ),
+        side("table", source, left, mine, keys, columns),
+        side("with", other, right, yours, their_keys, their_columns),
     )
 
 
@@ -320,8 +317,11 @@ def _samples(
     where: dict[str, tuple[int, int]],
 ) -> None:
     """Each side's rows of the first sampled keys, as evidence (a side hashed in Python: none)."""
-    for side, keys in ((left, extra[:SAMPLE_KEYS] + different[:SAMPLE_KEYS]),
-                       (right, missing[:SAMPLE_KEYS] + different[:SAMPLE_KEYS])):  # fmt: skip
+    wanted = [
+        (left, extra[:SAMPLE_KEYS] + different[:SAMPLE_KEYS]),
+        (right, missing[:SAMPLE_KEYS] + different[:SAMPLE_KEYS]),
+    ]
+    for side, keys in wanted:
         ranges = sorted({where[k] for k in keys})
         side.values(ranges, keys)
 

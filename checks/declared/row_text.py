@@ -227,7 +227,10 @@ def py_text(value: Any, rule: Rule) -> str | None:
     if rule.form == "text":
         return str(value).rstrip(" ")
     if rule.form in ("timestamp", "date"):
-        moment = _moment(value)
+        try:
+            moment = _moment(value)
+        except ValueError:  # SQLite text that is no date: it differs, it is not an error
+            return str(value)
         if rule.form == "date":
             return moment.strftime("%Y-%m-%d")
         if moment.tzinfo is not None:
