@@ -200,6 +200,8 @@ def _decide(
         schemas=_schemas(store, automation.name, report.scheduled_for) if store else None,
         slot=report.scheduled_for,
         on_statement=(lambda told: trace.note("checks_statement", told)) if trace else None,
+        sources=sources.get,
+        source_names=list(settings.sources),
     )
     if trace is not None:
         trace.flush()  # the shared statements, before the agent or the end

@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import sqlglot
 from sqlglot import exp
@@ -35,6 +35,7 @@ from checks.automation.model import Automation
 from checks.clock import utcnow
 from checks.declared import anomaly, buckets
 from checks.declared.anomaly import VALUE, History
+from checks.declared.compare_run import Sources, run_compare_check
 from checks.declared.compile import compile_check
 from checks.declared.schema_changes import RecordedSchemas
 from checks.declared.shared_scans import Planned, Report, SharedScans
@@ -233,7 +234,7 @@ def _counts_queries(
         if check.sql is not None:
             planned.append(Planned(position, check.name, check.sql, raw=True))
             continue
-        if check.spec is None or check.spec.by:
+        if check.spec is None or check.spec.by or check.spec.OWN_RUN:
             continue
         found = buckets.window(check.over, automation.timezone, now) if check.over else None
         try:
@@ -289,6 +290,8 @@ def run_checks(
     shared: bool = True,
     on_statement: Report | None = None,
     schemas: RecordedSchemas | None = None,
+    sources: Sources | None = None,
+    source_names: Collection[str] | None = None,
 ) -> tuple[list[CheckResult], list[Evidence]]:
     """Run every declared check in order; evidence ids are ``C1``, ``C2``… by position.
 
@@ -307,6 +310,9 @@ def run_checks(
         shared: whether checks on one scope share a statement (False: each runs its own).
         on_statement: told of each shared statement once it ran (the run's trace).
         schemas: the schemas recorded in earlier runs, for ``schema`` checks' ``changes``.
+        sources: the process's other sources by name, for ``compare``'s ``with.source``
+            (``SourcePool.get``); None: only ``source``.
+        source_names: the configured sources' names (an unknown one is named closest).
     """
     results: list[CheckResult] = []
     evidence: list[Evidence] = []
@@ -332,6 +338,20 @@ def run_checks(
             )
             continue
         timeout_s = min(limits.query_timeout_s, remaining)
+        if check.spec is not None and check.spec.OWN_RUN:
+            result, found = run_compare_check(
+                check,
+                source,
+                limits,
+                position=position,
+                timeout_s=timeout_s,
+                clock=clock,
+                sources=sources,
+                names=source_names,
+            )
+            results.append(warn_level(result, check))
+            evidence.extend(found)
+            continue
         if check.spec is not None:
             result, found = run_typed_check(
                 check,

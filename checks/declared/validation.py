@@ -21,7 +21,7 @@ what needs no catalog is checked.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import sqlglot
@@ -31,8 +31,9 @@ from checks.automation.loader import LoadResult
 from checks.automation.model import Automation
 from checks.automation.time_buckets import Over
 from checks.declared.buckets import window
+from checks.declared.compare_run import Sources, check_other_side
 from checks.declared.compile import compile_check
-from checks.errors import AutomationError, CheckDefinitionError
+from checks.errors import AutomationError, CheckDefinitionError, SourceError
 from checks.fields.yaml_tree import Loc
 from checks.kinds.base import Kind
 from checks.sources import Source
@@ -58,6 +59,8 @@ def validate_checks(
     source: Source | None,
     dialect: str,
     max_sql_chars: int = 20_000,
+    sources: Sources | None = None,
+    source_names: Collection[str] | None = None,
 ) -> Validation:
     """Check every declared check of ``automation`` against its source.
 
@@ -68,6 +71,9 @@ def validate_checks(
         dialect: the source's sqlglot dialect (known from the settings even
             when the source is not opened).
         max_sql_chars: the longest query the source accepts.
+        sources: the other sources by name (``SourcePool.get``), for a ``compare``'s
+            ``with.source``: its table and columns are checked there too.
+        source_names: the configured sources' names (an unknown one is named closest).
 
     Raises:
         SourceError: the source's catalog cannot be read.
@@ -77,6 +83,7 @@ def validate_checks(
     schema = source.schema if source is not None else None
     found = Validation()
     context = _Context(automation, loaded, found, dialect, catalog, schema, max_sql_chars)
+    context.source, context.sources, context.names = source, sources, source_names
     for index, check in enumerate(automation.checks):
         context.check(index, check)
     return found
@@ -91,6 +98,9 @@ class _Context:
     catalog: Sequence[DataSet] | None
     schema: str | None
     max_sql_chars: int
+    source: Source | None = None
+    sources: Sources | None = None
+    names: Collection[str] | None = None
 
     def report(
         self,
@@ -205,6 +215,19 @@ class _Context:
                 )
         if self.catalog is not None:
             self.column_kind(base, spec, compiled.column_type)
+        if spec.OWN_RUN:
+            self.other_side(index, spec)
+
+    def other_side(self, index: int, spec: Kind) -> None:
+        """A ``compare``'s other side: its source configured, its table and columns there."""
+        try:
+            check_other_side(spec, self.source, self.sources, self.names)
+        except CheckDefinitionError as exc:
+            parts = (exc.field or spec.KIND).split(".")
+            where = ("checks", index, *(int(p) if p.isdigit() else p for p in parts))
+            self.report(self.found.errors, where, exc.message)
+        except SourceError as exc:
+            self.report(self.found.errors, ("checks", index, spec.KIND, "with", "source"), str(exc))
 
     def column_kind(self, base: Loc, spec: Kind, column_type: str | None) -> None:
         have = family(column_type, self.dialect) if column_type else None

@@ -49,6 +49,7 @@ class Aggregate(OneColumn):
     KIND: ClassVar[str] = "aggregate"
     UNITS: ClassVar[frozenset[Unit]] = frozenset({"number", "anomaly"})
     UNDEFINED_WHEN_EMPTY: ClassVar[bool] = True
+    BY: ClassVar[bool] = False  # not yet: some engines compute a percentile as a statement of its own
 
     function: Function
     percentile: float | None = None

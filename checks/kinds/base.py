@@ -213,6 +213,8 @@ class Kind(BaseModel):
         UNDEFINED_WHEN_EMPTY: whether its value over no rows is undefined, so an empty
             scope is not evaluated even with ``allow_empty`` (``aggregate``).
         BY: whether it takes ``by:`` (segments, ``checks.declared.segments``).
+        OWN_RUN: whether it runs its own queries, on more than one source
+            (``compare``: ``checks.declared.compare_run``), rather than one counts query.
 
     ``by`` (a YAML key of every kind that takes it) lists the columns whose
     values cut the scope into segments, each judged alone.
@@ -229,6 +231,7 @@ class Kind(BaseModel):
     SHOWS_ITS_PERCENT: ClassVar[bool] = False
     UNDEFINED_WHEN_EMPTY: ClassVar[bool] = False
     BY: ClassVar[bool] = True
+    OWN_RUN: ClassVar[bool] = False
 
     table: str
     filter: str | None = None

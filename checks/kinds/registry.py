@@ -11,6 +11,7 @@ from __future__ import annotations
 from checks.kinds.accepted_values import AcceptedValues
 from checks.kinds.aggregate import Aggregate
 from checks.kinds.base import Kind
+from checks.kinds.compare import Compare
 from checks.kinds.duplicates import Duplicates
 from checks.kinds.freshness import Freshness
 from checks.kinds.missing import Missing
@@ -52,3 +53,4 @@ register(Range)
 register(Validity)
 register(Aggregate)
 register(Schema)
+register(Compare)

@@ -35,6 +35,8 @@ def sql_problems(
             source=source,
             dialect=dialect,
             max_sql_chars=settings.limits.max_sql_chars,
+            sources=pool.get if pool is not None else None,
+            source_names=list(settings.sources),
         )
     except SourceConfigError as exc:  # the config file's own mistake, at its place there
         return Validation(errors=[as_problem(exc)])

@@ -87,7 +87,7 @@ BAD = [
         (
             "5:5: checks.0: a check needs 'sql:' or one of the typed kinds: row_count, missing, "
             "duplicates, accepted_values, relationships, freshness, range, validity, aggregate, "
-            "schema",
+            "schema, compare",
         ),
     ),
     Bad(
@@ -95,8 +95,37 @@ BAD = [
         "  - name: c\n    sql: SELECT 1\n    missing: {table: t, column: c}\n",
         (
             "7:14: checks.0.missing: a check is one of sql, row_count, missing, duplicates, "
-            "accepted_values, relationships, freshness, range, validity, aggregate, schema; this "
-            "one has sql and missing",
+            "accepted_values, relationships, freshness, range, validity, aggregate, schema, "
+            "compare; this one has sql and missing",
+        ),
+    ),
+    Bad(
+        "compare mode misspelt",
+        "  - {name: c, compare: {table: a, with: {source: b}, key: [id], mode: row}}\n",
+        (
+            "5:71: checks.0.compare.mode: mode is one of counts, aggregates, rows; got 'row' "
+            "(did you mean 'rows'?)",
+        ),
+    ),
+    Bad(
+        "compare rows without a key",
+        "  - {name: c, compare: {table: a, with: {source: b}}}\n",
+        (
+            "5:24: checks.0.compare: mode rows needs 'key': the columns that identify a row "
+            "on both sides",
+        ),
+    ),
+    Bad(
+        "compare with an unknown key",
+        "  - {name: c, compare: {table: a, with: {source: b, tabel: c}, key: [id]}}\n",
+        ("5:53: checks.0.compare.with.tabel: unknown field 'tabel'",),
+    ),
+    Bad(
+        "compare with itself",
+        "  - {name: c, compare: {table: a, with: {table: a}, key: [id]}}\n",
+        (
+            "5:24: checks.0.compare: 'with' names the same table on the same source: nothing "
+            "to compare",
         ),
     ),
     Bad(

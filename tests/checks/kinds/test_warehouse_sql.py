@@ -54,6 +54,7 @@ CHECKS: list[dict[str, Any]] = [
         },
         "expect": "> 0",
     },
+    {"compare": {"table": "orders", "with": {"table": "customers"}, "key": ["id"]}},
 ]
 
 
