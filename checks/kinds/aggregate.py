@@ -49,7 +49,7 @@ class Aggregate(OneColumn):
     KIND: ClassVar[str] = "aggregate"
     UNITS: ClassVar[frozenset[Unit]] = frozenset({"number", "anomaly"})
     UNDEFINED_WHEN_EMPTY: ClassVar[bool] = True
-    BY: ClassVar[bool] = False  # not yet: some engines compute a percentile as a statement of its own
+    BY: ClassVar[bool] = False  # not yet: some engines run a percentile as its own statement
 
     function: Function
     percentile: float | None = None
