@@ -1,0 +1,261 @@
+"""Suggestion rules: a table's profile → typed checks, each with what was observed.
+
+One rule per kind (checks/kinds/); each check passes on the data profiled
+unless it reveals a real problem, which its ``problem`` then says (a foreign
+key with orphans, a newest timestamp in the future). Bounds leave the margins
+of ``checks.suggest.margins``; volume is judged against its own history
+(``expect: anomaly`` over daily buckets), which knows a table's rhythm better
+than any fixed bound. A timestamp is *live* when its newest value is at most
+``LIVE_AGE_S`` old: only a live one gets freshness and volume checks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from checks.kinds.in_words import duration, percent, rows
+from checks.suggest.margins import freshness_bound, null_bound, range_bounds, rows_floor
+from checks.suggest.profile import ColumnProfile, TableProfile
+from checks.suggest.relations import ForeignKey
+
+LIVE_AGE_S = 7 * 86400.0
+"""A timestamp whose newest value is older than this (a week) is history, not a feed."""
+FUTURE_TOLERANCE_S = 300.0
+"""``freshness``'s own default tolerance for a newest value ahead of now."""
+VOLUME = {"anomaly": {"method": "zscore", "sensitivity": 4, "min_history": 7}}
+"""The volume check's expectation: 4 standard deviations of the 28 days before."""
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """One suggested check.
+
+    Attributes:
+        check: the check as its YAML mapping (``name`` first, then its kind's key).
+        observed: what the profile saw, for the comment above it, one line.
+        problem: why it fails on today's data (a real problem), or None: it passes.
+    """
+
+    check: dict[str, Any]
+    observed: str
+    problem: str | None = None
+
+
+def check_name(text: str) -> str:
+    """``text`` as a valid check name: other characters become ``_``, at most 100."""
+    cleaned = re.sub(r"[^A-Za-z0-9 _.-]", "_", text).strip()
+    cleaned = re.sub(r"^[^A-Za-z0-9]+", "", cleaned)[:100].rstrip()
+    return cleaned or "check"
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
+
+
+def _aware(value: dt.datetime) -> dt.datetime:
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+
+
+def suggest(profile: TableProfile, keys: list[ForeignKey]) -> tuple[list[Suggestion], list[str]]:
+    """The checks suggested for one profiled table, and notes on what was not suggested.
+
+    ``keys``: the foreign-key candidates found (``relations.foreign_keys``);
+    those of this table become ``relationships`` checks.
+    """
+    on = profile.at.date().isoformat()
+    table = profile.name
+    out: list[Suggestion] = []
+    notes: list[str] = []
+    seen = f"{rows(profile.read)}" + ("" if profile.sample.whole else f" ({profile.sample.how})")
+    live = [c for c in profile.columns if _live(profile, c)]
+    out.append(_schema(profile, on))
+    out.append(_row_count(profile, on, bool(live)))
+    for c in profile.columns:
+        out.append(_missing(profile, c, seen, on))
+    for c in profile.keys:
+        out.append(
+            Suggestion(
+                {
+                    "name": check_name(f"{c.name} unique"),
+                    "duplicates": {"table": table, "columns": [c.name]},
+                },
+                f"{c.name}: {profile.rows:,} distinct values in {rows(profile.rows)}, no NULL, on {on}",
+            )
+        )
+    for c in profile.columns:
+        if c.values is not None:
+            out.append(_accepted(profile, c, on))
+    for fk in (k for k in keys if k.table == table):
+        out.append(_relationship(fk, on))
+    for c in profile.columns:
+        found = _range(profile, c, seen, on)
+        if found is not None:
+            out.append(found)
+    for c in profile.columns:
+        if c.family in {"date", "timestamp", "timestamptz"} and c.high is not None:
+            if c in live:
+                out += _freshness_and_volume(profile, c, on)
+            else:
+                notes.append(_stale_note(profile, c))
+    names: set[str] = set()
+    for s in out:  # names unique in the automation
+        base, n = s.check["name"], 2
+        while s.check["name"] in names:
+            s.check["name"] = f"{base[:95]} {n}"
+            n += 1
+        names.add(s.check["name"])
+    notes += [f"{table}: {skip}" for skip in profile.skipped]
+    return out, notes
+
+
+def _schema(profile: TableProfile, on: str) -> Suggestion:
+    columns = {c.name: c.family or c.type for c in profile.columns}
+    return Suggestion(
+        {"name": "columns and types", "schema": {"table": profile.name, "columns": columns}},
+        f"{len(columns)} columns on {on}",
+    )
+
+
+def _row_count(profile: TableProfile, on: str, live: bool) -> Suggestion:
+    check: dict[str, Any] = {"name": "rows present", "row_count": {"table": profile.name}}
+    if live:  # its daily volume is watched against its history instead
+        check["expect"] = "> 0"
+    else:
+        check["expect"] = f">= {rows_floor(profile.rows)}"
+    return Suggestion(check, f"{rows(profile.rows)} on {on}")
+
+
+def _missing(profile: TableProfile, c: ColumnProfile, seen: str, on: str) -> Suggestion:
+    nulls = c.nulls(profile.read)
+    check: dict[str, Any] = {
+        "name": check_name(f"{c.name} present"),
+        "missing": {"table": profile.name, "column": c.name},
+    }
+    if nulls:
+        share = 100 * nulls / profile.read
+        check["expect"] = f"<= {null_bound(share):g}%"
+        observed = f"{percent(nulls, profile.read)} NULL ({nulls:,}) in {seen} on {on}"
+    else:
+        observed = f"no NULL in {seen} on {on}"
+    return Suggestion(check, observed)
+
+
+def _accepted(profile: TableProfile, c: ColumnProfile, on: str) -> Suggestion:
+    assert c.values is not None
+    listed = sorted(c.values)
+    spec: dict[str, Any] = {"table": profile.name, "column": c.name, "values": listed}
+    if c.nulls(profile.read):
+        spec["null"] = "allowed"  # its NULLs are the missing check's
+    commonest = max(c.values, key=lambda v: c.values[v] if c.values else 0)
+    return Suggestion(
+        {"name": check_name(f"{c.name} values"), "accepted_values": spec},
+        f"{len(listed)} distinct values in {rows(sum(c.values.values()))} on {on};"
+        f" the commonest {commonest!r} in {c.values[commonest]:,}",
+    )
+
+
+def _relationship(fk: ForeignKey, on: str) -> Suggestion:
+    check = {
+        "name": check_name(f"{fk.column} in {fk.to_table}"),
+        "relationships": {
+            "table": fk.table,
+            "column": fk.column,
+            "to": f"{fk.to_table}.{fk.to_column}",
+        },
+    }
+    how = "named as the key" if fk.by == "name" else "its values are the key's"
+    observed = f"{fk.keys:,} distinct values, {fk.orphan_keys:,} not in {fk.to_table}.{fk.to_column} ({how}) on {on}"
+    problem = None
+    if fk.orphan_keys:
+        problem = (
+            f"{fk.orphan_keys:,} of {fk.keys:,} values of {fk.table}.{fk.column} ({rows(fk.orphan_rows)})"
+            f" have no row in {fk.to_table}.{fk.to_column}: rows point at nothing"
+        )
+    return Suggestion(check, observed, problem)
+
+
+def _range(profile: TableProfile, c: ColumnProfile, seen: str, on: str) -> Suggestion | None:
+    if (
+        c.family not in {"integer", "decimal", "float"}
+        or c.low is None
+        or c.distinct < 2
+        or c.unique
+    ):
+        return None
+    low, high = _plain(c.low), _plain(c.high)
+    lower, upper = range_bounds(float(low), float(high), whole=c.family == "integer")
+    return Suggestion(
+        {
+            "name": check_name(f"{c.name} range"),
+            "range": {"table": profile.name, "column": c.name, "min": lower, "max": upper},
+        },
+        f"{c.name} from {low} to {high} in {seen} on {on}",
+    )
+
+
+def _age_s(profile: TableProfile, c: ColumnProfile) -> float:
+    high = c.high
+    if isinstance(high, dt.datetime):
+        newest = _aware(high)
+    else:
+        newest = dt.datetime.combine(high, dt.time(), dt.UTC)
+    return (profile.at - newest).total_seconds()
+
+
+def _live(profile: TableProfile, c: ColumnProfile) -> bool:
+    if c.family not in {"date", "timestamp", "timestamptz"} or c.high is None:
+        return False
+    return _age_s(profile, c) <= LIVE_AGE_S
+
+
+def _freshness_and_volume(profile: TableProfile, c: ColumnProfile, on: str) -> list[Suggestion]:
+    age = _age_s(profile, c)
+    problem = None
+    if age < -FUTURE_TOLERANCE_S:
+        problem = (
+            f"{profile.name}.{c.name}'s newest value {c.high} is {duration(-age)} in the future"
+        )
+    bound = freshness_bound(max(age, 0.0))
+    found = [
+        Suggestion(
+            {
+                "name": check_name(f"{c.name} fresh"),
+                "freshness": {
+                    "table": profile.name,
+                    "column": c.name,
+                    "max_age": f"{int(bound // 3600)}h",
+                },
+            },
+            f"newest {c.name} {c.high} ({duration(age)} old) on {profile.at:%Y-%m-%d %H:%M} UTC",
+            problem,
+        )
+    ]
+    daily = profile.daily.get(c.name)
+    if c.family != "date" and daily:
+        counts = list(daily.values())
+        found.append(
+            Suggestion(
+                {
+                    "name": check_name(f"daily volume by {c.name}"),
+                    "row_count": {"table": profile.name},
+                    "over": {"column": c.name, "bucket": "day", "lookback": "28d"},
+                    "expect": VOLUME,
+                },
+                f"{min(counts):,} to {max(counts):,} rows a day over {len(counts)} days to {max(daily)}",
+            )
+        )
+    return found
+
+
+def _stale_note(profile: TableProfile, c: ColumnProfile) -> str:
+    age = _age_s(profile, c)
+    return (
+        f"{profile.name}.{c.name}: newest value {c.high} is {duration(age)} old"
+        " (more than a week): history, or loading stopped; no freshness or volume check suggested"
+    )
