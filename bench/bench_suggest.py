@@ -55,19 +55,82 @@ class Problem:
 
 
 PROBLEMS = (
-    Problem("NULL distances (300 rows)", "UPDATE flights SET distance = NULL WHERE rowid % 1000 = 7", "flights", frozenset({"distance"})),
-    Problem("dep_time NULL in a tenth of the rows", "UPDATE flights SET dep_time = NULL WHERE rowid % 10 = 3", "flights", frozenset({"dep_time"})),
-    Problem("a plane listed twice", "INSERT INTO planes SELECT * FROM planes LIMIT 1", "planes", frozenset({"tailnum"})),
-    Problem("flights from an unknown origin", "UPDATE flights SET origin = 'XXX' WHERE rowid % 2000 = 11", "flights", frozenset({"origin"})),
-    Problem("temperatures of 999 °F", "UPDATE weather SET temp = 999 WHERE rowid % 1000 = 5", "weather", frozenset({"temp"})),
-    Problem("negative air times", "UPDATE flights SET air_time = -5 WHERE rowid % 5000 = 1", "flights", frozenset({"air_time"})),
-    Problem("flights stopped loading 3 days ago", "DELETE FROM flights WHERE time_hour > (SELECT max(time_hour) FROM flights) - INTERVAL 3 DAY", "flights", frozenset({"time_hour", None})),
-    Problem("an unknown daylight-saving code", "UPDATE airports SET dst = 'X' WHERE rowid % 300 = 2", "airports", frozenset({"dst"})),
-    Problem("weather lost its visibility column", "ALTER TABLE weather DROP COLUMN visib", "weather", frozenset({"visib", None})),
-    Problem("the flights of ten days ago loaded twice", "INSERT INTO flights SELECT * FROM flights WHERE time_hour::DATE = (SELECT max(time_hour)::DATE - 10 FROM flights)", "flights", frozenset({None})),
-    Problem("United's arrival delays an hour late", "UPDATE flights SET arr_delay = arr_delay + 60 WHERE carrier = 'UA'", "flights", frozenset({"arr_delay"})),
-    Problem("airports lost a third of their rows", "DELETE FROM airports WHERE rowid % 3 = 0 AND faa NOT IN (SELECT origin FROM flights UNION SELECT dest FROM flights)", "airports", frozenset({None})),
-)  # fmt: skip
+    Problem(
+        "NULL distances (300 rows)",
+        "UPDATE flights SET distance = NULL WHERE rowid % 1000 = 7",
+        "flights",
+        frozenset({"distance"}),
+    ),
+    Problem(
+        "dep_time NULL in a tenth of the rows",
+        "UPDATE flights SET dep_time = NULL WHERE rowid % 10 = 3",
+        "flights",
+        frozenset({"dep_time"}),
+    ),
+    Problem(
+        "a plane listed twice",
+        "INSERT INTO planes SELECT * FROM planes LIMIT 1",
+        "planes",
+        frozenset({"tailnum"}),
+    ),
+    Problem(
+        "flights from an unknown origin",
+        "UPDATE flights SET origin = 'XXX' WHERE rowid % 2000 = 11",
+        "flights",
+        frozenset({"origin"}),
+    ),
+    Problem(
+        "temperatures of 999 °F",
+        "UPDATE weather SET temp = 999 WHERE rowid % 1000 = 5",
+        "weather",
+        frozenset({"temp"}),
+    ),
+    Problem(
+        "negative air times",
+        "UPDATE flights SET air_time = -5 WHERE rowid % 5000 = 1",
+        "flights",
+        frozenset({"air_time"}),
+    ),
+    Problem(
+        "flights stopped loading 3 days ago",
+        "DELETE FROM flights"
+        " WHERE time_hour > (SELECT max(time_hour) FROM flights) - INTERVAL 3 DAY",
+        "flights",
+        frozenset({"time_hour", None}),
+    ),
+    Problem(
+        "an unknown daylight-saving code",
+        "UPDATE airports SET dst = 'X' WHERE rowid % 300 = 2",
+        "airports",
+        frozenset({"dst"}),
+    ),
+    Problem(
+        "weather lost its visibility column",
+        "ALTER TABLE weather DROP COLUMN visib",
+        "weather",
+        frozenset({"visib", None}),
+    ),
+    Problem(
+        "the flights of ten days ago loaded twice",
+        "INSERT INTO flights SELECT * FROM flights"
+        " WHERE time_hour::DATE = (SELECT max(time_hour)::DATE - 10 FROM flights)",
+        "flights",
+        frozenset({None}),
+    ),
+    Problem(
+        "United's arrival delays an hour late",
+        "UPDATE flights SET arr_delay = arr_delay + 60 WHERE carrier = 'UA'",
+        "flights",
+        frozenset({"arr_delay"}),
+    ),
+    Problem(
+        "airports lost a third of their rows",
+        "DELETE FROM airports WHERE rowid % 3 = 0"
+        " AND faa NOT IN (SELECT origin FROM flights UNION SELECT dest FROM flights)",
+        "airports",
+        frozenset({None}),
+    ),
+)
 
 
 @dataclass
@@ -105,10 +168,10 @@ def clean_copy(folder: Path, now: dt.datetime) -> Path:
         db.execute("DELETE FROM flights WHERE tailnum NOT IN (SELECT tailnum FROM planes)")
         db.execute("DELETE FROM flights WHERE dest NOT IN (SELECT faa FROM airports)")
         for table in ("flights", "weather"):  # each table's newest an hour before now
-            newest = db.execute(f"SELECT max(time_hour) FROM {table}").fetchone()  # noqa: S608
+            newest = db.execute(f"SELECT max(time_hour) FROM {table}").fetchone()
             assert newest is not None
             shift = (now - dt.timedelta(hours=1)) - newest[0]
-            db.execute(f"UPDATE {table} SET time_hour = time_hour + ?", [shift])  # noqa: S608
+            db.execute(f"UPDATE {table} SET time_hour = time_hour + ?", [shift])
         db.execute("CHECKPOINT")
     return target
 
@@ -133,7 +196,9 @@ def _settings(folder: Path, database: Path) -> Settings:
     )
 
 
-def _outcomes(folder: Path, database: Path, automations: Path, now: dt.datetime) -> dict[tuple[str, str], str]:
+def _outcomes(
+    folder: Path, database: Path, automations: Path, now: dt.datetime
+) -> dict[tuple[str, str], str]:
     """Each check's outcome, by (automation, check), run on ``database`` at ``now``."""
     loaded = load_automations(automations, known_sources={"flights"})
     assert not loaded.errors, [e.location_message() for e in loaded.errors]
@@ -208,14 +273,20 @@ def main() -> None:
     print(f"clean copy: {len(m.clean_not_passed)} checks not passed")
     for line in m.clean_not_passed:
         print(f"  {line}")
-    print(f"dirty copy: {len(m.true_positives)} true positives, {len(m.false_positives)} false positives")
+    print(
+        f"dirty copy: {len(m.true_positives)} true positives,"
+        f" {len(m.false_positives)} false positives"
+    )
     for line in m.true_positives:
         print(f"  true positive: {line}")
     for line in m.false_positives:
         print(f"  false positive: {line}")
     for what, hit in m.found.items():
         print(f"  {'found' if hit else 'MISSED'}: {what}")
-    print(f"recall {sum(m.found.values())}/{len(m.found)} = {m.recall:.2f}; precision {m.precision:.2f}")
+    print(
+        f"recall {sum(m.found.values())}/{len(m.found)} = {m.recall:.2f};"
+        f" precision {m.precision:.2f}"
+    )
 
 
 if __name__ == "__main__":

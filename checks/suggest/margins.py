@@ -24,14 +24,14 @@ def _nice(value: float, *, up: bool) -> float:
     """``value`` rounded up (or down) to two significant figures."""
     if value == 0:
         return 0.0
-    step = 10 ** (math.floor(math.log10(abs(value))) - 1)
-    return (math.ceil if up else math.floor)(value / step) * step
+    step = 10.0 ** (math.floor(math.log10(abs(value))) - 1)
+    return float((math.ceil if up else math.floor)(value / step) * step)
 
 
 def _tidy(value: float, whole: bool) -> int | float:
     """An int for whole-number columns and whole results; floats with few digits otherwise."""
     if whole or float(value).is_integer():
-        return int(round(value))
+        return round(value)
     return float(f"{value:.6g}")
 
 

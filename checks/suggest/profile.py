@@ -24,7 +24,7 @@ from checks.errors import QueryError
 from checks.sources.base import Source
 from checks.sql.catalog import DataSet
 from checks.sql.types import NUMBER_FAMILIES, TEMPORAL_FAMILIES, family
-from checks.suggest.sampling import Sample, plan, sampled_table
+from checks.suggest.sampling import SAMPLE_ABOVE, Sample, plan, sampled_table
 
 LOW_CARDINALITY = 20
 """Most distinct values of a text column listed as its accepted values."""
@@ -116,9 +116,17 @@ class _Budget:
 
 
 def profile_table(
-    source: Source, data_set: DataSet, *, budget_s: float, now: dt.datetime
+    source: Source,
+    data_set: DataSet,
+    *,
+    budget_s: float,
+    now: dt.datetime,
+    sample_above: int = SAMPLE_ABOVE,
 ) -> TableProfile:
     """Profile ``data_set`` of ``source`` within ``budget_s`` seconds.
+
+    ``sample_above``: tables estimated above this many rows are sampled
+    (``checks.suggest.sampling``).
 
     The row count and column aggregates are required; the value lists, key
     confirmations and daily volumes each run if time is left, else they are
@@ -131,8 +139,9 @@ def profile_table(
     dialect = source.dialect
     table = _table(data_set.name)
     rows = int(_one(source, exp.select(exp.Count(this=exp.Star())).from_(table), budget)[0])
-    percent = plan(data_set.row_count if data_set.row_count is not None else rows)
-    source_rows, sample = sampled_table(table, percent, dialect)
+    estimated = data_set.row_count if data_set.row_count is not None else rows
+    percent = plan(estimated, sample_above)
+    source_rows, sample = sampled_table(table, percent, dialect, estimated)
     columns = [ColumnProfile(c.name, c.type, family(c.type, dialect)) for c in data_set.columns]
     terms: list[exp.Expr] = [exp.Count(this=exp.Star())]
     for c in columns:

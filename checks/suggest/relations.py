@@ -117,7 +117,7 @@ def _better(new: ForeignKey, old: ForeignKey) -> bool:
 def _measure(
     source: Source, table: str, column: str, to_table: str, to_column: str, timeout_s: float
 ) -> tuple[int, int, int]:
-    """``(distinct keys, orphan keys, orphan rows)`` of ``table.column`` against ``to_table.to_column``."""
+    """``(distinct keys, orphan keys, orphan rows)`` of ``table.column`` in ``to_table``."""
     here = exp.column(column, table="a", quoted=True)
     there = exp.column(to_column, table="b", quoted=True)
     missing = exp.Is(this=there, expression=exp.Null())

@@ -83,34 +83,20 @@ def suggest(profile: TableProfile, keys: list[ForeignKey]) -> tuple[list[Suggest
     seen = f"{rows(profile.read)}" + ("" if profile.sample.whole else f" ({profile.sample.how})")
     live = [c for c in profile.columns if _live(profile, c)]
     out.append(_schema(profile, on))
+    if profile.rows == 0:  # any other check would be not evaluated, never passed
+        return out, [f"{table}: empty on {on}: only its columns are checked"]
     out.append(_row_count(profile, on))
     for c in profile.columns:
         out.append(_missing(profile, c, seen, on))
-    for c in profile.keys:
-        out.append(
-            Suggestion(
-                {
-                    "name": check_name(f"{c.name} unique"),
-                    "duplicates": {"table": table, "columns": [c.name]},
-                },
-                f"{c.name}: {profile.rows:,} distinct values in {rows(profile.rows)}, no NULL, on {on}",
-            )
-        )
+    out += [_unique(profile, c, on) for c in profile.keys]
+    out += [_accepted(profile, c, on) for c in profile.columns if c.values is not None]
+    out += [_relationship(fk, on) for fk in keys if fk.table == table]
+    out += [r for c in profile.columns if (r := _range(profile, c, seen, on)) is not None]
     for c in profile.columns:
-        if c.values is not None:
-            out.append(_accepted(profile, c, on))
-    for fk in (k for k in keys if k.table == table):
-        out.append(_relationship(fk, on))
-    for c in profile.columns:
-        found = _range(profile, c, seen, on)
-        if found is not None:
-            out.append(found)
-    for c in profile.columns:
-        if c.family in {"date", "timestamp", "timestamptz"} and c.high is not None:
-            if c in live:
-                out += _freshness_and_volume(profile, c, on)
-            else:
-                notes.append(_stale_note(profile, c))
+        if c in live:
+            out += _freshness_and_volume(profile, c, on)
+        elif c.family in {"date", "timestamp", "timestamptz"} and c.high is not None:
+            notes.append(_stale_note(profile, c))
     names: set[str] = set()
     for s in out:  # names unique in the automation
         base, n = s.check["name"], 2
@@ -120,6 +106,16 @@ def suggest(profile: TableProfile, keys: list[ForeignKey]) -> tuple[list[Suggest
         names.add(s.check["name"])
     notes += [f"{table}: {skip}" for skip in profile.skipped]
     return out, notes
+
+
+def _unique(profile: TableProfile, c: ColumnProfile, on: str) -> Suggestion:
+    return Suggestion(
+        {
+            "name": check_name(f"{c.name} unique"),
+            "duplicates": {"table": profile.name, "columns": [c.name]},
+        },
+        f"{c.name}: {profile.rows:,} distinct values in {rows(profile.rows)}, no NULL, on {on}",
+    )
 
 
 def _schema(profile: TableProfile, on: str) -> Suggestion:
@@ -175,12 +171,13 @@ def _relationship(fk: ForeignKey, on: str) -> Suggestion:
         },
     }
     how = "named as the key" if fk.by == "name" else "its values are the key's"
-    observed = f"{fk.keys:,} distinct values, {fk.orphan_keys:,} not in {fk.to_table}.{fk.to_column} ({how}) on {on}"
+    target = f"{fk.to_table}.{fk.to_column}"
+    observed = f"{fk.keys:,} distinct values, {fk.orphan_keys:,} not in {target} ({how}) on {on}"
     problem = None
     if fk.orphan_keys:
         problem = (
-            f"{fk.orphan_keys:,} of {fk.keys:,} values of {fk.table}.{fk.column} ({rows(fk.orphan_rows)})"
-            f" have no row in {fk.to_table}.{fk.to_column}: rows point at nothing"
+            f"{fk.orphan_keys:,} of {fk.keys:,} values of {fk.table}.{fk.column}"
+            f" ({rows(fk.orphan_rows)}) have no row in {target}: rows point at nothing"
         )
     return Suggestion(check, observed, problem)
 

@@ -44,14 +44,21 @@ class Sample:
         return self.percent >= 100
 
 
-def plan(estimated_rows: int | None) -> float:
-    """The percent of a table to read for its profile (100: all of it)."""
-    if estimated_rows is None or estimated_rows <= SAMPLE_ABOVE:
+def plan(estimated_rows: int | None, sample_above: int = SAMPLE_ABOVE) -> float:
+    """The percent of a table to read for its profile (100: all of it).
+
+    Above ``sample_above`` rows: about ``SAMPLE_ROWS`` of them, or half the
+    table when ``sample_above`` is set below that (tests sample small tables).
+    """
+    if estimated_rows is None or estimated_rows <= sample_above:
         return 100.0
-    return max(0.01, round(100 * SAMPLE_ROWS / estimated_rows, 2))
+    wanted = min(SAMPLE_ROWS, estimated_rows // 2)
+    return max(0.01, round(100 * wanted / estimated_rows, 2))
 
 
-def sampled_table(table: exp.Table, percent: float, dialect: str) -> tuple[exp.Expr, Sample]:
+def sampled_table(
+    table: exp.Table, percent: float, dialect: str, estimated_rows: int
+) -> tuple[exp.Expr, Sample]:
     """``table`` as the profile reads it: whole, or sampled the way ``dialect`` can.
 
     Returns the FROM expression (the table, the table with its ``TableSample``,
@@ -70,5 +77,6 @@ def sampled_table(table: exp.Table, percent: float, dialect: str) -> tuple[exp.E
         sampled = table.copy()
         sampled.set("sample", sample)
         return sampled, Sample(percent, how)
-    first = exp.select("*").from_(table.copy()).limit(SAMPLE_ROWS).subquery("sampled")
-    return first, Sample(percent, f"the first {SAMPLE_ROWS:,} rows the engine returned")
+    wanted = max(1, int(estimated_rows * percent / 100))
+    first = exp.select("*").from_(table.copy()).limit(wanted).subquery("sampled")
+    return first, Sample(percent, f"the first {wanted:,} rows the engine returned")

@@ -18,6 +18,7 @@ from checks.sources.base import Source
 from checks.suggest.profile import TableProfile, profile_table
 from checks.suggest.relations import foreign_keys
 from checks.suggest.rules import Suggestion, suggest
+from checks.suggest.sampling import SAMPLE_ABOVE
 
 BUDGET_S = 60.0
 """Seconds each table's profile may take (and the foreign-key candidates, together)."""
@@ -51,9 +52,13 @@ def suggest_source(
     *,
     budget_s: float = BUDGET_S,
     now: dt.datetime | None = None,
+    sample_above: int = SAMPLE_ABOVE,
     progress: Callable[[str], None] | None = None,
 ) -> SourcePass:
     """Profile ``tables`` of ``source`` (default every data set) and suggest checks for each.
+
+    ``now``: the profile's time (default the clock's); ``sample_above``: see
+    ``profile.profile_table``; ``progress`` is told each step in a few words.
 
     Raises:
         SourceError: a table named is not in the source's catalog (its closest name said).
@@ -73,7 +78,10 @@ def suggest_source(
         if progress:
             progress(f"profiling {data_set.name}")
         try:
-            profiles.append(profile_table(source, data_set, budget_s=budget_s, now=at))
+            profiled = profile_table(
+                source, data_set, budget_s=budget_s, now=at, sample_above=sample_above
+            )
+            profiles.append(profiled)
         except QueryError as error:
             failed[data_set.name] = str(error)
     if progress:

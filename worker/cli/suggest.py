@@ -116,8 +116,10 @@ def _write_one(
     header = [
         f"Suggested by lookout suggest {source_name} on {profile.at:%Y-%m-%d %H:%M} UTC from table"
         f" {profile.name}: {profile.rows:,} rows ({profile.sample.how} read).",
-        "Bounds leave a margin for normal variation (docs/suggest.md). Set owner, schedule, severity.",
-        "Edit freely: run again, lookout suggest shows its diff and keeps an edited file unless --force.",
+        "Bounds leave a margin for normal variation (docs/suggest.md).",
+        "Set owner, schedule and severity to yours.",
+        "Edit freely: run again, lookout suggest shows its diff and keeps an edited file"
+        " unless --force.",
     ]
     text = render(source_name, profile.name, table.suggestions, header, extra)
     result = write(folder / file_name(source_name, profile.name), text, force=force)
