@@ -25,7 +25,8 @@ def _nice(value: float, *, up: bool) -> float:
     if value == 0:
         return 0.0
     step = 10.0 ** (math.floor(math.log10(abs(value))) - 1)
-    return float((math.ceil if up else math.floor)(value / step) * step)
+    steps = round(value / step, 9)  # 0.0009 / 0.00001 is 89.99999999999999 in floats
+    return float((math.ceil if up else math.floor)(steps) * step)
 
 
 def _tidy(value: float, whole: bool) -> int | float:

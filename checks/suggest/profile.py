@@ -157,13 +157,24 @@ def profile_table(
     for c in columns:
         c.non_null, c.distinct = int(row.pop(0)), int(row.pop(0))
         if _ordered(c):
-            c.low, c.high = row.pop(0), row.pop(0)
+            c.low, c.high = _temporal(c, row.pop(0)), _temporal(c, row.pop(0))
     found = TableProfile(data_set.name, rows, read, sample, now, columns)
     for c in columns:
         _values(source, found, c, budget)
         _unique(source, found, c, budget)
         _daily(source, found, c, budget)
     return found
+
+
+def _temporal(column: ColumnProfile, value: Any) -> Any:
+    """A date or timestamp an engine returns as ISO text (SQLite) read as one; else as it is."""
+    if column.family in TEMPORAL_FAMILIES and isinstance(value, str):
+        try:
+            found = dt.datetime.fromisoformat(value)
+        except ValueError:
+            return None  # not a time: no bound, no freshness
+        return found.date() if column.family == "date" and len(value) <= 10 else found
+    return value
 
 
 def _ordered(column: ColumnProfile) -> bool:

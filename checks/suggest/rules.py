@@ -153,7 +153,7 @@ def _accepted(profile: TableProfile, c: ColumnProfile, on: str) -> Suggestion:
     spec: dict[str, Any] = {"table": profile.name, "column": c.name, "values": listed}
     if c.nulls(profile.read):
         spec["null"] = "allowed"  # its NULLs are the missing check's
-    commonest = max(c.values, key=lambda v: c.values[v] if c.values else 0)
+    commonest = max(listed, key=lambda v: c.values[v] if c.values else 0)  # ties: the first
     return Suggestion(
         {"name": check_name(f"{c.name} values"), "accepted_values": spec},
         f"{len(listed)} distinct values in {rows(sum(c.values.values()))} on {on};"
@@ -272,10 +272,18 @@ def _volume(profile: TableProfile, c: ColumnProfile) -> Suggestion | None:
             "over": {"column": c.name, "bucket": "day", "lookback": "28d"},
             "expect": VOLUME,
         },
-        f"{tested:,} rows on {yesterday} by {c.name}; {min(before, default=tested):,} to"
-        f" {max(before, default=tested):,} a day over the {len(before)} days before",
+        f"{tested:,} rows on {yesterday} by {c.name}; {_spread(before)} a day over the"
+        f" {len(before)} day{'' if len(before) == 1 else 's'} before",
         problem,
     )
+
+
+def _spread(counts: list[int]) -> str:
+    """``24`` or ``562 to 840``; ``none`` for no days."""
+    if not counts:
+        return "none"
+    low, high = min(counts), max(counts)
+    return f"{low:,}" if low == high else f"{low:,} to {high:,}"
 
 
 def _stale_note(profile: TableProfile, c: ColumnProfile) -> str:
