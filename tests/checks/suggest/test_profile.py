@@ -146,7 +146,7 @@ def test_the_suggested_checks_and_what_they_observed(events: Source) -> None:
         },
         {
             "name": "created_at fresh",
-            "freshness": {"table": "events", "column": "created_at", "max_age": "24h"},
+            "freshness": {"table": "events", "column": "created_at", "max_age": "38h"},
         },
         {
             "name": "daily volume by created_at",
