@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from checks.clock import utcnow
-from checks.errors import QueryError, SourceError
+from checks.errors import ConfigError, QueryError
 from checks.fields.rules import did_you_mean
 from checks.sources.base import Source
 from checks.suggest.profile import TableProfile, profile_table
@@ -61,13 +61,14 @@ def suggest_source(
     ``profile.profile_table``; ``progress`` is told each step in a few words.
 
     Raises:
-        SourceError: a table named is not in the source's catalog (its closest name said).
+        ConfigError: a table named is not in the source's catalog (its closest name said).
+        SourceError: the catalog cannot be read.
     """
     at = now or utcnow()
     catalog = {d.name: d for d in source.catalog()}
     for name in tables:
         if name not in catalog:
-            raise SourceError(
+            raise ConfigError(
                 f"source {source.name} has no table {name!r}{did_you_mean(name, catalog)}"
                 f" (it has: {', '.join(catalog)})"
             )

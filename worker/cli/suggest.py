@@ -83,7 +83,7 @@ def suggest_command(
             )
     status_code = EXIT_OK
     for name, why in found.failed.items():
-        out.print(f"{name}: not profiled: {why}", markup=False)
+        out.print(f"{name}: not profiled: {why}", markup=False, soft_wrap=True)
         status_code = EXIT_PROBLEMS
     for table in found.tables:
         if _write_one(table, source_name, folder, settings, force=force, goals=goals):
@@ -112,7 +112,7 @@ def _write_one(
         written_goal = ask_goal(profile, table.suggestions, settings)
         extra = written_goal.fields
         for line in written_goal.refused:
-            out.print(f"{profile.name}: goal refused: {line}", markup=False)
+            out.print(f"{profile.name}: goal refused: {line}", markup=False, soft_wrap=True)
     header = [
         f"Suggested by lookout suggest {source_name} on {profile.at:%Y-%m-%d %H:%M} UTC from table"
         f" {profile.name}: {profile.rows:,} rows ({profile.sample.how} read).",
@@ -123,13 +123,21 @@ def _write_one(
     ]
     text = render(source_name, profile.name, table.suggestions, header, extra)
     result = write(folder / file_name(source_name, profile.name), text, force=force)
-    out.print(f"{result.path}: {result.outcome}, {len(table.suggestions)} checks", markup=False)
+    out.print(
+        f"{result.path}: {result.outcome}, {len(table.suggestions)} checks",
+        markup=False,
+        soft_wrap=True,
+    )
     if result.diff:
-        out.print(result.diff.rstrip("\n"), markup=False, highlight=False)
+        out.print(result.diff.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
     if result.outcome == "kept":
-        out.print("  kept: edited since it was written; --force overwrites it", markup=False)
+        out.print(
+            "  kept: edited since it was written; --force overwrites it",
+            markup=False,
+            soft_wrap=True,
+        )
     for problem in table.problems:
-        out.print(f"  fails today: {problem}", markup=False)
+        out.print(f"  fails today: {problem}", markup=False, soft_wrap=True)
     for note in table.notes:
-        out.print(f"  note: {note}", markup=False)
+        out.print(f"  note: {note}", markup=False, soft_wrap=True)
     return bool(table.problems) or result.outcome == "kept"
