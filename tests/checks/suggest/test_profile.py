@@ -151,7 +151,7 @@ def test_the_suggested_checks_and_what_they_observed(events: Source) -> None:
         {
             "name": "daily volume by created_at",
             "row_count": {"table": "events"},
-            "over": {"column": "created_at", "bucket": "day", "lookback": "28d"},
+            "over": {"column": "created_at", "bucket": "day", "lookback": "56d"},
             "expect": "anomaly",
         },
     ]
