@@ -135,7 +135,8 @@ def checked(arguments: str, known: dict[str, Any]) -> WrittenGoal:
             continue
         claims = unsupported(text, known)
         if claims:
-            found.refused.append(f"{key} cites {', '.join(claims)}, not in the profile: {text!r}")
+            verb = "cites" if key == "goal" else "cite"
+            found.refused.append(f"{key} {verb} {', '.join(claims)}, not in the profile: {text!r}")
             continue
         found.fields[key] = text
     if "goal" not in found.fields:
