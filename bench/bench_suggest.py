@@ -257,8 +257,8 @@ def measure(folder: Path, now: dt.datetime) -> Measured:
     for key, outcome in _outcomes(folder, dirty, automations, now).items():
         if outcome in passed:
             continue
-        table, column = places[key]
-        hits = [p for p in PROBLEMS if p.table == table and column in p.columns]
+        where, column = places[key]
+        hits = [p for p in PROBLEMS if p.table == where and column in p.columns]
         line = f"{key[0]}: {key[1]} ({outcome})"
         (measured.true_positives if hits else measured.false_positives).append(line)
         for p in hits:

@@ -1,4 +1,4 @@
-"""Profiles read on real DuckDB, PostgreSQL and SQLite: exact counts, samples as each engine takes them."""
+"""Profiles on real DuckDB, PostgreSQL and SQLite: exact counts, samples as each engine takes them."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from checks.settings.limits import Limits
 from checks.settings.sources import SQLAlchemySource
 from checks.sources import DuckDBQuerySource, Source, SQLQuerySource
-from checks.suggest.profile import profile_table
+from checks.suggest.profile import TableProfile, profile_table
 from checks.suggest.rules import suggest
 
 NOW = dt.datetime(2026, 12, 3, tzinfo=dt.UTC)
@@ -70,7 +70,7 @@ def events(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Source]:
         yield source
 
 
-def _profile(source: Source, **options: int) -> object:
+def _profile(source: Source, **options: int) -> TableProfile:
     (events,) = source.catalog()
     return profile_table(source, events, budget_s=30, now=NOW, **options)
 
