@@ -1,4 +1,4 @@
-"""Profiles on real DuckDB, PostgreSQL and SQLite: exact counts, samples as each engine takes them."""
+"""Profiles on real DuckDB, PostgreSQL and SQLite: exact counts, and each engine's sample."""
 
 from __future__ import annotations
 
