@@ -28,8 +28,8 @@ from checks.suggest.sampling import SAMPLE_ABOVE, Sample, plan, sampled_table
 
 LOW_CARDINALITY = 20
 """Most distinct values of a text column listed as its accepted values."""
-KEY_FAMILIES = frozenset({"integer", "decimal", "text", "uuid"})
-"""The families a key candidate may have (a float is not a key)."""
+KEY_FAMILIES = frozenset({"integer", "text", "uuid"})
+"""The families a key candidate may have (an amount or a float is not a key)."""
 VOLUME_DAYS = 57
 """Days of daily volume read before a timestamp column's newest value."""
 

@@ -14,7 +14,7 @@ from checks.sources import Source
 from checks.suggest.yaml_writer import edited
 from tests.cli_support import run_cli
 
-STAMP = re.compile(r"\d{4}-\d{2}-\d{2}( \d{2}:\d{2})?|\d+d \d+h old")
+STAMP = re.compile(r"\d{4}-\d{2}-\d{2}( \d{2}:\d{2})?|\d+d( \d+[hms])? old")
 NAMES = ["airlines", "airports", "flights", "planes", "weather"]
 
 
