@@ -8,18 +8,21 @@ when at least 90 % of its distinct values are values of ``B.k``
 (``INCLUDED``). Each pair is measured by one statement (a
 sqlglot tree through ``Source.query``): the column's distinct values, those
 with no row in ``B``, and the rows holding them; a candidate with orphans is
-a real problem the suggestion reveals. Declared constraints are not read.
+a real problem the suggestion reveals. A constraint the catalog declares
+(``Source.foreign_keys``) is taken first, whatever its values hold.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlglot import exp
 
 from checks.errors import QueryError
 from checks.sources.base import Source
+from checks.sql.catalog import ForeignKeyConstraint
 from checks.suggest.profile import KEY_FAMILIES, ColumnProfile, TableProfile
 
 INCLUDED = {"values": 0.9, "name": 0.5}
@@ -31,7 +34,8 @@ class ForeignKey:
     """``table.column`` points at ``to_table.to_column``.
 
     Attributes:
-        by: ``name`` or ``values`` (how it was found).
+        by: ``declared`` (a constraint of the catalog), ``name`` or ``values``
+            (how it was found).
         keys: the column's distinct non-NULL values; ``orphan_keys`` of them
             have no row in the target, held by ``orphan_rows`` rows.
     """
@@ -53,48 +57,84 @@ def _named_as(column: str, table: str, key: str) -> bool:
 
 
 def foreign_keys(
-    source: Source, profiles: list[TableProfile], *, budget_s: float
+    source: Source,
+    profiles: list[TableProfile],
+    *,
+    budget_s: float,
+    declared: Sequence[ForeignKeyConstraint] = (),
 ) -> tuple[list[ForeignKey], list[str]]:
-    """Every column's best foreign-key candidate, and what the time budget left out.
+    """Every column's foreign key: declared, else its best candidate; and what was left out.
 
-    Returns ``(candidates, skipped)``: one candidate at most per column (a
-    name match first, then the most values found), ``skipped`` in words.
+    ``declared``: the catalog's constraints (``Source.foreign_keys``), kept
+    whatever their values hold. Returns ``(keys, skipped)``: one key at most
+    per column (declared, then a name match, then the most values found),
+    ``skipped`` in words (the time budget ran out, a statement failed).
     """
-    ends = time.monotonic() + budget_s
+    pairs = _Pairs(source, time.monotonic() + budget_s)
+    tables = {p.name: p for p in profiles}
     found: list[ForeignKey] = []
-    skipped: list[str] = []
+    done: set[tuple[str, str]] = set()
+    for key in declared:
+        if key.table in tables and key.to_table in tables and (key.table, key.column) not in done:
+            fk = pairs.measure(key.table, key.column, key.to_table, key.to_column, "declared")
+            if fk is not None:
+                found.append(fk)
+                done.add((key.table, key.column))
     for a in profiles:
         for c in a.columns:
-            if c.unique or c.family not in KEY_FAMILIES or c.distinct == 0:
+            if (a.name, c.name) in done or c.unique or c.family not in KEY_FAMILIES:
                 continue
             best: ForeignKey | None = None
-            for b in profiles:
-                for k in b.keys if b is not a else []:
-                    by = _pair(a, c, b, k)
-                    if by is None:
-                        continue
-                    left = min(source.limits.query_timeout_s, ends - time.monotonic())
-                    if left <= 0:
-                        skipped.append(
-                            f"{a.name}.{c.name} → {b.name}.{k.name}: the time budget ran out"
-                        )
-                        continue
-                    try:
-                        measured = _measure(source, a.name, c.name, b.name, k.name, left)
-                    except QueryError as error:
-                        skipped.append(f"{a.name}.{c.name} → {b.name}.{k.name}: {error}")
-                        continue
-                    keys, orphan_keys, orphan_rows = measured
-                    if keys == 0 or keys - orphan_keys < INCLUDED[by] * keys:
-                        continue
-                    fk = ForeignKey(
-                        a.name, c.name, b.name, k.name, by, keys, orphan_keys, orphan_rows
-                    )
-                    if best is None or _better(fk, best):
-                        best = fk
+            for b, k, by in _candidates(a, c, profiles):
+                fk = pairs.measure(a.name, c.name, b.name, k.name, by)
+                if fk is None or fk.keys == 0 or fk.keys - fk.orphan_keys < INCLUDED[by] * fk.keys:
+                    continue
+                if best is None or _better(fk, best):
+                    best = fk
             if best is not None:
                 found.append(best)
-    return found, skipped
+    return found, pairs.skipped
+
+
+def _candidates(
+    a: TableProfile, c: ColumnProfile, profiles: list[TableProfile]
+) -> list[tuple[TableProfile, ColumnProfile, str]]:
+    """The keys of other tables ``a.c`` may point at, and how each was found."""
+    if c.distinct == 0:
+        return []
+    found = []
+    for b in profiles:
+        for k in b.keys if b is not a else []:
+            by = _pair(a, c, b, k)
+            if by is not None:
+                found.append((b, k, by))
+    return found
+
+
+class _Pairs:
+    """Measures pairs within one deadline, noting each left out."""
+
+    def __init__(self, source: Source, ends: float) -> None:
+        self.source, self.ends = source, ends
+        self.skipped: list[str] = []
+
+    def measure(
+        self, table: str, column: str, to: str, to_column: str, by: str
+    ) -> ForeignKey | None:
+        """The pair measured, or None (noted in ``skipped``) when out of time or failed."""
+        left = min(self.source.limits.query_timeout_s, self.ends - time.monotonic())
+        pair = f"{table}.{column} → {to}.{to_column}"
+        if left <= 0:
+            self.skipped.append(f"{pair}: the time budget ran out")
+            return None
+        try:
+            keys, orphan_keys, orphan_rows = _measure(
+                self.source, table, column, to, to_column, left
+            )
+        except QueryError as error:
+            self.skipped.append(f"{pair}: {error}")
+            return None
+        return ForeignKey(table, column, to, to_column, by, keys, orphan_keys, orphan_rows)
 
 
 def _pair(a: TableProfile, c: ColumnProfile, b: TableProfile, k: ColumnProfile) -> str | None:
@@ -109,6 +149,7 @@ def _pair(a: TableProfile, c: ColumnProfile, b: TableProfile, k: ColumnProfile) 
 
 
 def _better(new: ForeignKey, old: ForeignKey) -> bool:
+    """A name match over values; then the fewer orphans."""
     if (new.by == "name") != (old.by == "name"):
         return new.by == "name"
     return new.orphan_keys / new.keys < old.orphan_keys / old.keys

@@ -172,7 +172,9 @@ def _relationship(fk: ForeignKey, on: str) -> Suggestion:
             "to": f"{fk.to_table}.{fk.to_column}",
         },
     }
-    how = "named as the key" if fk.by == "name" else "its values are the key's"
+    how = {"declared": "declared", "name": "named as the key"}.get(
+        fk.by, "its values are the key's"
+    )
     target = f"{fk.to_table}.{fk.to_column}"
     observed = f"{fk.keys:,} distinct values, {fk.orphan_keys:,} not in {target} ({how}) on {on}"
     problem = None

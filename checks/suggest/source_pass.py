@@ -87,7 +87,8 @@ def suggest_source(
             failed[data_set.name] = str(error)
     if progress:
         progress("looking for foreign keys")
-    keys, skipped = foreign_keys(source, profiles, budget_s=budget_s)
+    declared = source.foreign_keys()
+    keys, skipped = foreign_keys(source, profiles, budget_s=budget_s, declared=declared)
     done = []
     for profile in profiles:
         found, notes = suggest(profile, keys)
