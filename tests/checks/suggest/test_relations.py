@@ -1,4 +1,4 @@
-"""Foreign keys: declared in a catalog (DuckDB, PostgreSQL, SQLite), else found by name and values."""
+"""Foreign keys: declared in a catalog (DuckDB, PostgreSQL, SQLite), else found by names, values."""
 
 from __future__ import annotations
 
