@@ -201,7 +201,7 @@ def _range(profile: TableProfile, c: ColumnProfile, seen: str, on: str) -> Sugge
             "name": check_name(f"{c.name} range"),
             "range": {"table": profile.name, "column": c.name, "min": lower, "max": upper},
         },
-        f"{c.name} from {low} to {high} in {seen} on {on}",
+        f"{c.name} from {low} to {high} ({c.non_null:,} values in {seen}) on {on}",
     )
 
 

@@ -127,7 +127,7 @@ def test_the_suggested_checks_and_what_they_observed(events: Source) -> None:
             "3 distinct values in 30 rows on 2026-12-03; the commonest 'new' in 10",
             None,
         ),
-        ("amount range", "amount from 1.5 to 43.5 in 30 rows on 2026-12-03", None),
+        ("amount range", "amount from 1.5 to 43.5 (27 values in 30 rows) on 2026-12-03", None),
         (
             "created_at fresh",
             "newest created_at 2026-12-02 05:00:00 (19h old) on 2026-12-03 00:00 UTC",
