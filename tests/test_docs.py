@@ -44,6 +44,7 @@ EXPECTED_PAGES = {
     "service",
     "sources",
     "engines",
+    "suggest",
 }
 
 

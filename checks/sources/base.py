@@ -34,6 +34,7 @@ from checks.sources.result import JSONValue as JSONValue
 from checks.sources.result import QueryResult as QueryResult
 from checks.sources.result import ResultBudget as ResultBudget
 from checks.sources.scan import ScanEstimate
+from checks.sql.catalog import ForeignKeyConstraint
 
 if TYPE_CHECKING:  # a DuckDB query process imports this module: no sqlglot, no pydantic there
     from checks.settings.limits import Limits
@@ -329,6 +330,17 @@ class Source(ABC):
             QueryTimeout: ``timeout_s`` seconds passed; the query was interrupted.
 
         """
+
+    def foreign_keys(self) -> list[ForeignKeyConstraint]:
+        """The single-column foreign keys the catalog declares between its tables, as named there.
+
+        Empty where the engine declares none or the source cannot read them.
+
+        Raises:
+            SourceError: the catalog cannot be read.
+
+        """
+        return []
 
     def engine_version(self) -> str:
         """The engine's name and version, as ``lookout sources check`` prints it ("DuckDB 2.0.1").

@@ -38,6 +38,7 @@ from checks.sources.definitions import Definition
 from checks.sources.duckdb_cache import build_cache
 from checks.sources.query_process import START_TIMEOUT_S, QueryProcesses
 from checks.sources.result import Column, DataSet, QueryResult
+from checks.sql.catalog import ForeignKeyConstraint
 
 if TYPE_CHECKING:
     from checks.sources.scan import ScanEstimate
@@ -107,6 +108,21 @@ class DuckDBQuerySource(Source):
         return [
             DataSet(table, tuple(cols), sizes.get(table), table in sizes)
             for table, cols in columns.items()
+        ]
+
+    def foreign_keys(self) -> list[ForeignKeyConstraint]:
+        """``Source.foreign_keys``: DuckDB's ``duckdb_constraints()`` of the main schema."""
+        found = self._rows(
+            "SELECT table_name, constraint_column_names, referenced_table,"
+            " referenced_column_names FROM duckdb_constraints()"
+            " WHERE constraint_type = 'FOREIGN KEY' AND schema_name = 'main'"
+            " AND database_name = current_database() ORDER BY table_name, constraint_index",
+            "the foreign keys",
+        )
+        return [
+            ForeignKeyConstraint(str(table), str(columns[0]), str(to), str(to_columns[0]))
+            for table, columns, to, to_columns in found
+            if len(columns) == 1 and len(to_columns) == 1
         ]
 
     def _read_columns(self, name: str) -> tuple[Column, ...]:

@@ -34,6 +34,7 @@ from checks.sources.recipes.base import Recipe
 from checks.sources.result import Column, DataSet, QueryResult
 from checks.sources.scan import ScanEstimate
 from checks.sources.source_config import Place, config_error, missing_tables, unknown_engine
+from checks.sql.catalog import ForeignKeyConstraint
 from checks.sql.facts import SourceFacts
 
 __all__ = ["DIALECTS", "SQLQuerySource"]
@@ -179,6 +180,25 @@ class SQLQuerySource(Source):
             raise SourceError(
                 f"source {self.name}: cannot read the catalog: {self._message(error)}"
             ) from None
+
+    def foreign_keys(self) -> list[ForeignKeyConstraint]:
+        """``Source.foreign_keys``: SQLAlchemy's inspector, table by table, in its schema."""
+        schema = self._config.schema_
+        found: list[ForeignKeyConstraint] = []
+        try:
+            with bounded_connection(self._engine, self.limits) as conn:
+                inspector = sa.inspect(conn)
+                for data_set in self.catalog():
+                    for key in inspector.get_foreign_keys(data_set.name, schema):
+                        here, there = key["constrained_columns"], key["referred_columns"]
+                        if len(here) == 1 and len(there) == 1:
+                            to = key["referred_table"]
+                            found.append(ForeignKeyConstraint(data_set.name, here[0], to, there[0]))
+        except sa.exc.SQLAlchemyError as error:
+            raise SourceError(
+                f"source {self.name}: cannot read the foreign keys: {self._message(error)}"
+            ) from None
+        return found
 
     def _read_columns(self, name: str) -> tuple[Column, ...]:
         try:

@@ -23,6 +23,16 @@ class Column:
 
 
 @dataclass(frozen=True)
+class ForeignKeyConstraint:
+    """A single-column foreign key a catalog declares: ``table.column`` → ``to_table.to_column``."""
+
+    table: str
+    column: str
+    to_table: str
+    to_column: str
+
+
+@dataclass(frozen=True)
 class DataSet:
     """A table or view a source exposes.
 

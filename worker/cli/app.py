@@ -28,6 +28,7 @@ from worker.cli import serve as cli_serve
 from worker.cli import service as cli_service
 from worker.cli import sources as cli_sources
 from worker.cli import stored as cli_stored
+from worker.cli import suggest as cli_suggest
 from worker.cli.output import err, out, print_report
 from worker.cli.selection import select_automations
 from worker.cli.validation import sql_problems, unknown_channels
@@ -320,8 +321,17 @@ def _send_lineage(settings: Settings, report: RunReport) -> None:
 
 
 # reports, show, pin (the store); worker, beat, schedule, run-now (Celery); notify (alerts);
-# serve (review page); eval; calibrate; sources (check, list)
-_GROUPS = (cli_stored, cli_service, cli_notify, cli_serve, cli_eval, cli_calibrate, cli_sources)
+# serve (review page); eval; calibrate; sources (check, list); suggest
+_GROUPS = (
+    cli_stored,
+    cli_service,
+    cli_notify,
+    cli_serve,
+    cli_eval,
+    cli_calibrate,
+    cli_sources,
+    cli_suggest,
+)
 for _commands in _GROUPS:
     _commands.register(app)
 
