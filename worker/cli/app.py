@@ -12,6 +12,7 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -33,6 +34,7 @@ from worker.cli.selection import select_automations
 from worker.cli.validation import sql_problems, unknown_channels
 
 if TYPE_CHECKING:
+    from checks.automation.load_result import LoadResult
     from checks.automation.model import Automation
     from checks.settings.config import Settings
     from checks.sources.pool import SourcePool
@@ -47,6 +49,15 @@ NO_CHANNELS = "no channels configured: no alerts sent (see the README's 'Alerts 
 """What ``run --notify`` says once when the config names no channel."""
 NOTHING_TO_SEND = "alerts: none sent for this run (no event it announces goes to a channel)"
 """What ``run --notify`` says of a run with channels configured but no alert to send."""
+
+
+class OutputFormat(StrEnum):
+    """What ``lookout run`` prints on standard output (``--format``)."""
+
+    TEXT = "text"
+    JSON = "json"
+    GITHUB = "github"
+
 
 app = typer.Typer(
     help="Lookout: data checks written in YAML, decided in SQL, reported to ops.",
@@ -197,6 +208,17 @@ def run(
             "--fresh", help="Ask the agent even when the pinned plan's evidence is unchanged."
         ),
     ] = False,
+    junit: Annotated[
+        Path | None,
+        typer.Option("--junit", help="Also write the runs as JUnit XML to this file (for CI)."),
+    ] = None,
+    output_format: Annotated[
+        OutputFormat,
+        typer.Option(
+            "--format",
+            help="text; json (as --json); github: text, then GitHub Actions annotations.",
+        ),
+    ] = OutputFormat.TEXT,
 ) -> None:
     """Run automations now, in this process, and store their reports."""
     from checks.automation.loader import load_automations
@@ -205,6 +227,7 @@ def run(
 
     if not names and not run_all:
         raise ConfigError("name at least one automation, or pass --all")
+    as_json = as_json or output_format is OutputFormat.JSON
     started = time.monotonic()
     settings = ctx.obj.settings()
     loaded = load_automations(settings.automations_dir, known_sources=settings.sources.keys())
@@ -241,6 +264,8 @@ def run(
     if run_all and not chosen:
         totals += f" (no enabled automation in {settings.automations_dir})"
     (err if as_json else out).print(totals)
+    if junit is not None or output_format is OutputFormat.GITHUB:
+        _ci_reports(loaded, chosen, reports, junit, github=output_format is OutputFormat.GITHUB)
     # Bad files elsewhere in the folder count only when --all asked to run them.
     bad_files = len(loaded.errors) if run_all else 0
     raise typer.Exit(exit_status(reports, bad_files + len(unusable)))
@@ -297,6 +322,34 @@ def _run_chosen(
                     err.print(redact(line, settings.secrets()))
             status.start()
     return reports
+
+
+def _ci_reports(
+    loaded: LoadResult,
+    chosen: list[Automation],
+    reports: list[RunReport],
+    junit: Path | None,
+    *,
+    github: bool,
+) -> None:
+    """Write the runs as JUnit XML to ``junit``; print them as GitHub annotations."""
+    from worker.cli.ci_runs import ci_run
+
+    runs = [ci_run(r, a, loaded) for r, a in zip(reports, chosen, strict=True)]
+    if junit is not None:
+        from worker.cli.junit import junit_xml
+
+        try:
+            junit.write_bytes(junit_xml(runs))
+        except OSError as error:
+            raise ConfigError(f"--junit: cannot write {junit}: {error.strerror}") from None
+        err.print(Text(f"junit: {len(runs)} test suites written to {junit}", style="dim"))
+    if github:
+        from worker.cli.github import workflow_commands
+
+        for line in workflow_commands(runs):
+            out.file.write(line + "\n")  # one command per line, never wrapped
+        out.file.flush()
 
 
 def _send_lineage(settings: Settings, report: RunReport) -> None:
