@@ -1,8 +1,8 @@
 """The ``lookout`` command line: a thin edge over ``checks``.
 
-Exit status (README, "Exit status"): 0 all Clear, 1 any Needs attention,
-2 a configuration error, 3 any run in error, 4 an internal error (a bug);
-when several apply the highest wins.
+Exit status (docs/cli.md; ``worker.api.ExitCode``): 0 all Clear, 1 any Needs
+attention, 2 a configuration error, 3 any run in error, 4 an internal error (a
+bug); when several apply the highest wins.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ import typer
 from rich.text import Text
 
 from checks.errors import ConfigError, LookoutError
-from checks.report import Finding, RunReport, Status
+from checks.report import RunReport
+from worker.api import ExitCode, exit_code
 from worker.cli import calibrate as cli_calibrate
 from worker.cli import eval as cli_eval
 from worker.cli import notify as cli_notify
@@ -44,7 +45,12 @@ if TYPE_CHECKING:
 # loads the settings, the store, the agent's LLM client, Celery or the web stack
 # (a test checks ``sys.modules`` in a fresh interpreter).
 
-EXIT_OK, EXIT_ATTENTION, EXIT_CONFIG, EXIT_RUN_ERROR, EXIT_INTERNAL = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_ATTENTION, EXIT_CONFIG = (
+    ExitCode.CLEAR,
+    ExitCode.NEEDS_ATTENTION,
+    ExitCode.CONFIG_ERROR,
+)
+EXIT_RUN_ERROR, EXIT_INTERNAL = ExitCode.RUN_ERROR, ExitCode.INTERNAL_ERROR
 NO_CHANNELS = "no channels configured: no alerts sent (see the README's 'Alerts to chat')"
 """What ``run --notify`` says once when the config names no channel."""
 NOTHING_TO_SEND = "alerts: none sent for this run (no event it announces goes to a channel)"
@@ -180,14 +186,8 @@ def _count(n: int, noun: str) -> str:
 
 
 def exit_status(reports: list[RunReport], config_errors: int) -> int:
-    """Return the exit status for a batch of runs (highest that applies)."""
-    if any(r.status == Status.ERROR for r in reports):
-        return EXIT_RUN_ERROR
-    if config_errors:
-        return EXIT_CONFIG
-    if any(r.finding == Finding.NEEDS_ATTENTION for r in reports):
-        return EXIT_ATTENTION
-    return EXIT_OK
+    """The exit status for a batch of runs: the highest that applies (``worker.api.exit_code``)."""
+    return int(exit_code(reports, config_errors))
 
 
 @app.command()
