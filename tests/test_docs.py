@@ -43,6 +43,7 @@ EXPECTED_PAGES = {
     "service",
     "sources",
     "engines",
+    "integrations",
 }
 
 
