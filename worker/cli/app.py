@@ -227,6 +227,8 @@ def run(
 
     if not names and not run_all:
         raise ConfigError("name at least one automation, or pass --all")
+    if as_json and output_format is OutputFormat.GITHUB:
+        raise ConfigError("--format github prints the reports as text: leave out --json")
     as_json = as_json or output_format is OutputFormat.JSON
     started = time.monotonic()
     settings = ctx.obj.settings()

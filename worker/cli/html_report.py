@@ -76,6 +76,27 @@ def when(value: dt.datetime | None) -> str:
     return value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC") if value else "—"
 
 
+def opinion_words(opinion: dict[str, Any] | None) -> str:
+    """The second opinion in one line: urgency, flags, the chance the goal is met, or its error.
+
+    ``urgency act soon · flags: double check disagrees · goal met 12 %``; ``""`` when none.
+    """
+    if not opinion:
+        return ""
+    if opinion.get("error") and opinion.get("goal_met") is None:
+        return f"not given: {opinion['error']}"
+    parts = []
+    if opinion.get("urgency"):
+        parts.append(f"urgency {str(opinion['urgency']).replace('_', ' ')}")
+    flags = [str(f).replace("_", " ") for f in opinion.get("flags") or []]
+    if flags:
+        parts.append(f"flags: {', '.join(flags)}")
+    goal_met = opinion.get("goal_met")
+    if isinstance(goal_met, int | float):
+        parts.append(f"goal met {goal_met:.0%}".replace("%", " %"))
+    return " · ".join(parts)
+
+
 def _check_row(check: CheckResult) -> dict[str, Any]:
     return {
         "check": check,
@@ -117,6 +138,7 @@ def html_report(
         tags=[str(t) for t in definition.get("tags") or []],
         verdict=LABELS.get(str(report.finding or report.status), str(report.status)),
         verdict_class=f"finding-{report.finding}" if report.finding else f"status-{report.status}",
+        opinion=opinion_words(report.second_opinion),
         decided_by=LABELS.get(str(report.finding_source or ""), ""),
         summary=Markup(render_summary(report.summary, links=False)),
         checks=[_check_row(c) for c in report.checks],

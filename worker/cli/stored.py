@@ -104,6 +104,8 @@ def show(
     from checks.store.store import Store
     from worker.cli.output import err, print_report
 
+    if html is not None and (as_json or trace):
+        raise ConfigError("--html writes the run as a file: leave out --json and --trace")
     settings = ctx.obj.settings()
     store = Store(settings.store_url)
     report = store.get_run(run_id)

@@ -265,3 +265,12 @@ def test_run_all_on_the_bundled_data_writes_one_suite_per_automation(
         "title=flights-arrival-completeness%3A arrived flights without arr_delay"
         "::failed: 717 of 328,063 rows missing (0.22 %25) (expected == 0)"
     )
+
+
+def test_github_annotations_and_json_lines_are_not_mixed(tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "LOOKOUT_STORE_URL": f"sqlite:///{tmp_path}/lookout.db"}
+    proc = run_lookout(["run", "--all", "--json", "--format", "github"], env, cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == "error: --format github prints the reports as text: leave out --json\n"
+    proc = run_lookout(["run", "--all", "--format", "yaml"], env, cwd=tmp_path)
+    assert proc.returncode == 2 and "'yaml' is not one of 'text', 'json', 'github'" in proc.stderr

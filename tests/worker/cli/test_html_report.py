@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import shutil
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from checks.settings.config import Settings
 from tests.cli_support import run_lookout
 from tests.paths import ROOT
 from tests.shipped import shipped_files
-from worker.cli.html_report import html_report, more_rows
+from worker.cli.html_report import html_report, more_rows, opinion_words
 from worker.review.history import CheckHistory, HistoryPoint
 
 SLOT = dt.datetime(2026, 3, 2, 6, 0, tzinfo=dt.UTC)
@@ -193,3 +194,21 @@ def test_the_file_opens_in_chromium_without_a_single_request(tmp_path: Path) -> 
         assert page.locator("table.checks td").first.inner_text() == SCRIPT
         browser.close()
     assert requests == [path.as_uri()] and dialogs == []
+
+
+def test_the_second_opinion_is_one_line() -> None:
+    opinion = {"urgency": "act_soon", "flags": ["double_check_disagrees"], "goal_met": 0.123}
+    assert (
+        opinion_words(opinion) == "urgency act soon · flags: double check disagrees · goal met 12 %"
+    )
+    assert opinion_words({"error": "timed out", "goal_met": None}) == "not given: timed out"
+    assert opinion_words(None) == ""
+    page = parsed(html_report(replace(_report(), second_opinion=opinion), made_at=SLOT))
+    assert "urgency act soon · flags: double check disagrees · goal met 12 %" in page.text
+
+
+def test_html_is_a_file_of_its_own(tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "LOOKOUT_STORE_URL": f"sqlite:///{tmp_path}/lookout.db"}
+    proc = run_lookout(["show", "1", "--html", "x.html", "--json"], env, cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == "error: --html writes the run as a file: leave out --json and --trace\n"
