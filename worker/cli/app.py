@@ -266,11 +266,12 @@ def run(
     if run_all and not chosen:
         totals += f" (no enabled automation in {settings.automations_dir})"
     (err if as_json else out).print(totals)
-    if junit is not None or output_format is OutputFormat.GITHUB:
-        _ci_reports(loaded, chosen, reports, junit, github=output_format is OutputFormat.GITHUB)
     # Bad files elsewhere in the folder count only when --all asked to run them.
-    bad_files = len(loaded.errors) if run_all else 0
-    raise typer.Exit(exit_status(reports, bad_files + len(unusable)))
+    problems = [*(loaded.errors if run_all else []), *unusable]
+    if junit is not None or output_format is OutputFormat.GITHUB:
+        github = output_format is OutputFormat.GITHUB
+        _ci_reports(loaded, chosen, reports, problems, junit, github=github)
+    raise typer.Exit(exit_status(reports, len(problems)))
 
 
 def _run_chosen(
@@ -330,26 +331,28 @@ def _ci_reports(
     loaded: LoadResult,
     chosen: list[Automation],
     reports: list[RunReport],
+    problems: list[ConfigError],
     junit: Path | None,
     *,
     github: bool,
 ) -> None:
-    """Write the runs as JUnit XML to ``junit``; print them as GitHub annotations."""
-    from worker.cli.ci_runs import ci_run
+    """Write the runs and problems as JUnit XML to ``junit``; print them as GitHub annotations."""
+    from worker.cli.ci_runs import ci_problem, ci_run
 
     runs = [ci_run(r, a, loaded) for r, a in zip(reports, chosen, strict=True)]
+    found = [ci_problem(p) for p in problems]
     if junit is not None:
         from worker.cli.junit import junit_xml
 
         try:
-            junit.write_bytes(junit_xml(runs))
+            junit.write_bytes(junit_xml(runs, found))
         except OSError as error:
             raise ConfigError(f"--junit: cannot write {junit}: {error.strerror}") from None
         err.print(Text(f"junit: {len(runs)} test suites written to {junit}", style="dim"))
     if github:
         from worker.cli.github import workflow_commands
 
-        for line in workflow_commands(runs):
+        for line in workflow_commands(runs, found):
             out.file.write(line + "\n")  # one command per line, never wrapped
         out.file.flush()
 

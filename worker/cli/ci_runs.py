@@ -13,7 +13,9 @@
   Needs attention that no failed case carries: a failure is never a pass.
 
 They point at the automation's file and each check's line; the loader keeps
-the places of every good automation (``LoadResult.place_of``).
+the places of every good automation (``LoadResult.place_of``). A problem that
+kept an automation from running (a bad file with ``--all``, a source Lookout
+cannot read) is a ``CiProblem``: an error at its line and column.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Literal
 from checks.automation.load_result import LoadResult
 from checks.automation.model import Automation
 from checks.declared.wording import describe_value
+from checks.errors import ConfigError
 from checks.report import CheckOutcome, CheckResult, Finding, FindingSource, RunReport, Status
 
 
@@ -50,6 +53,29 @@ class CiRun:
     def line_of(self, check: str | None) -> int:
         """The check's line, or the automation's when the check is unknown or None."""
         return self.check_lines.get(check, self.line) if check is not None else self.line
+
+
+@dataclass(frozen=True)
+class CiProblem:
+    """A configuration problem that kept automations from running, where it is written.
+
+    Attributes:
+        file: the file (relative as ``CiRun.file``), ``""`` when unknown.
+        line: its 1-based line, 1 when unknown.
+        column: its 1-based column, 1 when unknown.
+        message: the problem as ``lookout validate`` prints it (``path:line:column: field: …``).
+    """
+
+    file: str
+    line: int
+    column: int
+    message: str
+
+
+def ci_problem(error: ConfigError, cwd: Path | None = None) -> CiProblem:
+    """The problem ``error`` says, at its place."""
+    file = relative_path(error.path, cwd) if error.path else ""
+    return CiProblem(file, error.line or 1, error.column or 1, error.location_message())
 
 
 def ci_run(

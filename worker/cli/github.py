@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from worker.cli.ci_runs import CiRun, run_cases
+from worker.cli.ci_runs import CiProblem, CiRun, run_cases
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -42,13 +42,19 @@ def command(name: str, message: str, properties: dict[str, str]) -> str:
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
 
 
-def workflow_commands(runs: Sequence[CiRun]) -> list[str]:
+def workflow_commands(runs: Sequence[CiRun], problems: Sequence[CiProblem] = ()) -> list[str]:
     """One ``::error`` per case failed or in error and one ``::warning`` per warned check.
 
     Each points at the automation's file and the check's line (the automation's
-    for a run's own case); its title is ``automation: case``.
+    for a run's own case); its title is ``automation: case``. Each problem
+    comes first, an ``::error`` at its line and column titled ``configuration``.
     """
     lines = []
+    for problem in problems:
+        where = {"file": problem.file, "line": str(problem.line), "col": str(problem.column)}
+        if not problem.file:
+            where = {}
+        lines.append(command("error", problem.message, {**where, "title": "configuration"}))
     for run in runs:
         for case in run_cases(run.report):
             if case.result in ("failure", "error"):

@@ -27,7 +27,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from worker.cli.ci_runs import CiCase, CiRun, run_cases
+from worker.cli.ci_runs import CiCase, CiProblem, CiRun, run_cases
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 """What XML 1.0 cannot hold (its ``Char`` production, https://www.w3.org/TR/xml/#charsets)."""
@@ -38,10 +38,16 @@ def xml_text(text: object) -> str:
     return _NOT_XML.sub("\ufffd", str(text))
 
 
-def junit_xml(runs: Sequence[CiRun]) -> bytes:
-    """The runs as one JUnit XML document (UTF-8, with its declaration; see the module)."""
+def junit_xml(runs: Sequence[CiRun], problems: Sequence[CiProblem] = ()) -> bytes:
+    """The runs as one JUnit XML document (UTF-8, with its declaration; see the module).
+
+    ``problems`` (bad files, unreadable sources) come first as one suite,
+    ``configuration``: one ``<error type="config_error">`` case per problem,
+    named by its ``file:line:column``.
+    """
     root = ET.Element("testsuites", name="lookout")
-    suites = [_suite(run) for run in runs]
+    suites = [_problems(problems)] if problems else []
+    suites += [_suite(run) for run in runs]
     root.extend(suites)
     for key in ("tests", "failures", "errors"):
         root.set(key, str(sum(int(s.get(key, "0")) for s in suites)))
@@ -49,6 +55,19 @@ def junit_xml(runs: Sequence[CiRun]) -> bytes:
     ET.indent(root)
     document: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return document + b"\n"
+
+
+def _problems(problems: Sequence[CiProblem]) -> ET.Element:
+    count = str(len(problems))
+    suite = ET.Element(
+        "testsuite", name="configuration", tests=count, failures="0", errors=count, skipped="0"
+    )
+    suite.set("time", _seconds(0))
+    for problem in problems:
+        where = f"{problem.file}:{problem.line}:{problem.column}"
+        case = ET.SubElement(suite, "testcase", name=xml_text(where), classname="configuration")
+        ET.SubElement(case, "error", message=xml_text(problem.message), type="config_error")
+    return suite
 
 
 def _suite(run: CiRun) -> ET.Element:

@@ -274,3 +274,45 @@ def test_github_annotations_and_json_lines_are_not_mixed(tmp_path: Path) -> None
     assert proc.stderr == "error: --format github prints the reports as text: leave out --json\n"
     proc = run_lookout(["run", "--all", "--format", "yaml"], env, cwd=tmp_path)
     assert proc.returncode == 2 and "'yaml' is not one of 'text', 'json', 'github'" in proc.stderr
+
+
+@pytest.mark.slow
+def test_a_bad_file_is_an_error_case_at_its_line_and_column(
+    tmp_path: Path, flights_settings: Settings
+) -> None:
+    folder = tmp_path / "automations"
+    folder.mkdir()
+    shutil.copy(ROOT / "automations" / "flights-carrier-integrity.yaml", folder)
+    (folder / "broken.yaml").write_text(
+        "name: broken\nsource: flights\nchecks:\n  - name: rows\n    row_count: {table: t}\n"
+        "    expect: '== 1'\n    exepct: '== 2'\n",
+        encoding="utf-8",
+    )
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "LOOKOUT_STORE_URL": f"sqlite:///{tmp_path}/lookout.db",
+        "LOOKOUT_CACHE_DIR": flights_settings.cache_dir,
+        "LOOKOUT_AUTOMATIONS_DIR": "automations",
+    }
+    config = str(ROOT / "config" / "lookout.yaml")
+    args = ["--config", config, "run", "--all", "--junit", "out.xml", "--format", "github"]
+    proc = run_lookout(args, env, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr  # a bad file, with --all
+    xml = JUnitXml.fromfile(str(tmp_path / "out.xml"))
+    problems, good = list(xml)
+    assert (problems.name, problems.tests, problems.errors) == ("configuration", 1, 1)
+    assert (good.name, good.tests, good.failures, good.errors) == (
+        "flights-carrier-integrity",
+        3,
+        0,
+        0,
+    )
+    (case,) = list(problems)
+    (error,) = case.result
+    assert (case.name, error.type) == ("automations/broken.yaml:7:5", "config_error")
+    assert error.message.startswith("automations/broken.yaml:7:5: checks.0.exepct: ")
+    (line,) = [line for line in proc.stdout.splitlines() if line.startswith("::")]
+    assert line.startswith(
+        "::error file=automations/broken.yaml,line=7,col=5,title=configuration"
+        "::automations/broken.yaml:7:5: checks.0.exepct: "
+    )
