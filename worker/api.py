@@ -101,6 +101,8 @@ class Lookout:
             self.settings.automations_dir = str(automations)
         self._pool: SourcePool | None = None
         self._store: Store | None = None
+        self.problems: list[ConfigError] = []
+        """What the last ``run_many()`` of every automation could not run, each at its place."""
 
     def automation(self, name: str) -> Automation:
         """The enabled or disabled automation called ``name``, read from its file now.
@@ -134,13 +136,18 @@ class Lookout:
                 engine Lookout does not read.
             StoreError: the store could not keep the run.
         """
-        from checks.run_lifecycle import run_and_store
         from checks.sources.source_config import config_problems
 
         automation = self.automation(name)
         problems = config_problems(self.settings, [automation.source])
         if problems:
             raise ConfigError(problems[0].location_message())
+        return self._run(automation, fresh=fresh, notify=notify)
+
+    def _run(self, automation: Automation, *, fresh: bool, notify: bool) -> RunReport:
+        """One run through the lifecycle, then its lineage and, with ``notify``, its alerts."""
+        from checks.run_lifecycle import run_and_store
+
         pool, store = self._open()
         report = run_and_store(automation, self.settings, pool, store, announce=notify, fresh=fresh)
         if self.settings.lineage.url:
@@ -155,19 +162,32 @@ class Lookout:
     def run_many(
         self, names: Sequence[str] | None = None, *, fresh: bool = False, notify: bool = False
     ) -> list[RunReport]:
-        """Run the automations named, in order, or every enabled one (``lookout run --all``)."""
-        if names is None:
-            from checks.automation.loader import load_automations
+        """Run the automations named, in order, or every enabled one (``lookout run --all``).
 
-            folder = self.settings.automations_dir
-            loaded = load_automations(folder, known_sources=self.settings.sources.keys())
-            names = [a.name for a in loaded.automations if a.enabled]
-        return [self.run(name, fresh=fresh, notify=notify) for name in names]
+        Every one (``names`` None) runs the good files' automations whose source
+        Lookout can read, as ``lookout run --all`` does; what it could not run
+        (a bad file, a source no recipe reads) is kept in ``problems``, logged,
+        and counts in ``exit_code(reports, lookout.problems)``.
+        """
+        if names is not None:
+            return [self.run(name, fresh=fresh, notify=notify) for name in names]
+        from checks.automation.loader import load_automations
+        from checks.sources.source_config import config_problems
+
+        folder = self.settings.automations_dir
+        loaded = load_automations(folder, known_sources=self.settings.sources.keys())
+        chosen = [a for a in loaded.automations if a.enabled]
+        sources = sorted({a.source for a in chosen})
+        refused = {n for n in sources if config_problems(self.settings, [n])}
+        self.problems = [*loaded.errors, *config_problems(self.settings, sorted(refused))]
+        for problem in self.problems:
+            log.warning("not run: %s", problem.location_message())
+        return [self._run(a, fresh=fresh, notify=notify) for a in chosen if a.source not in refused]
 
     @staticmethod
-    def exit_code(reports: Iterable[RunReport]) -> ExitCode:
-        """The exit status ``lookout run`` would give these reports (``exit_code``)."""
-        return exit_code(reports)
+    def exit_code(reports: Iterable[RunReport], problems: Sequence[ConfigError] = ()) -> ExitCode:
+        """The exit status ``lookout run`` would give these reports and problems (``exit_code``)."""
+        return exit_code(reports, len(problems))
 
     def _open(self) -> tuple[SourcePool, Store]:
         from checks.sources.pool import SourcePool

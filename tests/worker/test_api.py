@@ -153,3 +153,37 @@ def test_the_dagster_example_checks_its_asset_without_dagster(demo: Path) -> Non
     }
     assert failed.metadata["exit_code"] == 1 and failed.metadata["lookout_run_id"] == 2
     assert "worker.api" in sys.modules
+
+
+@pytest.mark.slow
+def test_every_automation_from_python_counts_the_files_it_could_not_run(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = demo / "some"
+    folder.mkdir()
+    shutil.copy(ROOT / "automations" / "flights-carrier-integrity.yaml", folder)
+    (folder / "broken.yaml").write_text(
+        "name: broken\nsource: nowhere\ngoal: g\n", encoding="utf-8"
+    )
+    with Lookout(CONFIG, automations=folder) as lookout:
+        reports = lookout.run_many()
+    assert [(r.automation, r.finding) for r in reports] == [("flights-carrier-integrity", "clear")]
+    assert [p.location_message() for p in lookout.problems] == [
+        f"{folder}/broken.yaml:2:9: source: unknown source 'nowhere'; known: flights"
+    ]
+    assert lookout.exit_code(reports) is ExitCode.CLEAR
+    assert lookout.exit_code(reports, lookout.problems) is ExitCode.CONFIG_ERROR
+
+
+@pytest.mark.slow
+def test_a_run_from_python_sends_its_lineage(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from worker.lineage.fake_marquez import FakeMarquez
+
+    with FakeMarquez(api_key="k" * 20) as marquez:
+        monkeypatch.setenv("LOOKOUT_LINEAGE_URL", marquez.url)
+        monkeypatch.setenv("LOOKOUT_LINEAGE_API_KEY", "k" * 20)
+        report = api.run("flights-carrier-integrity", config=CONFIG)
+    assert marquez.refused == []
+    start, end = marquez.events
+    assert (start["eventType"], end["eventType"]) == ("START", "COMPLETE")
+    assert end["job"]["name"] == "flights-carrier-integrity" and report.run_id == 1
