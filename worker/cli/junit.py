@@ -1,14 +1,14 @@
 """Runs as JUnit XML, the test report CI servers read (``lookout run --junit FILE``).
 
 The shape is the Jenkins xUnit plugin's JUnit schema, ``junit-10.xsd``
-(https://github.com/jenkinsci/xunit-plugin/blob/xunit-2.4.0/src/main/resources/org/jenkinsci/plugins/xunit/types/model/xsd/junit-10.xsd),
+(https://github.com/jenkinsci/xunit-plugin/blob/master/src/main/resources/org/jenkinsci/plugins/xunit/types/model/xsd/junit-10.xsd),
 which Jenkins, GitLab's test reports and GitHub's JUnit reporting actions read,
 and pytest's ``junit_family=xunit2`` writes:
 
 - ``<testsuites>`` (``name``, ``tests``, ``failures``, ``errors``, ``time``) holds
   one ``<testsuite>`` per run (``name`` the automation; ``tests``, ``failures``,
   ``errors``, ``skipped``, ``time`` in seconds, ``timestamp`` the run's start in
-  UTC without a zone, as the schema's pattern asks), its ``<properties>`` first;
+  UTC, ``file`` the automation's file), its ``<properties>`` first;
 - one ``<testcase>`` per case (``worker.cli.ci_runs.run_cases``: ``name`` the
   check's, ``classname`` the automation's), holding at most one of
   ``<error>``, ``<failure>`` or ``<skipped>`` (``message`` one line, ``type``
@@ -82,6 +82,7 @@ def _suite(run: CiRun) -> ET.Element:
         errors=str(counts["error"]),
         skipped=str(counts["skipped"]),
         time=_seconds(_elapsed(report.started_at, report.finished_at)),
+        file=xml_text(run.file),
     )
     if report.started_at is not None:
         started = report.started_at.astimezone(dt.UTC)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import shutil
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
@@ -85,6 +86,8 @@ def test_each_outcome_is_its_junit_case(tmp_path: Path) -> None:
         "orders", 6, 3, 1, 0,
     )  # fmt: skip
     assert (suite.time, suite.timestamp) == (1.25, "2026-03-02T06:00:00")
+    root = ElementTree.parse(tmp_path / "out.xml").getroot()
+    assert [s.get("file") for s in root] == ["automations/orders.yaml"]
     assert {p.name: p.value for p in suite.properties()} == {
         "run_id": "7",
         "status": "completed",
