@@ -79,12 +79,13 @@ def when(value: dt.datetime | None) -> str:
 def opinion_words(opinion: dict[str, Any] | None) -> str:
     """The second opinion in one line: urgency, flags, the chance the goal is met, or its error.
 
-    ``urgency act soon · flags: double check disagrees · goal met 12 %``; ``""`` when none.
+    ``urgency act soon · flags: double check disagrees · goal met 12 %``; ``none — why``
+    when it was not given; ``""`` when the run has none.
     """
     if not opinion:
         return ""
     if opinion.get("error") and opinion.get("goal_met") is None:
-        return f"not given: {opinion['error']}"
+        return f"none — {str(opinion['error']).removeprefix('no second opinion: ')}"
     parts = []
     if opinion.get("urgency"):
         parts.append(f"urgency {str(opinion['urgency']).replace('_', ' ')}")

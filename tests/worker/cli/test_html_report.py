@@ -201,7 +201,9 @@ def test_the_second_opinion_is_one_line() -> None:
     assert (
         opinion_words(opinion) == "urgency act soon · flags: double check disagrees · goal met 12 %"
     )
-    assert opinion_words({"error": "timed out", "goal_met": None}) == "not given: timed out"
+    assert opinion_words({"error": "timed out", "goal_met": None}) == "none — timed out"
+    unset = {"error": "no second opinion: no decision model is configured", "goal_met": None}
+    assert opinion_words(unset) == "none — no decision model is configured"
     assert opinion_words(None) == ""
     page = parsed(html_report(replace(_report(), second_opinion=opinion), made_at=SLOT))
     assert "urgency act soon · flags: double check disagrees · goal met 12 %" in page.text
