@@ -45,6 +45,7 @@ EXPECTED_PAGES = {
     "sources",
     "engines",
     "suggest",
+    "integrations",
 }
 
 

@@ -1,8 +1,8 @@
 """The ``lookout`` command line: a thin edge over ``checks``.
 
-Exit status (README, "Exit status"): 0 all Clear, 1 any Needs attention,
-2 a configuration error, 3 any run in error, 4 an internal error (a bug);
-when several apply the highest wins.
+Exit status (docs/cli.md; ``worker.api.ExitCode``): 0 all Clear, 1 any Needs
+attention, 2 a configuration error, 3 any run in error, 4 an internal error (a
+bug); when several apply the highest wins.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -19,7 +20,8 @@ import typer
 from rich.text import Text
 
 from checks.errors import ConfigError, LookoutError
-from checks.report import Finding, RunReport, Status
+from checks.report import RunReport
+from worker.api import ExitCode, exit_code
 from worker.cli import calibrate as cli_calibrate
 from worker.cli import eval as cli_eval
 from worker.cli import notify as cli_notify
@@ -34,6 +36,7 @@ from worker.cli.selection import select_automations
 from worker.cli.validation import sql_problems, unknown_channels
 
 if TYPE_CHECKING:
+    from checks.automation.load_result import LoadResult
     from checks.automation.model import Automation
     from checks.settings.config import Settings
     from checks.sources.pool import SourcePool
@@ -43,11 +46,25 @@ if TYPE_CHECKING:
 # loads the settings, the store, the agent's LLM client, Celery or the web stack
 # (a test checks ``sys.modules`` in a fresh interpreter).
 
-EXIT_OK, EXIT_ATTENTION, EXIT_CONFIG, EXIT_RUN_ERROR, EXIT_INTERNAL = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_ATTENTION, EXIT_CONFIG = (
+    ExitCode.CLEAR,
+    ExitCode.NEEDS_ATTENTION,
+    ExitCode.CONFIG_ERROR,
+)
+EXIT_RUN_ERROR, EXIT_INTERNAL = ExitCode.RUN_ERROR, ExitCode.INTERNAL_ERROR
 NO_CHANNELS = "no channels configured: no alerts sent (see the README's 'Alerts to chat')"
 """What ``run --notify`` says once when the config names no channel."""
 NOTHING_TO_SEND = "alerts: none sent for this run (no event it announces goes to a channel)"
 """What ``run --notify`` says of a run with channels configured but no alert to send."""
+
+
+class OutputFormat(StrEnum):
+    """What ``lookout run`` prints on standard output (``--format``)."""
+
+    TEXT = "text"
+    JSON = "json"
+    GITHUB = "github"
+
 
 app = typer.Typer(
     help="Lookout: data checks written in YAML, decided in SQL, reported to ops.",
@@ -173,14 +190,8 @@ def _count(n: int, noun: str) -> str:
 
 
 def exit_status(reports: list[RunReport], config_errors: int) -> int:
-    """Return the exit status for a batch of runs (highest that applies)."""
-    if any(r.status == Status.ERROR for r in reports):
-        return EXIT_RUN_ERROR
-    if config_errors:
-        return EXIT_CONFIG
-    if any(r.finding == Finding.NEEDS_ATTENTION for r in reports):
-        return EXIT_ATTENTION
-    return EXIT_OK
+    """The exit status for a batch of runs: the highest that applies (``worker.api.exit_code``)."""
+    return int(exit_code(reports, config_errors))
 
 
 @app.command()
@@ -201,6 +212,17 @@ def run(
             "--fresh", help="Ask the agent even when the pinned plan's evidence is unchanged."
         ),
     ] = False,
+    junit: Annotated[
+        Path | None,
+        typer.Option("--junit", help="Also write the runs as JUnit XML to this file (for CI)."),
+    ] = None,
+    output_format: Annotated[
+        OutputFormat,
+        typer.Option(
+            "--format",
+            help="text; json (as --json); github: text, then GitHub Actions annotations.",
+        ),
+    ] = OutputFormat.TEXT,
 ) -> None:
     """Run automations now, in this process, and store their reports."""
     from checks.automation.loader import load_automations
@@ -210,6 +232,9 @@ def run(
 
     if not names and not run_all:
         raise ConfigError("name at least one automation, or pass --all")
+    if as_json and output_format is OutputFormat.GITHUB:
+        raise ConfigError("--format github prints the reports as text: leave out --json")
+    as_json = as_json or output_format is OutputFormat.JSON
     started = time.monotonic()
     settings = ctx.obj.settings()
     loaded = load_automations(settings.automations_dir, known_sources=settings.sources.keys())
@@ -251,8 +276,11 @@ def run(
         totals += f" (no enabled automation in {settings.automations_dir})"
     (err if as_json else out).print(totals)
     # Bad files elsewhere in the folder count only when --all asked to run them.
-    bad_files = len(loaded.errors) if run_all else 0
-    raise typer.Exit(exit_status(reports, bad_files + len(unusable)))
+    problems = [*(loaded.errors if run_all else []), *unusable]
+    if junit is not None or output_format is OutputFormat.GITHUB:
+        github = output_format is OutputFormat.GITHUB
+        _ci_reports(loaded, chosen, reports, problems, junit, github=github)
+    raise typer.Exit(exit_status(reports, len(problems)))
 
 
 def _run_chosen(
@@ -306,6 +334,36 @@ def _run_chosen(
                     err.print(redact(line, settings.secrets()))
             status.start()
     return reports
+
+
+def _ci_reports(
+    loaded: LoadResult,
+    chosen: list[Automation],
+    reports: list[RunReport],
+    problems: list[ConfigError],
+    junit: Path | None,
+    *,
+    github: bool,
+) -> None:
+    """Write the runs and problems as JUnit XML to ``junit``; print them as GitHub annotations."""
+    from worker.cli.ci_runs import ci_problem, ci_run
+
+    runs = [ci_run(r, a, loaded) for r, a in zip(reports, chosen, strict=True)]
+    found = [ci_problem(p) for p in problems]
+    if junit is not None:
+        from worker.cli.junit import junit_xml
+
+        try:
+            junit.write_bytes(junit_xml(runs, found))
+        except OSError as error:
+            raise ConfigError(f"--junit: cannot write {junit}: {error.strerror}") from None
+        err.print(Text(f"junit: {len(runs)} test suites written to {junit}", style="dim"))
+    if github:
+        from worker.cli.github import workflow_commands
+
+        for line in workflow_commands(runs, found):
+            out.file.write(line + "\n")  # one command per line, never wrapped
+        out.file.flush()
 
 
 def _send_lineage(settings: Settings, report: RunReport) -> None:

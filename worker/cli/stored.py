@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -20,6 +21,8 @@ from checks.report import Finding, Status
 from worker.cli import render
 
 if TYPE_CHECKING:
+    from checks.report import RunReport
+    from checks.store.store import Store
     from worker.review.history import CheckHistory
 
 
@@ -88,6 +91,12 @@ def show(
         bool,
         typer.Option("--trace", help="The agent's trace instead: one JSON event per line."),
     ] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html", help="Write the run as one self-contained HTML file here (for a ticket)."
+        ),
+    ] = None,
 ) -> None:
     """Show one stored run: finding, summary, checks' history and evidence (or its agent trace)."""
     from checks.agent.trace import read_trace, to_jsonl
@@ -95,6 +104,8 @@ def show(
     from checks.store.store import Store
     from worker.cli.output import err, print_report
 
+    if html is not None and (as_json or trace):
+        raise ConfigError("--html writes the run as a file: leave out --json and --trace")
     settings = ctx.obj.settings()
     store = Store(settings.store_url)
     report = store.get_run(run_id)
@@ -114,12 +125,30 @@ def show(
         return
     secrets = settings.secrets()
     report.clean_text(lambda text: redact(text, secrets))  # rows stored before redaction, too
+    if html is not None:
+        _write_html(store, report, html)
+        return
     histories: list[CheckHistory] = []
     if not as_json:
         from worker.review.history import histories_of_run
 
         histories = histories_of_run(store, run_id)
     print_report(report, as_json, settings, full=True, histories=histories)
+
+
+def _write_html(store: Store, report: RunReport, path: Path) -> None:
+    """Write the run as ``worker.cli.html_report`` makes it; say where."""
+    from checks.clock import utcnow
+    from worker.cli.html_report import html_report
+    from worker.cli.output import err
+    from worker.review.history import histories_of_run
+
+    document = html_report(report, histories_of_run(store, report.run_id or 0), made_at=utcnow())
+    try:
+        path.write_text(document, encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"--html: cannot write {path}: {error.strerror}") from None
+    err.print(Text(f"html: run {report.run_id} written to {path}"), style="dim")
 
 
 def pin(

@@ -13,6 +13,11 @@ Two layers, each enough alone for what it guards:
    event handlers, no ``style``, URL schemes http, https and mailto only,
    ``rel`` forced on every link, ``<script>``/``<style>`` removed with their
    content. Whatever the first layer lets through, this one strips.
+
+Offline (``links=False``, the static HTML report of ``lookout show --html``):
+no outside address is linked at all: a link is its text followed by its
+address as text, an image its alt text and address; only the citations,
+links inside the page, stay links.
 """
 
 from __future__ import annotations
@@ -46,10 +51,26 @@ def _link_open(
     self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
 ) -> str:
     token = tokens[idx]
-    if _external(str(token.attrGet("href") or "")):
+    href = str(token.attrGet("href") or "")
+    offline = env.get("offline", False)
+    env.setdefault("links", []).append(href if offline and not href.startswith("#") else None)
+    if offline and not href.startswith("#"):
+        return "<span>"
+    if _external(href):
         token.attrSet("class", "external")
         token.attrSet("target", "_blank")
         token.attrSet("rel", LINK_REL)
+    return self.renderToken(tokens, idx, options, env)
+
+
+def _link_close(
+    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    """Offline, a link's address follows its text, as text; else the link closes."""
+    opened = env.get("links") or [None]
+    href = opened.pop()
+    if href is not None:
+        return f"</span> ({_escape(href)})"
     return self.renderToken(tokens, idx, options, env)
 
 
@@ -61,6 +82,8 @@ def _image(
     src = str(token.attrGet("src") or "")
     alt = self.renderInlineAsText(token.children or [], options, env) or "image"
     label = f"image: {alt}"
+    if env.get("offline", False):
+        return f"[{_escape(label)}] ({_escape(src)})" if src else f"[{_escape(label)}]"
     if not _external(src):
         return f"[{_escape(label)}]"
     return (
@@ -117,6 +140,7 @@ def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
     md.add_render_rule("link_open", _link_open)
+    md.add_render_rule("link_close", _link_close)
     md.add_render_rule("image", _image)
     md.core.ruler.push("lookout_citations", _citations)
     return md
@@ -133,9 +157,12 @@ def _keep_target(tag: str, attribute: str, value: str) -> str | None:
     return value
 
 
-def render_summary(markdown: str) -> str:
-    """Return the summary as HTML that is safe to insert into the page as is."""
-    html = _MD.render(markdown)
+def render_summary(markdown: str, *, links: bool = True) -> str:
+    """Return the summary as HTML that is safe to insert into the page as is.
+
+    ``links=False``: offline, no outside address linked (see the module).
+    """
+    html = _MD.render(markdown, {"offline": not links})
     attributes: dict[str, set[str]] = {k: set(v) for k, v in _ATTRIBUTES.items()}
     attributes["a"] |= {"class", "target"}
     cleaned: Any = nh3.clean(
