@@ -21,6 +21,7 @@ from rich.text import Text
 from checks.errors import ConfigError, LookoutError
 from checks.report import Finding, RunReport, Status
 from worker.cli import calibrate as cli_calibrate
+from worker.cli import dbt as cli_dbt
 from worker.cli import eval as cli_eval
 from worker.cli import notify as cli_notify
 from worker.cli import render, startup
@@ -312,8 +313,17 @@ def _send_lineage(settings: Settings, report: RunReport) -> None:
 
 
 # reports, show, pin (the store); worker, beat, schedule, run-now (Celery); notify (alerts);
-# serve (review page); eval; calibrate; sources (check, list)
-_GROUPS = (cli_stored, cli_service, cli_notify, cli_serve, cli_eval, cli_calibrate, cli_sources)
+# serve (review page); eval; calibrate; sources (check, list); dbt (import)
+_GROUPS = (
+    cli_stored,
+    cli_service,
+    cli_notify,
+    cli_serve,
+    cli_eval,
+    cli_calibrate,
+    cli_sources,
+    cli_dbt,
+)
 for _commands in _GROUPS:
     _commands.register(app)
 
