@@ -337,6 +337,12 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
         settings = Settings.model_validate(data)
     except ValidationError as exc:
         raise _located(exc, text, config_path) from None
+    except ConfigError as exc:  # a rule across sections (a route naming an unknown channel)
+        loc = tuple(int(p) if p.isdigit() else p for p in (exc.field or "").split("."))
+        field, line, column = _locate(text, loc)
+        raise ConfigError(
+            exc.message, path=str(config_path), line=line, column=column, field=field
+        ) from None
     settings._file = str(config_path) if text else None
     settings._text = text
     return settings
