@@ -1,4 +1,4 @@
-"""What an alert is about: the events a run announces, below the channels and routes that take them."""
+"""What an alert is about: the events a run announces, for the channels and routes."""
 
 from __future__ import annotations
 
