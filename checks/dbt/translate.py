@@ -31,6 +31,7 @@ that cannot be judged exactly is ``Untranslated``, with the reason, never left o
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -44,6 +45,8 @@ from checks.dbt.manifest import DataTest, Freshness, Manifest, Relation
 _CORE = (None, "dbt")
 _DATEPARTS = {"second": "s", "minute": "m", "hour": "h", "day": "d", "week": "w"}
 _PERIODS = {"minute": "m", "hour": "h", "day": "d"}
+_NOT_NAME = re.compile(r"[^A-Za-z0-9 _.-]+")
+_MAX_NAME = 100
 _OWN_SQL = "its SQL is its own: run it with dbt"
 _DIALECTS = {"sqlserver": "tsql", "databricks": "databricks", "postgres": "postgres"}
 
@@ -85,7 +88,7 @@ def translate_test(manifest: Manifest, test: DataTest, schema: str) -> Translate
         body = _kind(manifest, test, relation, schema)
     except Untranslatable as why:
         return Untranslated(test.unique_id, test.qualified_name, str(why), test.relation_id)
-    check = {"name": test.name, **body}
+    check = {"name": check_name(test.name, test.unique_id), **body}
     return Translated(
         test.unique_id,
         relation,
@@ -93,6 +96,19 @@ def translate_test(manifest: Manifest, test: DataTest, schema: str) -> Translate
         test.owner or relation.owner,
         tuple(sorted(set(relation.tags) | set(test.tags))),
     )
+
+
+def check_name(name: str, unique_id: str) -> str:
+    """A dbt test's name as a check name (``checks.fields.rules.CHECK_NAME``).
+
+    dbt's generic test names are letters, digits and ``_`` already; anything
+    else becomes ``_``, and a name over 100 characters keeps its first 89 and
+    the test's unique-id hash, so that it stays unique.
+    """
+    cleaned = _NOT_NAME.sub("_", name).lstrip("_ .-") or "dbt_test"
+    if len(cleaned) <= _MAX_NAME:
+        return cleaned
+    return f"{cleaned[: _MAX_NAME - 11]}_{unique_id.rsplit('.', 1)[-1][:10]}"
 
 
 def translate_freshness(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +62,7 @@ def group(translated: list[Translated], untranslated: list[Untranslated]) -> lis
         own = owner == relation.owner and tags == relation.tags
         extra = [] if own else [t for t in tags if t not in relation.tags] or [owner or "other"]
         name = _unique(slug_of("-".join(["dbt", relation.name.replace(".", "-"), *extra])), taken)
-        files.append(AutomationFile(name, relation, owner, tags, list(items)))
+        files.append(AutomationFile(name, relation, owner, tags, _named_once(items)))
     first: dict[str, AutomationFile] = {}
     for automation in files:
         first.setdefault(automation.relation.unique_id, automation)
@@ -70,6 +70,19 @@ def group(translated: list[Translated], untranslated: list[Untranslated]) -> lis
         if left.relation_id in first:
             first[left.relation_id].untranslated.append(left)
     return files
+
+
+def _named_once(items: list[Translated]) -> list[Translated]:
+    """The checks with names unique in their automation (a repeat gets ``_2``, ``_3``…)."""
+    seen: set[str] = set()
+    named = []
+    for item in items:
+        name, number = item.check["name"], 2
+        while name in seen:
+            name, number = f"{item.check['name'][:96]}_{number}", number + 1
+        seen.add(name)
+        named.append(replace(item, check={**item.check, "name": name}))
+    return named
 
 
 def _order(entry: tuple[tuple[str, str | None, tuple[str, ...]], list[Translated]]) -> Any:

@@ -18,7 +18,7 @@ from checks.automation.loader import load_automations
 from checks.dbt import import_manifest
 from checks.dbt.conditions import Untranslatable, levels, negated
 from checks.dbt.manifest import Relation, read_manifest
-from checks.dbt.translate import Untranslated
+from checks.dbt.translate import Untranslated, check_name
 from checks.dbt.writer import AutomationFile, render
 from checks.errors import ConfigError
 from tests.cli_support import run_lookout
@@ -280,6 +280,13 @@ def test_severity_error_if_and_warn_if_as_expect_and_warn() -> None:
         Untranslatable, match=r"warn_if '>10' beside error_if '!=0': warn: '<= 10' is looser"
     ):
         levels("error", "!=0", ">10")
+
+
+def test_a_long_or_odd_test_name_is_a_valid_check_name() -> None:
+    long = "dbt_utils_unique_combination_of_columns_" + "_".join(f"col{i}" for i in range(30))
+    name = check_name(long, "test.p.x.0123456789")
+    assert (len(name), name[-11:]) == (100, "_0123456789")
+    assert check_name("_naïve test (2)", "test.p.y.abc") == "na_ve test _2_"
 
 
 def test_a_name_cannot_end_the_comment_it_is_written_in() -> None:

@@ -267,6 +267,21 @@ def test_severity_follows_the_urgency_then_the_automations_severity() -> None:
     )
 
 
+def test_notify_test_sends_a_quiet_page(store: Store) -> None:
+    from worker.alerts.delivery import send_test
+
+    with FakeChat("pagerduty") as fake:
+        settings = settings_for({"pd": fake.channel(routing_key=KEY)})
+        record = send_test(store, settings, "pd")
+        assert record.status == "sent"
+        event = fake.requests[0].json
+        assert (event["event_action"], event["dedup_key"], event["payload"]["severity"]) == (
+            "trigger",
+            "lookout-lookout-test-test",
+            "info",
+        )
+
+
 def test_a_pager_takes_only_the_events_of_an_incident(tmp_path: Path) -> None:
     path = tmp_path / "lookout.yaml"
     path.write_text(

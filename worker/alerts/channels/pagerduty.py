@@ -45,21 +45,25 @@ _BY_SEVERITY = {"high": "critical", "medium": "error", "low": "warning"}
 def page_severity(alert: Alert) -> str:
     """PagerDuty's severity of an alert: ``critical``, ``error``, ``warning`` or ``info``.
 
-    A run in error is ``error``; else the second opinion's urgency (``act_now``
-    critical, ``act_soon`` error, ``worth_a_look`` warning, ``nothing_to_do``
-    info) when it gave one, else the automation's severity (``high`` critical,
+    A run in error is ``error``; a test message (``lookout notify test``)
+    ``info``; else the second opinion's urgency (``act_now`` critical,
+    ``act_soon`` error, ``worth_a_look`` warning, ``nothing_to_do`` info) when
+    it gave one, else the automation's severity (``high`` critical,
     ``medium`` error, ``low`` warning); ``error`` when neither is known.
     """
     if alert.event == EventKind.RUN_ERROR:
         return "error"
+    if alert.event not in tuple(EventKind):  # lookout notify test: a page, but a quiet one
+        return "info"
     if alert.urgency in _BY_URGENCY:
         return _BY_URGENCY[alert.urgency]
     return _BY_SEVERITY.get(alert.severity or "", "error")
 
 
 def dedup_key(alert: Alert) -> str:
-    """The incident's key (its thread key), or one of the run's when it has none."""
-    key = alert.thread_key or f"lookout-{alert.automation}-run-{alert.run_id}"
+    """The incident's key (its thread key), or one of the run's (or the test's) when it has none."""
+    run = f"run-{alert.run_id}" if alert.run_id is not None else "test"
+    key = alert.thread_key or f"lookout-{alert.automation}-{run}"
     return key[:MAX_DEDUP_KEY]
 
 
