@@ -218,8 +218,8 @@ def _accepted(test: DataTest) -> dict[str, Any]:
     if test.kwargs.get("quote", True) is False:
         if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
             raise Untranslatable("quote: false with values that are SQL, not numbers")
-    else:
-        values = [str(v) for v in values]  # dbt quotes each: '1' is text
+    else:  # dbt quotes each ('1'); the kind writes each as the column's type takes it
+        values = [str(v) if isinstance(v, bool) or v is None else v for v in values]
     return {
         "column": _column(test),
         "values": values,

@@ -17,8 +17,8 @@ import yaml
 from checks.automation.loader import load_automations
 from checks.dbt import import_manifest
 from checks.dbt.conditions import Untranslatable, levels, negated
-from checks.dbt.manifest import Relation, read_manifest
-from checks.dbt.translate import Untranslated, check_name
+from checks.dbt.manifest import DataTest, Relation, read_manifest
+from checks.dbt.translate import Translated, Untranslated, check_name, translate_test
 from checks.dbt.writer import AutomationFile, render
 from checks.errors import ConfigError
 from tests.cli_support import run_lookout
@@ -297,3 +297,99 @@ def test_a_name_cannot_end_the_comment_it_is_written_in() -> None:
     text = render(automation, manifest, "shop")
     assert "#   test.p.x\\nname: evil (x): why\\r\\nsource: other" in text.splitlines()
     assert yaml.safe_load(text)["name"] == "dbt-m"
+
+
+def a_test(**fields: Any) -> DataTest:
+    base: dict[str, Any] = {
+        "unique_id": "test.shop.t.0123456789",
+        "name": "t",
+        "test_name": "accepted_values",
+        "namespace": None,
+        "kwargs": {"column_name": "quantity", "values": [1, 2]},
+        "column": "quantity",
+        "relation_id": "model.shop.orders",
+        "depends_on": ("model.shop.orders",),
+        "severity": "error",
+        "warn_if": "!= 0",
+        "error_if": "!= 0",
+        "where": None,
+        "fail_calc": "count(*)",
+        "limit": None,
+        "owner": None,
+        "tags": (),
+    }
+    return DataTest(**{**base, **fields})
+
+
+@pytest.mark.parametrize(
+    ("fields", "reason"),
+    [
+        ({"test_name": "at_least_one", "namespace": "dbt_utils"}, "not a test Lookout translates"),
+        ({"test_name": "positive", "namespace": "shop"}, "not a test Lookout translates"),
+        ({"fail_calc": "sum(n_records)"}, "fail_calc 'sum(n_records)' counts otherwise than rows"),
+        ({"limit": 10}, "limit 10 caps the failures dbt counts"),
+        ({"where": "day = '{{ var(\"d\") }}'"}, "where holds Jinja, which only dbt renders"),
+        ({"error_if": "in (1, 2)"}, "error_if: 'in (1, 2)' is not a comparison with a number"),
+        ({"relation_id": "model.shop.nope"}, "not attached to one model, seed, snapshot or source"),
+        (
+            {"kwargs": {"column_name": "status", "values": ["a", "b"], "quote": False}},
+            "quote: false with values that are SQL, not numbers",
+        ),
+        (
+            {
+                "test_name": "recency",
+                "namespace": "dbt_utils",
+                "kwargs": {"datepart": "day", "field": "loaded_at", "interval": 1},
+                "error_if": "> 5",
+            },
+            "error_if or warn_if on a test whose failure is one row",
+        ),
+        (
+            {
+                "test_name": "recency",
+                "namespace": "dbt_utils",
+                "kwargs": {
+                    "datepart": "day",
+                    "field": "d",
+                    "interval": 1,
+                    "group_by_columns": ["a"],
+                },
+            },
+            "group_by_columns judges each group apart",
+        ),
+    ],
+)
+def test_what_cannot_be_judged_as_dbt_does_says_why(fields: dict[str, Any], reason: str) -> None:
+    found = translate_test(read_manifest(MANIFEST), a_test(**fields), "main")
+    assert isinstance(found, Untranslated)
+    assert found.reason.startswith(reason), found.reason
+
+
+def test_unquoted_numbers_stay_numbers_and_a_where_joins_the_expression() -> None:
+    manifest = read_manifest(MANIFEST)
+    numbers = translate_test(
+        manifest,
+        a_test(kwargs={"column_name": "quantity", "values": [1, 3], "quote": False}),
+        "main",
+    )
+    assert isinstance(numbers, Translated)
+    assert numbers.check["accepted_values"]["values"] == [1, 3]
+    quoted = translate_test(manifest, a_test(), "main")
+    assert isinstance(quoted, Translated)
+    # dbt quotes them ('1'), which the warehouse casts to the column's type, as the kind does
+    assert quoted.check["accepted_values"]["values"] == [1, 2]
+    expression = translate_test(
+        manifest,
+        a_test(
+            test_name="expression_is_true",
+            namespace="dbt_utils",
+            kwargs={"expression": "amount > 0 OR status = 'x'"},
+            column=None,
+            where="order_id < 100",
+        ),
+        "main",
+    )
+    assert isinstance(expression, Translated)
+    assert expression.check["row_count"]["filter"] == (
+        "order_id < 100 AND NOT (amount > 0 OR status = 'x')"
+    )
