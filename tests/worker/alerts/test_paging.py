@@ -2,7 +2,8 @@
 
 The fakes (``worker.alerts.fake_paging``) refuse what the services document;
 the PagerDuty fake is also driven by the real ``pagerduty`` client library,
-which must accept its answers.
+which must accept its answers, and the Opsgenie fake by the real ``opsgenie-sdk``,
+whose models must also take what Lookout sends.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import httpx2
+import opsgenie_sdk
 import pagerduty
 import pytest
 
@@ -243,6 +245,41 @@ def test_the_real_pagerduty_client_is_answered_as_by_pagerduty() -> None:
             "source": "lookout",
             "severity": "error",
         }
+
+
+def test_the_real_opsgenie_client_is_answered_as_by_opsgenie_and_takes_our_alert(
+    store: Store,
+) -> None:
+    with FakeChat("opsgenie") as fake:
+        conf = opsgenie_sdk.configuration.Configuration()
+        conf.api_key["Authorization"] = "og-key"
+        conf.host = f"http://127.0.0.1:{fake.port}"
+        client = opsgenie_sdk.api_client.ApiClient(configuration=conf)
+        api = opsgenie_sdk.AlertApi(api_client=client)
+        created = api.create_alert(
+            create_alert_payload=opsgenie_sdk.CreateAlertPayload(
+                message="orders needs attention", alias="lookout-orders-1", priority="P2"
+            )
+        )
+        assert (type(created).__name__, created.result) == (
+            "SuccessResponse",
+            "Request will be processed",
+        )
+        closed = api.close_alert(
+            identifier="lookout-orders-1",
+            identifier_type="alias",
+            close_alert_payload=opsgenie_sdk.CloseAlertPayload(source="Lookout"),
+        )
+        assert closed.result == "Request will be processed"
+        assert fake.paged.states == {"lookout-orders-1": "closed"}
+        assert fake.requests[0].headers["authorization"] == "GenieKey og-key"
+        # what Lookout sends is a payload the SDK's own models take, field for field
+        settings = settings_for({"og": fake.channel(api_key="k")})
+        report = Runs(store, notify=["og"]).add(T0, NA)
+        deliver_for_run(store, settings, report, now=T0)
+        ours = fake.requests[-1].json
+        model = opsgenie_sdk.CreateAlertPayload(**ours)
+        assert client.sanitize_for_serialization(model) == ours
 
 
 def test_severity_follows_the_urgency_then_the_automations_severity() -> None:
