@@ -12,6 +12,8 @@ Each channel is typed by its ``type`` (a discriminated union)::
       community: {type: discord, url: "${DISCORD_URL}", events: [needs_attention, resolved]}
       pager: {type: webhook, url: "https://hooks.example.com/lookout", secret: "${HOOK_SECRET}"}
       email-ops: {type: apprise, url: "mailtos://user:${MAIL_PASSWORD}@example.com"}
+      oncall: {type: pagerduty, routing_key: "${PAGERDUTY_ROUTING_KEY}"}
+      opsgenie: {type: opsgenie, api_key: "${OPSGENIE_API_KEY}"}
     alerts:
       default_channels: [ops-slack]        # for automations without ``notify:``
       routes:                              # extra channels per event, for every automation
@@ -22,6 +24,11 @@ Who receives an event of an automation: the automation's ``notify:`` channels
 (or ``alerts.default_channels`` when it names none) that accept the event
 (a channel's ``events:``, default all), plus ``alerts.routes[event]``. Only
 events listed in ``alerts.events`` (default all six) are sent at all.
+``alerts.routes`` may instead be a list of rules by owner, tags, severity and
+event (``checks.settings.alert_routes``), whose channels are added to
+``notify:``'s; ``default_channels`` is then used only when neither gave one.
+A pager (``pagerduty``, ``opsgenie``) takes only an incident's events
+(``PAGING_EVENTS``).
 
 ``warned`` (a Clear run with checks that broke their ``warn:`` level) is
 opt-in: ``alerts.on_warning`` is ``false`` (the default: no channel hears of
