@@ -3,7 +3,8 @@
 ``manifest.py`` reads a dbt ``manifest.json`` (v12, through dbt-artifacts-parser);
 ``conditions.py`` a test's severity, ``error_if`` and ``warn_if`` as ``expect``
 and ``warn``; ``translate.py`` each test as the typed check that counts what
-dbt's SQL counts; ``writer.py`` the checks as automation files, one per relation,
+dbt's SQL counts (``utils_tests.py`` dbt-utils' own, ``where.py`` ``where:`` and
+expressions as SQL conditions); ``writer.py`` the checks as automation files, one per relation,
 owner and tags. ``import_manifest`` does all four (docs/dbt.md).
 """
 

@@ -33,22 +33,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
-import sqlglot
-from sqlglot import exp
-
-from checks.dbt.conditions import Untranslatable, is_default, level_pair, levels
+from checks.dbt.conditions import Untranslatable, levels
 from checks.dbt.manifest import DataTest, Freshness, Manifest, Relation
+from checks.dbt.utils_tests import column_of, expression_is_true, not_null_proportion, recency
+from checks.dbt.where import add_filter
 
 _CORE = (None, "dbt")
-_DATEPARTS = {"second": "s", "minute": "m", "hour": "h", "day": "d", "week": "w"}
 _PERIODS = {"minute": "m", "hour": "h", "day": "d"}
 _NOT_NAME = re.compile(r"[^A-Za-z0-9 _.-]+")
 _MAX_NAME = 100
 _OWN_SQL = "its SQL is its own: run it with dbt"
-_DIALECTS = {"sqlserver": "tsql", "databricks": "databricks", "postgres": "postgres"}
 
 
 @dataclass(frozen=True)
@@ -125,7 +121,7 @@ def translate_freshness(
         if not rule.loaded_at_field:
             raise Untranslatable("no loaded_at_field")
         kind: dict[str, Any] = {"table": relation.identifier, "column": rule.loaded_at_field}
-        _add_filter(kind, rule.filter, manifest)
+        add_filter(kind, rule.filter, manifest)
         warn = _period(rule.warn_after) if rule.warn_after else None
         expect = _period(rule.error_after) if rule.error_after else ">= 0s"
     except Untranslatable as why:
@@ -170,12 +166,12 @@ def _kind(manifest: Manifest, test: DataTest, relation: Relation, schema: str) -
     """The check's kind, ``expect`` and ``warn`` for a generic test (module docstring)."""
     args, name = test.kwargs, test.test_name
     table: dict[str, Any] = {"table": relation.identifier}
-    _add_filter(table, test.where, manifest)
+    add_filter(table, test.where, manifest)
     core = test.namespace in _CORE
     if core and name == "not_null":
-        body: dict[str, Any] = {"missing": {**table, "column": _column(test)}}
+        body: dict[str, Any] = {"missing": {**table, "column": column_of(test)}}
     elif core and name == "unique":
-        keys = {"columns": [_column(test)], "nulls": "distinct", "count": "duplicate_groups"}
+        keys = {"columns": [column_of(test)], "nulls": "distinct", "count": "duplicate_groups"}
         body = {"duplicates": {**table, **keys}}
     elif core and name == "accepted_values":
         body = {"accepted_values": {**table, **_accepted(test)}}
@@ -185,17 +181,17 @@ def _kind(manifest: Manifest, test: DataTest, relation: Relation, schema: str) -
             raise Untranslatable(f"to: {args.get('to')!r} is not one model or source")
         _relation(manifest, parent.unique_id, schema)
         to = f"{parent.identifier}.{args.get('field')}"
-        body = {"relationships": {**table, "column": _column(test), "to": to}}
+        body = {"relationships": {**table, "column": column_of(test), "to": to}}
     elif test.namespace == "dbt_utils" and name == "unique_combination_of_columns":
         columns = [str(c) for c in args.get("combination_of_columns") or []]
         keys = {"columns": columns, "nulls": "equal", "count": "duplicate_groups"}
         body = {"duplicates": {**table, **keys}}
     elif test.namespace == "dbt_utils" and name == "expression_is_true":
-        return _expression(manifest, test, table)
+        return expression_is_true(manifest, test, table)
     elif test.namespace == "dbt_utils" and name == "recency":
-        return _recency(test, table)
+        return recency(test, table)
     elif test.namespace == "dbt_utils" and name == "not_null_proportion":
-        return _proportion(test, table)
+        return not_null_proportion(test, table)
     else:
         raise Untranslatable("not a test Lookout translates: run it with dbt")
     found = levels(test.severity, test.error_if, test.warn_if)
@@ -203,12 +199,6 @@ def _kind(manifest: Manifest, test: DataTest, relation: Relation, schema: str) -
     if found.warn is not None:
         body["warn"] = found.warn
     return body
-
-
-def _column(test: DataTest) -> str:
-    if not test.column:
-        raise Untranslatable("no column_name")
-    return test.column
 
 
 def _accepted(test: DataTest) -> dict[str, Any]:
@@ -221,88 +211,8 @@ def _accepted(test: DataTest) -> dict[str, Any]:
     else:  # dbt quotes each ('1'); the kind writes each as the column's type takes it
         values = [str(v) if isinstance(v, bool) or v is None else v for v in values]
     return {
-        "column": _column(test),
+        "column": column_of(test),
         "values": values,
         "null": "allowed",
         "count": "distinct_invalid_values",
     }
-
-
-def _one_row(test: DataTest) -> None:
-    """A test whose failure is one row is read with the default conditions only."""
-    if not (is_default(test.error_if) and is_default(test.warn_if)):
-        raise Untranslatable("error_if or warn_if on a test whose failure is one row")
-
-
-def _expression(manifest: Manifest, test: DataTest, table: dict[str, Any]) -> dict[str, Any]:
-    expression = str(test.kwargs.get("expression") or "")
-    text = f"{test.column} {expression}" if test.column else expression
-    dialect = _dialect(manifest)
-    condition: exp.Expr = exp.Not(this=exp.Paren(this=_condition(text, dialect, "expression")))
-    if "filter" in table:
-        condition = exp.and_(_condition(table["filter"], dialect, "where"), condition)
-    body: dict[str, Any] = {"row_count": {**table, "filter": condition.sql(dialect=dialect)}}
-    found = levels(test.severity, test.error_if, test.warn_if)
-    body |= {"expect": found.expect, "allow_empty": True}
-    if found.warn is not None:
-        body["warn"] = found.warn
-    return body
-
-
-def _recency(test: DataTest, table: dict[str, Any]) -> dict[str, Any]:
-    _one_row(test)
-    datepart, interval = str(test.kwargs.get("datepart", "")), test.kwargs.get("interval")
-    if datepart not in _DATEPARTS:
-        raise Untranslatable(f"datepart {datepart!r} is not a fixed length (second to week)")
-    if not isinstance(interval, int) or isinstance(interval, bool) or interval < 0:
-        raise Untranslatable(f"interval {interval!r} is not a whole number of {datepart}s")
-    if test.kwargs.get("ignore_time_component"):
-        raise Untranslatable("ignore_time_component compares dates, not ages")
-    found = level_pair(test.severity, f"<= {interval}{_DATEPARTS[datepart]}", ">= 0s")
-    body: dict[str, Any] = {"freshness": {**table, "column": str(test.kwargs.get("field"))}}
-    body["expect"] = found.expect
-    if found.warn is not None:
-        body["warn"] = found.warn
-    return body
-
-
-def _proportion(test: DataTest, table: dict[str, Any]) -> dict[str, Any]:
-    _one_row(test)
-    try:
-        least = Decimal(str(test.kwargs["at_least"]))
-        most = Decimal(str(test.kwargs.get("at_most", 1)))
-    except (KeyError, ArithmeticError):
-        raise Untranslatable("at_least and at_most are numbers") from None
-    if not Decimal(0) <= least <= most <= Decimal(1):
-        raise Untranslatable(f"at_least {least} and at_most {most} are not 0 ≤ least ≤ most ≤ 1")
-    low, high = _percent(1 - most), _percent(1 - least)
-    failing = f"<= {high}%" if low == "0" else f"between {low}% and {high}%"
-    found = level_pair(test.severity, failing, "<= 100%")
-    body: dict[str, Any] = {"missing": {**table, "column": _column(test)}, "expect": found.expect}
-    if found.warn is not None:
-        body["warn"] = found.warn
-    return body
-
-
-def _percent(share: Decimal) -> str:
-    text = format((share * 100).normalize(), "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def _dialect(manifest: Manifest) -> str:
-    return _DIALECTS.get(manifest.adapter, manifest.adapter)
-
-
-def _condition(text: str, dialect: str, setting: str) -> exp.Expr:
-    if "{{" in text or "{%" in text:
-        raise Untranslatable(f"{setting} holds Jinja, which only dbt renders")
-    try:
-        return sqlglot.parse_one(text, read=dialect or None, into=exp.Condition)
-    except Exception as error:  # ParseError, TokenError, an unknown dialect
-        raise Untranslatable(f"{setting} {text!r} is not one SQL condition: {error}") from None
-
-
-def _add_filter(kind: dict[str, Any], where: str | None, manifest: Manifest) -> None:
-    if where:
-        _condition(where, _dialect(manifest), "where")
-        kind["filter"] = where

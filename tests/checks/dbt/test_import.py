@@ -17,8 +17,14 @@ import yaml
 from checks.automation.loader import load_automations
 from checks.dbt import import_manifest
 from checks.dbt.conditions import Untranslatable, levels, negated
-from checks.dbt.manifest import DataTest, Relation, read_manifest
-from checks.dbt.translate import Translated, Untranslated, check_name, translate_test
+from checks.dbt.manifest import DataTest, Freshness, Relation, read_manifest
+from checks.dbt.translate import (
+    Translated,
+    Untranslated,
+    check_name,
+    translate_freshness,
+    translate_test,
+)
 from checks.dbt.writer import AutomationFile, render
 from checks.errors import ConfigError
 from tests.cli_support import run_lookout
@@ -393,3 +399,21 @@ def test_unquoted_numbers_stay_numbers_and_a_where_joins_the_expression() -> Non
     assert expression.check["row_count"]["filter"] == (
         "order_id < 100 AND NOT (amount > 0 OR status = 'x')"
     )
+
+
+def test_a_source_freshness_with_only_a_warning_never_fails() -> None:
+    manifest = read_manifest(MANIFEST)
+    rule = Freshness("source.shop.raw.raw_orders", "loaded_at", (6, "hour"), None, "id > 0", None)
+    found = translate_freshness(manifest, rule, "main")
+    assert isinstance(found, Translated)
+    assert found.check == {
+        "name": "freshness raw.raw_orders",
+        "freshness": {"table": "raw_orders", "column": "loaded_at", "filter": "id > 0"},
+        "expect": ">= 0s",
+        "warn": "<= 6h",
+    }
+    query = Freshness("source.shop.raw.raw_orders", None, (6, "hour"), None, None, "select 1")
+    left = translate_freshness(manifest, query, "main")
+    assert isinstance(left, Untranslated) and left.reason == "loaded_at_query is SQL of its own"
+    none = Freshness("source.shop.raw.raw_orders", "loaded_at", None, None, None, None)
+    assert translate_freshness(manifest, none, "main") is None
