@@ -9,7 +9,7 @@ PYTEST := $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup
 FAST := not slow and not service and not browser
 
 .DEFAULT_GOAL := all
-.PHONY: all help demo install dev test test-fast test-llm test-snowflake browser lint format typecheck bench clean
+.PHONY: all help demo install dev test test-fast test-llm test-dbt test-snowflake browser lint format typecheck bench clean
 
 all: lint test ## lint, then the tests
 
@@ -57,6 +57,17 @@ $(LLM_VENV)/.ok:
 test-llm: dev $(LLM_VENV)/.ok ## agent runs against a real server: llama-cpp-python serving SmolLM2-135M
 	LOOKOUT_TEST_LLM_PYTHON=$(LLM_VENV)/bin/python $(BIN)/pytest -q -p no:cacheprovider tests/llm
 
+# dbt-core pins its own click, jsonschema, protobuf…: dbt and dbt-duckdb get a venv of their own,
+# from PyPI alone (dbt-core 2 downloads a parser from elsewhere: 1.11 is the last 1.x tested).
+DBT_VENV := .venv-dbt
+$(DBT_VENV)/.ok:
+	test -x $(DBT_VENV)/bin/python || $(PY) -m venv $(DBT_VENV)
+	$(DBT_VENV)/bin/pip install -q 'dbt-core==1.11.16' 'dbt-duckdb==1.11.1'
+	touch $@
+
+test-dbt: dev $(DBT_VENV)/.ok ## dbt test on a real dbt project, its tests imported and run by Lookout: the same verdicts
+	LOOKOUT_TEST_DBT=$(CURDIR)/$(DBT_VENV)/bin/dbt $(BIN)/pytest -q -p no:cacheprovider tests/checks/dbt
+
 # Snowflake's emulator (fakesnow) pins an older connector, SQLAlchemy and sqlglot than
 # the rest of the suite runs on: its tests get a venv of their own.
 SNOW_VENV := .venv-snowflake
@@ -82,4 +93,4 @@ typecheck: dev ## mypy over the packages
 	$(BIN)/mypy checks worker
 
 clean: ## remove the venv and local state
-	rm -rf $(VENV) $(LLM_VENV) $(SNOW_VENV) .lookout .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) $(LLM_VENV) $(DBT_VENV) $(SNOW_VENV) .lookout .pytest_cache .ruff_cache .mypy_cache

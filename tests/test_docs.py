@@ -35,6 +35,7 @@ EXPECTED_PAGES = {
     "automations",
     "checks",
     "cli",
+    "dbt",
     "design",
     "eval",
     "monitors",

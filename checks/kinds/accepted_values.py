@@ -2,18 +2,22 @@
 
 ::
 
-    accepted_values: {table, column, values, null?, filter?}          expect "== 0"
+    accepted_values: {table, column, values, null?, count?, filter?}  expect "== 0"
 
 NULL rule: a NULL is a violation by default (``null: violation``, counted apart
-as ``null_values``); ``null: allowed`` accepts it. Metrics: ``rows_in_scope``,
-``invalid_values``, ``null_values``, ``violations``, ``distinct_invalid_values``.
+as ``null_values``); ``null: allowed`` accepts it. ``count`` is what ``expect``
+compares: ``violations`` (default, rows) or ``distinct_invalid_values`` (the
+distinct values not listed, as dbt's ``accepted_values`` counts its failures;
+it counts no NULL, so it goes with ``null: allowed`` only). Metrics:
+``rows_in_scope``, ``invalid_values``, ``null_values``, ``violations``,
+``distinct_invalid_values``.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from sqlglot import exp
 
 from checks.kinds.base import Compiled, Counts, Judged, Loc, OneColumn, Scope, all_null
@@ -33,6 +37,21 @@ class AcceptedValues(OneColumn):
 
     values: list[Scalar] = Field(min_length=1)
     null: Literal["violation", "allowed"] = "violation"
+    count: Literal["violations", "distinct_invalid_values"] = "violations"
+
+    @model_validator(mode="after")
+    def _count_with_nulls(self) -> AcceptedValues:
+        if self.count == "distinct_invalid_values" and self.null == "violation":
+            raise ValueError(
+                "count: distinct_invalid_values counts no NULL, and null: violation makes"
+                " a NULL a violation; give null: allowed, or count: violations"
+            )
+        return self
+
+    @property
+    def compared(self) -> str:
+        """The metric the expectation compares: ``count``."""
+        return self.count
 
     def sql(self, scope: Scope) -> Compiled:
         """Invalid, NULL and distinct invalid values; the sample is the violating values."""

@@ -12,6 +12,8 @@ Each channel is typed by its ``type`` (a discriminated union)::
       community: {type: discord, url: "${DISCORD_URL}", events: [needs_attention, resolved]}
       pager: {type: webhook, url: "https://hooks.example.com/lookout", secret: "${HOOK_SECRET}"}
       email-ops: {type: apprise, url: "mailtos://user:${MAIL_PASSWORD}@example.com"}
+      oncall: {type: pagerduty, routing_key: "${PAGERDUTY_ROUTING_KEY}"}
+      opsgenie: {type: opsgenie, api_key: "${OPSGENIE_API_KEY}"}
     alerts:
       default_channels: [ops-slack]        # for automations without ``notify:``
       routes:                              # extra channels per event, for every automation
@@ -22,6 +24,11 @@ Who receives an event of an automation: the automation's ``notify:`` channels
 (or ``alerts.default_channels`` when it names none) that accept the event
 (a channel's ``events:``, default all), plus ``alerts.routes[event]``. Only
 events listed in ``alerts.events`` (default all six) are sent at all.
+``alerts.routes`` may instead be a list of rules by owner, tags, severity and
+event (``checks.settings.alert_routes``), whose channels are added to
+``notify:``'s; ``default_channels`` is then used only when neither gave one.
+A pager (``pagerduty``, ``opsgenie``) takes only an incident's events
+(``PAGING_EVENTS``).
 
 ``warned`` (a Clear run with checks that broke their ``warn:`` level) is
 opt-in: ``alerts.on_warning`` is ``false`` (the default: no channel hears of
@@ -44,7 +51,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -52,22 +58,14 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from checks.fields.rules import did_you_mean
 from checks.settings.addresses import refused_url
+from checks.settings.alert_events import ALL_EVENTS, EventKind
+from checks.settings.alert_routes import RouteRule
 from checks.settings.strict import Strict, http_url
 
-
-class EventKind(StrEnum):
-    """What an alert is about; also the keys of ``alerts.routes`` and a channel's ``events``."""
-
-    NEEDS_ATTENTION = "needs_attention"
-    DOUBLE_CHECK_DISAGREES = "double_check_disagrees"
-    CHANGED_SINCE_LAST_RUN = "changed_since_last_run"
-    RUN_ERROR = "run_error"
-    RESOLVED = "resolved"
-    WARNED = "warned"
-
-
-ALL_EVENTS: tuple[EventKind, ...] = tuple(EventKind)
+# Re-exported: the events are the vocabulary of this section.
+__all__ = ["ALL_EVENTS", "AlertSettings", "ChannelConfig", "EventKind", "RouteRule"]
 
 # Office 365 connector webhooks, retired by Microsoft in favour of Workflows.
 _O365_HOSTS = ("outlook.office.com", "outlook.office365.com")
@@ -300,13 +298,80 @@ class AppriseChannel(_Channel):
         return value
 
 
+PAGING_EVENTS = (EventKind.NEEDS_ATTENTION, EventKind.RUN_ERROR, EventKind.RESOLVED)
+"""The events a pager takes: an incident's opening (and its reminders) and its resolution."""
+
+
+class _PagingChannel(_Channel):
+    """A paging service: it opens an alert per incident and closes it when the incident resolves.
+
+    ``events`` defaults to ``PAGING_EVENTS`` and may list only those: the other
+    events (``warned``, the second opinion's flags) open no incident, so nothing
+    would ever close the page they made.
+    """
+
+    events: list[EventKind] | None = Field(default_factory=lambda: list(PAGING_EVENTS))
+
+    @field_validator("events")
+    @classmethod
+    def _incident_events(cls, value: list[EventKind] | None) -> list[EventKind] | None:
+        for event in value or []:
+            if event not in PAGING_EVENTS:
+                raise _config_error(
+                    f"a pager takes only {', '.join(PAGING_EVENTS)}: {event} opens no incident,"
+                    " so nothing would close its page"
+                )
+        return value
+
+
+class PagerDutyChannel(_PagingChannel):
+    """PagerDuty's Events API v2 (https://developer.pagerduty.com/docs/events-api-v2/overview).
+
+    Attributes:
+        routing_key: the integration key of a service's Events API v2 integration
+            (32 characters); a secret.
+        url: the enqueue endpoint (default ``https://events.pagerduty.com/v2/enqueue``).
+    """
+
+    type: Literal["pagerduty"]
+    url: str = "https://events.pagerduty.com/v2/enqueue"
+    routing_key: str = Field(min_length=1)
+
+    def secrets(self) -> list[str]:
+        """Return the URL's secrets and the routing key."""
+        return [*url_secrets(self.url), self.routing_key]
+
+
+class OpsgenieChannel(_PagingChannel):
+    """Opsgenie's Alert API (https://docs.opsgenie.com/docs/alert-api).
+
+    Attributes:
+        api_key: an API integration's key, sent as ``Authorization: GenieKey KEY``; a secret.
+        url: the alerts endpoint (default ``https://api.opsgenie.com/v2/alerts``; EU
+            accounts ``https://api.eu.opsgenie.com/v2/alerts``).
+        responders: who the alert is for, as Opsgenie's ``responders`` objects
+            (``{type: team, name: data-platform}``); default the integration's team.
+    """
+
+    type: Literal["opsgenie"]
+    url: str = "https://api.opsgenie.com/v2/alerts"
+    api_key: str = Field(min_length=1)
+    responders: list[dict[str, str]] = Field(default_factory=list)
+
+    def secrets(self) -> list[str]:
+        """Return the URL's secrets and the API key."""
+        return [*url_secrets(self.url), self.api_key]
+
+
 ChannelConfig = Annotated[
     SlackChannel
     | TeamsChannel
     | GoogleChatChannel
     | DiscordChannel
     | WebhookChannel
-    | AppriseChannel,
+    | AppriseChannel
+    | PagerDutyChannel
+    | OpsgenieChannel,
     Field(discriminator="type"),
 ]
 
@@ -316,7 +381,10 @@ class AlertSettings(Strict):
 
     Attributes:
         default_channels: channels for automations without a ``notify:`` list.
-        routes: event -> channels that also receive that event, from every automation.
+        routes: a list of ``RouteRule``: by owner, tags, severity and event, the
+            channels an automation's alerts go to (``checks.settings.alert_routes``);
+            or, as before, a mapping event -> channels that also receive that event
+            from every automation.
         events: the events sent at all (default all six).
         on_warning: who hears of a Clear run with warned checks (``warned``):
             ``false`` no one, ``true`` the automation's own channels, or a
@@ -336,7 +404,7 @@ class AlertSettings(Strict):
     """
 
     default_channels: list[str] = Field(default_factory=list)
-    routes: dict[EventKind, list[str]] = Field(default_factory=dict)
+    routes: dict[EventKind, list[str]] | list[RouteRule] = Field(default_factory=dict)
     events: list[EventKind] = Field(default_factory=lambda: list(ALL_EVENTS))
     on_warning: bool | list[str] = False
     summary_chars: int = Field(default=1_000, ge=100, le=2_500)
@@ -349,15 +417,34 @@ class AlertSettings(Strict):
 
 
 def check_channel_names(alerts: AlertSettings, channels: dict[str, object]) -> None:
-    """Raise a validation error when ``alerts`` names a channel not in ``channels``."""
-    named = [("alerts.default_channels", n) for n in alerts.default_channels]
-    named += [(f"alerts.routes.{e}", n) for e, names in alerts.routes.items() for n in names]
+    """Raise a ``ConfigError`` at the first place ``alerts`` names a channel not in ``channels``.
+
+    Its ``field`` is the place (``alerts.routes.1.channels.0``), read back to a
+    line and column by ``checks.settings.config.load_settings``; the message names
+    the closest configured channel.
+    """
+    from checks.errors import ConfigError
+
+    named = [(f"alerts.default_channels.{i}", n) for i, n in enumerate(alerts.default_channels)]
+    if isinstance(alerts.routes, dict):
+        named += [
+            (f"alerts.routes.{e}.{i}", n)
+            for e, names in alerts.routes.items()
+            for i, n in enumerate(names)
+        ]
+    else:
+        named += [
+            (f"alerts.routes.{r}.channels.{i}", n)
+            for r, rule in enumerate(alerts.routes)
+            for i, n in enumerate(rule.channels)
+        ]
     if isinstance(alerts.on_warning, list):
-        named += [("alerts.on_warning", n) for n in alerts.on_warning]
+        named += [(f"alerts.on_warning.{i}", n) for i, n in enumerate(alerts.on_warning)]
     for where, name in named:
         if name not in channels:
             known = ", ".join(sorted(channels)) or "none are configured"
-            raise _config_error(f"{where}: unknown channel {name!r}; known: {known}")
+            hint = did_you_mean(name, list(channels))
+            raise ConfigError(f"unknown channel {name!r}{hint}; known: {known}", field=where)
 
 
 def url_secrets(url: str) -> list[str]:

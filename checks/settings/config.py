@@ -257,6 +257,9 @@ def _fitting_branch(errors: list[Any]) -> Any:
     return first
 
 
+_SHAPE = re.compile(r"(list|dict)\[.+\]")  # a plain union's branch (``alerts.routes``)
+
+
 def _locate(text: str, loc: tuple[Any, ...]) -> tuple[str, int | None, int | None]:
     """Return a validation error's field path and its value's line and column in ``text``.
 
@@ -276,6 +279,8 @@ def _locate(text: str, loc: tuple[Any, ...]) -> tuple[str, int | None, int | Non
     for index, part in enumerate(loc):
         if isinstance(node, yaml.ScalarNode):
             break  # the rest names the types a value was tried as (``str``), not keys
+        if _SHAPE.fullmatch(str(part)):
+            continue
         if isinstance(node, yaml.MappingNode):
             values = {k.value: v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
             tag = values.get("type")
@@ -337,6 +342,12 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
         settings = Settings.model_validate(data)
     except ValidationError as exc:
         raise _located(exc, text, config_path) from None
+    except ConfigError as exc:  # a rule across sections (a route naming an unknown channel)
+        place = tuple(int(p) if p.isdigit() else p for p in (exc.field or "").split("."))
+        field, line, column = _locate(text, place)
+        raise ConfigError(
+            exc.message, path=str(config_path), line=line, column=column, field=field
+        ) from None
     settings._file = str(config_path) if text else None
     settings._text = text
     return settings

@@ -19,7 +19,10 @@ run --notify``) announces: the incident's opening (``needs_attention``,
 the first announcing run after runs that did not announce; then a reminder
 only when ``repeat_interval`` (the automation's, default 24 h) has passed since
 the last announcement; ``resolved`` when it closes an incident that was
-announced (a Clear run closing an error incident counts). ``double_check_disagrees``
+announced (a Clear run closing an error incident counts, and so does a Needs
+attention run: its error incident is over, and a pager closes that page while
+the run opens another; a chat channel gets the run's one message, Needs
+attention). ``double_check_disagrees``
 and ``changed_since_last_run`` come from the run's second opinion and are
 announced on every announcing run that has them; ``warned`` on every
 announcing Clear run with a check that broke its ``warn:`` level (no
@@ -306,6 +309,8 @@ def _move_incidents(
         if failing is not None:
             opened.close(failing, report, now)
         if report.finding == Finding.NEEDS_ATTENTION:
+            if failing is not None and failing.last_notified_at is not None:
+                events.append(_event(EventKind.RESOLVED, failing))  # a pager closes its page
             found = _open_or_continue(
                 opened, report, "attention", EventKind.NEEDS_ATTENTION, now, announce
             )

@@ -45,7 +45,7 @@ from checks.store.store import Store
 from worker.alerts.attempts import Context, Sleep, open_context, send_claimed, update_delivery
 from worker.alerts.delivery_log import DeliveryRecord, get_delivery
 from worker.alerts.message import TEST_EVENT, Alert, cut, opinion_of, run_link
-from worker.alerts.routing import Route, hold_until, routes
+from worker.alerts.routing import About, Route, hold_until, routes
 
 
 def _engine(store_or_engine: Store | Engine) -> Engine:
@@ -122,7 +122,7 @@ def deliver_for_run(
     run_events = decide_run_events(engine, report, now=now, enabled=settings.alerts.events)
     notify = [n for n in report.definition.get("notify") or [] if isinstance(n, str)]
     done: list[DeliveryRecord] = []
-    chosen = routes(run_events.events, notify, settings)
+    chosen = routes(run_events.events, notify, settings, About.of(report.definition))
     if not chosen:  # nothing to send (e.g. no channel configured): no HTTP client, no buckets
         return done
     with open_context(engine, settings, client, sleep) as ctx:

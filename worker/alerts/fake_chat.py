@@ -18,6 +18,8 @@ the service refuses (the rules are in ``worker.alerts.fake_rules``):
 - ``discord``: 204, or 200 with the full message object when ``wait`` is
   ``true``, ``True`` or ``1``; 400 (code 50035) over Discord's limits.
 - ``webhook``: 200 ``{"ok": true}`` (also what Apprise's ``json://`` posts to).
+- ``pagerduty`` and ``opsgenie``: their Events API v2 and Alert API, as
+  ``worker.alerts.fake_paging`` says; ``paged`` holds each alert's state by key.
 
 Any request can instead be answered from a script: ``script(Reply(429,
 headers={"Retry-After": "1"}), Reply(500))`` answers the next two requests so.
@@ -40,16 +42,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from worker.alerts import fake_rules
+from worker.alerts import fake_paging, fake_rules
 from worker.alerts.fake_rules import Reply as Reply
 
-SERVICES = ("slack", "teams", "google_chat", "discord", "webhook")
+SERVICES = ("slack", "teams", "google_chat", "discord", "webhook", "pagerduty", "opsgenie")
 DEFAULT_PATHS = {
     "slack": "/services/T0000FAKE/B0000FAKE/FakeSlackToken0123456789",
     "teams": "/workflows/fake/triggers/manual/invoke?api-version=1&sig=FakeTeamsSig0123456789",
     "google_chat": "/v1/spaces/FAKESPACE/messages?key=FakeGoogleKey0123&token=FakeGoogleToken0123",
     "discord": "/api/webhooks/123456789/FakeDiscordToken0123456789",
     "webhook": "/hooks/lookout",
+    "pagerduty": "/v2/enqueue",
+    "opsgenie": "/v2/alerts",
 }
 
 
@@ -89,6 +93,7 @@ class FakeChat:
         self._script: deque[Reply] = deque()
         self._requests: list[Recorded] = []
         self._threads: dict[str, str] = {}
+        self.paged = fake_paging.Paged()
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._thread: threading.Thread | None = None
@@ -127,6 +132,7 @@ class FakeChat:
             self._script.clear()
             self._requests.clear()
             self._threads.clear()
+        self.paged.reset()
 
     def start(self) -> FakeChat:
         """Serve in a daemon thread; return self."""
@@ -162,6 +168,12 @@ class FakeChat:
             return fake_rules.discord(doc, recorded.query.get("wait"))
         if self.service == "google_chat":
             return self._google_chat(doc, recorded.query, size)
+        if self.service == "pagerduty":
+            return fake_paging.pagerduty(recorded.method, recorded.path, doc, self.paged)
+        if self.service == "opsgenie":
+            return fake_paging.opsgenie(
+                recorded.method, recorded.path, recorded.query, recorded.headers, doc, self.paged
+            )
         return Reply(200, '{"ok": true}', {"Content-Type": "application/json"})
 
     def _google_chat(self, doc: Any, query: dict[str, str], size: int) -> Reply:

@@ -23,6 +23,7 @@ from checks.errors import ConfigError, LookoutError
 from checks.report import RunReport
 from worker.api import ExitCode, exit_code
 from worker.cli import calibrate as cli_calibrate
+from worker.cli import dbt as cli_dbt
 from worker.cli import eval as cli_eval
 from worker.cli import notify as cli_notify
 from worker.cli import render, startup
@@ -379,7 +380,7 @@ def _send_lineage(settings: Settings, report: RunReport) -> None:
 
 
 # reports, show, pin (the store); worker, beat, schedule, run-now (Celery); notify (alerts);
-# serve (review page); eval; calibrate; sources (check, list); suggest
+# serve (review page); eval; calibrate; sources (check, list); suggest; dbt (import)
 _GROUPS = (
     cli_stored,
     cli_service,
@@ -389,6 +390,7 @@ _GROUPS = (
     cli_calibrate,
     cli_sources,
     cli_suggest,
+    cli_dbt,
 )
 for _commands in _GROUPS:
     _commands.register(app)

@@ -34,7 +34,7 @@ from checks.run_lifecycle import Claim, run_and_store
 from checks.settings.config import Settings
 from checks.store.incidents import RunEvents, decide_run_events
 from checks.store.store import Store
-from worker.alerts.routing import routes
+from worker.alerts.routing import About, routes
 from worker.service.celery_app import (
     DEFAULT_QUEUE,
     DISPATCH_TASK,
@@ -199,7 +199,7 @@ def announce(
                     store.engine, report, now=utcnow(), enabled=settings.alerts.events
                 )
             notify = [n for n in report.definition.get("notify") or [] if isinstance(n, str)]
-            needed = bool(routes(run_events.events, notify, settings))
+            needed = bool(routes(run_events.events, notify, settings, About.of(report.definition)))
         else:
             needed = False  # the delivery task sends nothing for it either
     except Exception:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from checks.kinds.accepted_values import AcceptedValues
 from checks.report import CheckOutcome
 from checks.sources import Source
 from tests.checks.declared.shop import one, run
@@ -156,6 +157,32 @@ def test_accepted_values_counts_invalid_values_and_nulls_apart(shop: Source) -> 
     assert (lenient.value, lenient.metrics["violations"]) == (1, 1)
     assert evidence[strict.sample_id or ""].rows == [["lost", 1], [None, 1]]
     assert evidence[lenient.sample_id or ""].rows == [["lost", 1]]
+
+
+def test_accepted_values_counts_distinct_invalid_values_as_dbt_does(shop: Source) -> None:
+    result = one(
+        shop,
+        {
+            "accepted_values": {
+                "table": "orders",
+                "column": "status",
+                "values": ["paid"],
+                "null": "allowed",
+                "count": "distinct_invalid_values",
+            }
+        },
+    )
+    # orders.status: paid, paid, refunded, lost, NULL -> 2 distinct values not listed
+    assert result.metrics["compared"] == "distinct_invalid_values"
+    assert (result.outcome, result.value) == (CheckOutcome.FAILED, 2)
+    assert result.metrics["violations"] == 2
+
+
+def test_accepted_values_distinct_count_refuses_null_as_a_violation() -> None:
+    with pytest.raises(ValueError, match="give null: allowed, or count: violations"):
+        AcceptedValues.model_validate(
+            {"table": "t", "column": "c", "values": ["a"], "count": "distinct_invalid_values"}
+        )
 
 
 def test_accepted_values_on_a_number_column(shop: Source) -> None:

@@ -116,5 +116,5 @@ def test_on_warning_names_configured_channels(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_settings(path, env={})
     assert caught.value.location_message() == (
-        f"{path}: alerts.on_warning: unknown channel 'digest'; known: none are configured"
+        f"{path}:2:16: alerts.on_warning.0: unknown channel 'digest'; known: none are configured"
     )

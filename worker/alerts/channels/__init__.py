@@ -9,6 +9,8 @@ from worker.alerts.channel import Sender
 from worker.alerts.channels.apprise import AppriseSender
 from worker.alerts.channels.discord import DiscordSender
 from worker.alerts.channels.google_chat import GoogleChatSender
+from worker.alerts.channels.opsgenie import OpsgenieSender
+from worker.alerts.channels.pagerduty import PagerDutySender
 from worker.alerts.channels.slack import SlackSender
 from worker.alerts.channels.teams import TeamsSender
 from worker.alerts.channels.webhook import WebhookSender
@@ -22,6 +24,8 @@ SENDERS: dict[str, type[Sender]] = {
         DiscordSender,
         WebhookSender,
         AppriseSender,
+        PagerDutySender,
+        OpsgenieSender,
     )
 }
 

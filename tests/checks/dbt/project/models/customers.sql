@@ -1,0 +1,1 @@
+select id, name, email, country from {{ source('raw', 'raw_customers') }}
