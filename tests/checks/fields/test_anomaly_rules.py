@@ -78,7 +78,7 @@ def test_anomaly_forms_load_and_their_definition_loads_again(tmp_path: Path) -> 
             "  - {name: c, duplicates: {table: t, columns: [a]}, expect: anomaly,"
             " over: {column: d, bucket: day, lookback: 7d}}\n",
             "5:76: checks.0.over: over: is for the count kinds (row_count, missing, "
-            "accepted_values, relationships, range), not duplicates",
+            "accepted_values, relationships, range, validity), not duplicates",
         ),
         (
             "  - {name: c, row_count: {table: t}, over: {column: d, bucket: day, lookback: 36h}}\n",

@@ -158,10 +158,14 @@ def test_lookout_show_html_writes_the_run_with_its_history_and_evidence(
     document = (tmp_path / "run.html").read_text(encoding="utf-8")
     page = parsed(document)
     assert page.text[0] == "flights-arrival-completeness · run 2 · Needs attention"
-    assert page.tags.count("svg") == 2
+    assert page.tags.count("svg") == 3  # a chart per check
     charts = re.findall(r'data-points="(\d+)" data-total="(\d+)"', document)
-    assert charts == [("2", "2"), ("2", "2")]
-    assert [t for t in page.text if t.startswith("and ")] == ["and 697 more rows"]  # S1: 717
+    assert charts == [("2", "2"), ("2", "2"), ("2", "2")]
+    # S1: 717 rows; S3, the failing carriers' rows: 158
+    assert [t for t in page.text if t.startswith("and ")] == [
+        "and 697 more rows",
+        "and 138 more rows",
+    ]
     assert "717 of 328,063 rows missing (0.22 %)" in page.text
     assert not re.search(r"(?:src|href)\s*=\s*[\"']?\s*(?:https?:)?//", document)
     missing = run_lookout([*config, "show", "9", "--html", "x.html"], env, cwd=tmp_path)

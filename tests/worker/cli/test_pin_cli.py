@@ -148,6 +148,7 @@ def test_without_an_llm_the_first_line_says_a_pinned_plan_still_decides(tmp_path
         "automations are skipped."
     )
     assert lines[2].startswith("no-negative-orders — Skipped · run 3 · ")
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    assert f'With no LLM set, `lookout run` says "{pinned.stdout.splitlines()[0]}"' in readme
-    assert f'`llm.pin_plans: false`: "{lines[0]}")' in readme
+    # the agent's walkthrough quotes both first lines
+    walkthrough = " ".join((ROOT / "docs" / "agent.md").read_text(encoding="utf-8").split())
+    assert f'With no LLM set, `lookout run` says "{pinned.stdout.splitlines()[0]}"' in walkthrough
+    assert f'`llm.pin_plans: false`: "{lines[0]}")' in walkthrough
