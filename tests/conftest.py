@@ -28,6 +28,7 @@ pytest_plugins = [
 PG_ADMIN_URL = os.environ.get("LOOKOUT_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (--dist loadgroup)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark each test with what it needs (``tests/markers.py``)."""
     markers.apply(items)

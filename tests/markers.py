@@ -40,8 +40,18 @@ SERVICE_MODULES = frozenset(
 SLOW_MODULES = BROWSER_MODULES | SERVICE_MODULES
 POSTGRES_FIXTURES = frozenset({"pg_url", "empty_pg_url", "shop_pg", "shop_pg_url", "pg_source"})
 POSTGRES_PARAMS = frozenset({"postgres", "postgresql"})
-SAME_WORKER = {"next_minute": "redis-restart"}
-"""Module-scoped fixtures whose tests share one worker: fixture name → xdist group."""
+SAME_WORKER = {
+    "next_minute": "redis-restart",
+    "spark_connect_url": "spark",
+    "shop_spark_opener": "spark",
+}
+"""Fixtures whose tests share one worker: fixture name → xdist group.
+
+Spark's: its Connect server is a JVM of about 1 GB that takes most of a minute of
+CPU to start, so one worker starts it for every Spark test rather than each worker one.
+"""
+SAME_WORKER_PARAMS = {"spark": "spark"}
+"""Engine parameters (the shop's, ``SHOP_ENGINES``) whose tests share one worker, likewise."""
 
 
 def _module(item: pytest.Item) -> str:
@@ -58,6 +68,10 @@ def _uses_postgres(item: pytest.Item) -> bool:
     return any(isinstance(v, str) and v in POSTGRES_PARAMS for v in callspec.params.values())
 
 
+def _named(value: object, names: dict[str, str]) -> bool:
+    return isinstance(value, str) and value in names
+
+
 def apply(items: list[pytest.Item]) -> None:
     """Add the markers and xdist groups above to the collected ``items``, in place."""
     for item in items:
@@ -71,6 +85,9 @@ def apply(items: list[pytest.Item]) -> None:
         if _uses_postgres(item):
             item.add_marker(pytest.mark.postgres)
         fixtures = set(getattr(item, "fixturenames", ()))
-        for fixture, group in SAME_WORKER.items():
-            if fixture in fixtures:
-                item.add_marker(pytest.mark.xdist_group(group))
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params.values() if callspec is not None else ()
+        groups = [group for fixture, group in SAME_WORKER.items() if fixture in fixtures]
+        groups += [SAME_WORKER_PARAMS[p] for p in params if _named(p, SAME_WORKER_PARAMS)]
+        for group in dict.fromkeys(groups):
+            item.add_marker(pytest.mark.xdist_group(group))
