@@ -17,14 +17,28 @@ check's query) joins a shared statement only when its tree (``shape``) is one
   a statement only with queries grouped by the identical bucket expression.
 
 Queries sharing a statement have the same table (as the dialect folds its
-name), the same ``WHERE`` (compared as SQL once the table's qualifiers and the
-outer parentheses are dropped), and the same grouping. ``duplicates`` (its
+name) and the same grouping. When they also have the same ``WHERE`` (compared
+as SQL once the table's qualifiers and the outer parentheses are dropped), the
+statement keeps it; when their ``WHERE`` clauses differ, the statement reads the
+whole table and each aggregate of a query with a ``WHERE`` carries it as its
+own filter: ``FILTER (WHERE …)`` where the dialect has it (``FILTER_DIALECTS``),
+else the aggregate's argument in ``CASE WHEN … THEN … END``, which only
+aggregates that skip NULLs allow (``CASE_AGGREGATES``: a query with any other
+shares only with queries of its own ``WHERE``). A query without a ``WHERE``
+aggregates every row, as alone. ``duplicates`` (its
 counts read a grouped subquery) and ``relationships`` (a join to its parent)
 never qualify: each stays its own statement (bench/README.md, Shared scans,
 has the measurements). The statement a group shares is built by ``statement``:
 ``SELECT count(*) AS lookout__rows, <each check's projections> FROM table AS t
-WHERE …``; ``lookout__rows`` is the rows in the scope, which answers the
-empty-table probe of a raw check (``checks.declared.check``).
+WHERE …``; ``lookout__rows`` is the rows in the statement's scope (the whole
+table when the members' ``WHERE`` clauses differ), which answers the empty-table probe
+of a raw check (``checks.declared.check``).
+
+A projection not named is named by the database from its text (DuckDB, SQLite,
+MariaDB, Spark, ClickHouse) or from its outermost function (PostgreSQL). Where
+its own filter changes that text, the shared statement names it
+``c<position>__<k>`` and ``names_probe`` builds the statement that asks the
+database the name it gives the projection as written (``… LIMIT 0``: no row read).
 """
 
 from __future__ import annotations
@@ -34,6 +48,12 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 
+from checks.declared.aggregate_filter import (
+    FILTER_DIALECTS,
+    NAMES_BY_FUNCTION,
+    case_safe,
+    filtered,
+)
 from checks.sql.tables import tables_read
 
 ALIAS = "t"
@@ -51,6 +71,9 @@ MAX_STABLE_CHARS = 40
 _SELECT_ARGS = frozenset({"expressions", "from", "from_", "where", "group", "order"})
 _TABLE_ARGS = frozenset({"this", "alias"})
 _NESTED = (exp.Subquery, exp.Exists, exp.Window, exp.Union, exp.Intersect, exp.Except)
+
+ANY_WHERE = "*"
+"""The ``WHERE`` part of ``Shape.group_key`` for a query that may carry its own filter."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +101,17 @@ class Shape:
     order: exp.Order | None
     names: tuple[exp.Identifier | None, ...]
     values: tuple[exp.Expr, ...]
+    filterable: bool = False
+
+    @property
+    def group_key(self) -> tuple[str, str, str, str]:
+        """What queries sharing a statement have equal.
+
+        ``key``, with any ``WHERE`` when each may carry its own (``filterable``).
+        """
+        if not self.filterable:
+            return self.key
+        return (self.key[0], ANY_WHERE, *self.key[2:])
 
     @property
     def filtered(self) -> bool:
@@ -126,6 +160,9 @@ def shape(sql: str, dialect: str, *, grouped: bool = False) -> Shape | None:
     where = where_node.this if isinstance(where_node, exp.Where) else None
     order = tree.args.get("order")
     aliased = exp.Table(this=table.this.copy(), alias=exp.TableAlias(this=exp.to_identifier(ALIAS)))
+    filterable = not group and (
+        dialect in FILTER_DIALECTS or all(case_safe(p) for p in projections)
+    )
     key = (
         read[0],
         _text(where, dialect),
@@ -141,6 +178,7 @@ def shape(sql: str, dialect: str, *, grouped: bool = False) -> Shape | None:
         order=order if isinstance(order, exp.Order) else None,
         names=tuple(p.args["alias"] if _named(p) else None for p in projections),
         values=tuple(p.this if _named(p) else p for p in projections),
+        filterable=filterable,
     )
 
 
@@ -160,34 +198,90 @@ def fits(position: int, found: Shape, max_chars: int) -> bool:
     return all(len((head + n.name).encode()) <= limit for n in found.names if n is not None)
 
 
+def scope(members: list[tuple[int, Shape]]) -> exp.Expr | None:
+    """The ``WHERE`` of the statement ``members`` share.
+
+    Theirs when they all have the same one, else None (the whole table: each
+    member filters its own aggregates).
+    """
+    wheres = {found.key[1] for _, found in members}
+    return members[0][1].where if len(wheres) == 1 else None
+
+
 def statement(members: list[tuple[int, Shape]], dialect: str) -> str:
     """One statement computing every member's projections over their shared scope.
 
-    ``members`` are (check position, shape) pairs with one ``key``; each
+    ``members`` are (check position, shape) pairs with one ``group_key``; each
     projection is named ``c<position>__<name>`` with the name's quoting, so
     the database returns the check's own name after the prefix (a dialect
     folding unquoted names folds both alike). An ungrouped statement starts
-    with ``count(*) AS lookout__rows``.
+    with ``count(*) AS lookout__rows``. When the members' ``WHERE`` clauses differ, a
+    member's own ``WHERE`` filters each of its aggregates, and a projection not
+    named that the filter renames is named ``c<position>__<k>`` (``renamed``).
     """
     first = members[0][1]
+    where = scope(members)
     projections: list[exp.Expr] = []
     if not first.grouped:
         projections.append(exp.alias_(exp.Count(this=exp.Star()), ROWS))
     for position, found in members:
-        for name, value in zip(found.names, found.values, strict=True):
+        own = found.where if where is None else None
+        for k, (name, value) in enumerate(zip(found.names, found.values, strict=True)):
+            shown = value.copy() if own is None else filtered(value, own, dialect)
+            if name is None and own is not None and dialect not in NAMES_BY_FUNCTION:
+                name = exp.to_identifier(f"{k}", quoted=True)
             if name is None:  # as written: the database names it as it would alone
-                projections.append(value.copy())
+                projections.append(shown)
                 continue
             label = exp.Identifier(this=prefix(position) + name.name, quoted=name.quoted)
-            projections.append(exp.Alias(this=value.copy(), alias=label))
+            projections.append(exp.Alias(this=shown, alias=label))
     query = exp.select(*projections).from_(first.source.copy())
-    if first.where is not None:
-        query = query.where(first.where.copy())
+    if where is not None:
+        query = query.where(where.copy())
     if first.group:
         query = query.group_by(*(g.copy() for g in first.group))
     if first.order is not None:
         query.set("order", first.order.copy())
     return query.sql(dialect=dialect)
+
+
+def renamed(members: list[tuple[int, Shape]], dialect: str) -> list[tuple[int, int]]:
+    """(member, projection) indexes of the projections ``statement`` names ``c<position>__<k>``.
+
+    Projections not named whose own filter changes their text (so their name).
+    """
+    if dialect in NAMES_BY_FUNCTION or scope(members) is not None:
+        return []
+    return [
+        (m, k)
+        for m, (_, found) in enumerate(members)
+        if found.where is not None
+        for k, name in enumerate(found.names)
+        if name is None
+    ]
+
+
+def names_probe(members: list[tuple[int, Shape]], dialect: str) -> str | None:
+    """The statement asking the database the names it gives the ``renamed`` projections.
+
+    Its columns are named as the projections written alone would be, one per
+    distinct text (``probe_texts``); None when there are none.
+
+    ``SELECT <projections> FROM table AS t LIMIT 0``: DuckDB and PostgreSQL plan
+    it without reading a row. One column per distinct text, since a driver may
+    rename a repeated name.
+    """
+    texts = probe_texts(members, dialect)
+    if not texts:
+        return None
+    values = [sqlglot.parse_one(text, read=dialect) for text in dict.fromkeys(texts)]
+    query = exp.select(*values).from_(members[0][1].source.copy()).limit(0)
+    return query.sql(dialect=dialect)
+
+
+def probe_texts(members: list[tuple[int, Shape]], dialect: str) -> list[str]:
+    """The text of each ``renamed`` projection, in that order (repeats kept)."""
+    return [members[m][1].values[k].sql(dialect=dialect) for m, k in renamed(members, dialect)]
 
 
 def _plain_select(tree: exp.Select, grouped: bool) -> bool:
