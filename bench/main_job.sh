@@ -82,7 +82,7 @@ for tree in "${trees[@]}"; do
   [[ -x $tree/.venv/bin/lookout ]] || { echo "$tree has no .venv/bin/lookout (make dev)" >&2; exit 2; }
   "$tree/.venv/bin/python" -m compileall -q "$tree/checks" "$tree/worker" >/dev/null
   rev=$(git -C "$tree" rev-parse --short HEAD)
-  env="cd '$state' && LOOKOUT_CACHE_DIR='$state/cache' LOOKOUT_STORE_URL='sqlite:///$state/$rev.db'"
+  env="cd '$state' && PYTHONPATH='$tree' LOOKOUT_CACHE_DIR='$state/cache' LOOKOUT_STORE_URL='sqlite:///$state/$rev.db'"
   lk="$env '$tree/.venv/bin/lookout' --config '$tree/config/lookout.yaml'"
   run() { echo "$lk --automations '$1' run --all >/dev/null; [ \$? -le 1 ]"; }
   extra+=(

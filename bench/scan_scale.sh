@@ -75,7 +75,7 @@ unset LOOKOUT_LLM_BASE_URL LOOKOUT_LLM_MODEL LOOKOUT_LLM_API_KEY LOOKOUT_DECISIO
 rev=$(git -C "$repo" rev-parse --short HEAD)
 soda="cd '$state/soda' && HOME='$cache/soda/home-v3' '$v3/soda' scan -d flights"
 soda+=" -c configuration.yml checks.yml >'$state/soda.log' 2>&1; [ \$? -le 2 ]"
-lookout="cd '$state' && LOOKOUT_STORE_URL='sqlite:///$state/$rev.db' LOOKOUT_CACHE_DIR='$state/cache'"
+lookout="cd '$state' && PYTHONPATH='$repo' LOOKOUT_STORE_URL='sqlite:///$state/$rev.db' LOOKOUT_CACHE_DIR='$state/cache'"
 lookout+=" '$repo/.venv/bin/lookout' --config '$state/lookout.yaml' --automations '$state/automations'"
 lookout+=" run --all >'$state/lookout.log' 2>&1; [ \$? -le 1 ]"
 reference="soda v3 scan, 12 checks, $engine $rows rows"

@@ -198,8 +198,9 @@ def _decide(
         slot=report.scheduled_for,
         on_statement=(lambda told: trace.note("checks_statement", told)) if trace else None,
     )
-    if trace is not None:
-        trace.flush()  # the shared statements, before the agent or the end
+    if trace is not None and (plan is not None or facts.llm):
+        trace.flush()  # the shared statements, before the waits of the plan or the agent
+    # else they are written with the run's result (``Store.finish_run``'s transaction)
     facts = replace(facts, checks=tuple(report.checks))
 
     def counted() -> None:
