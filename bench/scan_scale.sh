@@ -79,6 +79,7 @@ lookout="cd '$state' && PYTHONPATH='$repo' LOOKOUT_STORE_URL='sqlite:///$state/$
 lookout+=" '$repo/.venv/bin/lookout' --config '$state/lookout.yaml' --automations '$state/automations'"
 lookout+=" run --all >'$state/lookout.log' 2>&1; [ \$? -le 1 ]"
 reference="soda v3 scan, 12 checks, $engine $rows rows"
+[[ $engine == postgres ]] && export ROUNDROBIN_PG_CPU=1  # the server's CPU per command
 "$py" "$here/main_job/roundrobin.py" "$n" "$reference" \
   "$reference|$soda" \
   "lookout $rev run --all, 12 checks|$lookout" \

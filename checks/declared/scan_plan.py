@@ -4,7 +4,8 @@ A check's counts query (a typed kind's ``Compiled.counts_sql``, or a raw ``sql:`
 check's query) joins a shared statement only when its tree (``shape``) is one
 ``SELECT`` of aggregates over one table, and nothing else:
 
-- no ``WITH``, join, subquery (in ``FROM``, a projection or the ``WHERE``),
+- no ``WITH``, join, subquery (in ``FROM``, a projection or the ``WHERE``; but
+  ``SELECT * FROM (query) AS x`` is ``query``),
   window function, ``DISTINCT``, ``HAVING``, ``QUALIFY``, ``LIMIT``/``OFFSET``,
   ``TABLESAMPLE`` or set operation, and a table not qualified by a schema;
 - every projection named (``AS name``: the shared statement returns it under
@@ -136,6 +137,7 @@ def shape(sql: str, dialect: str, *, grouped: bool = False) -> Shape | None:
         tree = sqlglot.parse_one(sql, read=dialect)
     except Exception:  # sqlglot's errors: not proven, so not shared
         return None
+    tree = _unwrapped(tree)
     if not isinstance(tree, exp.Select) or not _plain_select(tree, grouped):
         return None
     source = tree.args.get("from") or tree.args.get("from_")
@@ -148,7 +150,7 @@ def shape(sql: str, dialect: str, *, grouped: bool = False) -> Shape | None:
     if sum(1 for _ in tree.find_all(exp.Select)) != 1:
         return None
     projections = list(tree.expressions)
-    if not projections or not all(_named(p) or _stable(p) for p in projections):
+    if not projections or not all(_named(p) or _stable(p, dialect) for p in projections):
         return None
     own = {table.alias_or_name, table.name}
     if not all(_requalify(column, own) for column in tree.find_all(exp.Column)):
@@ -284,6 +286,30 @@ def probe_texts(members: list[tuple[int, Shape]], dialect: str) -> list[str]:
     return [members[m][1].values[k].sql(dialect=dialect) for m, k in renamed(members, dialect)]
 
 
+def _unwrapped(tree: exp.Expr) -> exp.Expr:
+    """The query inside ``SELECT * FROM (query) AS x`` (nothing else around it), else ``tree``.
+
+    The same rows under the same column names: ``*`` over a derived table is its columns.
+    """
+    while isinstance(tree, exp.Select) and not tree.args.get("with"):
+        source = tree.args.get("from") or tree.args.get("from_")
+        inner = source.this if isinstance(source, exp.From) else None
+        star = len(tree.expressions) == 1 and isinstance(tree.expressions[0], exp.Star)
+        others = [
+            k for k, v in tree.args.items() if v and k not in ("expressions", "from", "from_")
+        ]
+        if not star or others or not isinstance(inner, exp.Subquery):
+            break
+        if not isinstance(inner.this, exp.Select) or any(
+            v for k, v in inner.args.items() if k not in ("this", "alias")
+        ):
+            break
+        if any(tree.expressions[0].args.values()):  # * EXCLUDE, REPLACE, RENAME, ILIKE
+            break
+        tree = inner.this
+    return tree
+
+
 def _plain_select(tree: exp.Select, grouped: bool) -> bool:
     """Nothing but projections, one FROM, WHERE (and, grouped, GROUP BY and ORDER BY)."""
     allowed = _SELECT_ARGS if grouped else _SELECT_ARGS - {"group", "order"}
@@ -313,17 +339,19 @@ def _requalify(column: exp.Column, own: set[str]) -> bool:
     return True
 
 
-def _stable(projection: exp.Expr) -> bool:
+def _stable(projection: exp.Expr, dialect: str) -> bool:
     """A projection not named whose text the shared statement keeps as the check wrote it.
 
     The database names such a column from its text (PostgreSQL by its function,
     DuckDB and SQLite by the text itself): no column in it may be qualified (the
-    shared statement's alias would change the text), and the text stays short.
+    shared statement's alias would change the text), and a text it names by stays short.
     """
     if isinstance(projection, exp.Alias | exp.Star):
         return False
     if any(column.args.get("table") for column in projection.find_all(exp.Column)):
         return False
+    if dialect in NAMES_BY_FUNCTION:  # named by its function: its length does not matter
+        return True
     return len(projection.sql()) <= MAX_STABLE_CHARS
 
 

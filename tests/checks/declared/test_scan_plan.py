@@ -115,3 +115,16 @@ def test_the_same_where_stays_the_statements_own() -> None:
         "SELECT COUNT(*) AS lookout__rows, COUNT(*) AS c1__n, SUM(amount) AS c2__s"
         " FROM orders AS t WHERE status = 'paid'"
     )
+
+
+def test_a_star_over_one_aggregate_query_is_that_query() -> None:
+    wrapped = shape(
+        "SELECT * FROM (SELECT count(*) FROM orders o WHERE o.id > 1) AS copy_3", "duckdb"
+    )
+    assert wrapped is not None and wrapped.key == ("orders", "id > 1", "", "")
+    for sql in (
+        "SELECT * FROM (SELECT count(*) FROM orders) AS c WHERE 1 = 1",
+        "SELECT * EXCLUDE (a) FROM (SELECT count(*) AS a, count(*) AS b FROM orders) AS c",
+        "SELECT * FROM (SELECT count(*) FROM (SELECT id FROM orders GROUP BY id) AS g) AS c",
+    ):
+        assert shape(sql, "duckdb") is None, sql

@@ -251,6 +251,8 @@ SODA_STYLE: list[dict[str, Any]] = [
      "expect": "== 0"},
     {"name": "lost", "missing": {"table": "orders", "column": "status", "missing_values": ["lost"],
      "filter": "amount > 0"}, "expect": ">= 0"},
+    {"name": "wrapped", "sql": "SELECT * FROM (SELECT count(*) FROM orders WHERE status IS NULL)"
+     " AS copy_1", "expect": "== 1"},
 ]  # fmt: skip
 """Raw checks over one table whose ``WHERE`` clauses differ, columns named and not."""
 
@@ -282,4 +284,6 @@ def test_raw_checks_whose_wheres_differ_share_one_statement_with_the_same_result
         shop.dialect, paid.columns[0]
     )
     assert (by_name["nothing"].outcome, by_name["nothing"].value) == (CheckOutcome.PASSED, 0)
+    wrapped = evidence[by_name["wrapped"].evidence_id or ""]
+    assert (wrapped.rows, wrapped.columns) == ([[1]], apart_evidence[wrapped.id].columns)
     assert evidence[by_name["nothing"].evidence_id or ""].rows == [[0]]
