@@ -1,4 +1,4 @@
-"""``duplicates`` and ``relationships`` beside a table's shared statement: apart, or one statement of CTEs.
+"""``duplicates`` and ``relationships`` beside a shared statement: apart, or one of CTEs.
 
 Usage: ``bench_scan_ctes.py duckdb FILE [ROUNDS]`` or ``bench_scan_ctes.py postgres URL [ROUNDS]``
 on the grown nycflights13 data of ``bench/scan_scale/build.py`` (``bench/scan_scale.sh`` builds
@@ -9,7 +9,8 @@ Three count queries on ``flights``, as Lookout sends them (``Source.query`` with
 counts and the average (``checks.declared.scan_plan``: ``FILTER`` aggregates), a ``duplicates``
 on ``(year, month, day, carrier, flight)`` (on DuckDB ``(month, origin, dest, carrier)``: 50M
 distinct groups go over the default 1 GiB limit, apart or not) and a ``relationships`` from
-``carrier`` to ``airlines.carrier``. Timed, round-robin for ROUNDS rounds (default 5) after a warm-up:
+``carrier`` to ``airlines.carrier``. Timed, round-robin for ROUNDS rounds (default 5) after a
+warm-up:
 
 - apart: the three statements one after another;
 - CTEs: ``WITH m AS (…), d AS (…), r AS (…) SELECT * FROM m CROSS JOIN d CROSS JOIN r``.
