@@ -32,6 +32,8 @@ def anti_joined(sql: str) -> str:
     ``sql`` is DuckDB SQL as the guard regenerated it; the text comes back
     unchanged when nothing is rewritten (or it does not parse).
     """
+    if "EXISTS" not in sql.upper():  # most statements: no parse
+        return sql
     try:
         tree = sqlglot.parse_one(sql, read="duckdb")
     except Exception:  # sqlglot's errors: run it as written
