@@ -48,6 +48,12 @@ from checks.sources.fingerprint import collect
 from checks.sources.result import Column, DataSet, QueryResult
 from checks.sql.facts import SourceFacts
 
+NAMES_KEPT = 256
+"""Names statements' answers a process keeps: a column's name comes from its text alone."""
+
+_NAMES: dict[tuple[str, str, str], list[str]] = {}  # (source, dialect, names statement): names
+_NAMES_LOCK = threading.Lock()
+
 Report = Callable[[dict[str, Any]], None]
 """Receives one shared statement's record (``SharedScans`` says what it holds)."""
 
@@ -283,12 +289,20 @@ class SharedScans(Source):
         probe = names_probe(shared._pairs, self.dialect)
         if probe is None:
             return
-        found = self.source.query(probe, max_rows=1, timeout_s=max(timeout_s, 1.0))
+        key = (self.name, self.dialect, probe)
+        columns = _NAMES.get(key)
+        if columns is None:
+            found = self.source.query(probe, max_rows=1, timeout_s=max(timeout_s, 1.0))
+            columns = list(found.columns)
+            with _NAMES_LOCK:
+                _NAMES[key] = columns
+                if len(_NAMES) > NAMES_KEPT:
+                    _NAMES.pop(next(iter(_NAMES)))
         texts = probe_texts(shared._pairs, self.dialect)
         distinct = list(dict.fromkeys(texts))
-        if len(found.columns) != len(distinct):
-            raise QueryError(f"the names statement returned {len(found.columns)} columns")
-        named = dict(zip(distinct, found.columns, strict=True))
+        if len(columns) != len(distinct):
+            raise QueryError(f"the names statement returned {len(columns)} columns")
+        named = dict(zip(distinct, columns, strict=True))
         wanted = renamed(shared._pairs, self.dialect)
         shared.names = {at: named[text] for at, text in zip(wanted, texts, strict=True)}
 

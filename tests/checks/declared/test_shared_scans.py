@@ -287,3 +287,14 @@ def test_raw_checks_whose_wheres_differ_share_one_statement_with_the_same_result
     wrapped = evidence[by_name["wrapped"].evidence_id or ""]
     assert (wrapped.rows, wrapped.columns) == ([[1]], apart_evidence[wrapped.id].columns)
     assert evidence[by_name["nothing"].evidence_id or ""].rows == [[0]]
+
+
+def test_a_names_statement_is_asked_once_per_process(
+    shop: Source, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checks = SODA_STYLE[:2]
+    run(shop, checks, shared=True)
+    sent = recorded(monkeypatch, shop)
+    again, _, told = run(shop, checks, shared=True)
+    assert [s for s in sent if s.rstrip().endswith("LIMIT 0")] == []  # kept from the first run
+    assert told[0].get("error") is None and again[0].value == 1
