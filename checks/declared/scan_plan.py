@@ -44,6 +44,7 @@ database the name it gives the projection as written (``… LIMIT 0``: no row re
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import sqlglot
@@ -125,8 +126,13 @@ class Shape:
         return bool(self.group)
 
 
+@functools.lru_cache(maxsize=1024)
 def shape(sql: str, dialect: str, *, grouped: bool = False) -> Shape | None:
     """The parts of ``sql`` when its tree proves it can share a statement, else None.
+
+    A pure function, hence cached per process (a warm worker plans the same
+    queries run after run); the ``Shape``'s trees are never changed after it
+    returns (every use copies them).
 
     Args:
         sql: one checked query (the guard's text) in ``dialect``.
@@ -245,6 +251,21 @@ def statement(members: list[tuple[int, Shape]], dialect: str) -> str:
     if first.order is not None:
         query.set("order", first.order.copy())
     return query.sql(dialect=dialect)
+
+
+@functools.lru_cache(maxsize=256)
+def statement_of(members: tuple[tuple[int, str, bool], ...], dialect: str) -> str:
+    """``statement`` of the members given as (position, checked SQL, grouped), cached.
+
+    Each query's ``shape`` must be one (``shape`` is not None for it).
+    """
+    shapes: list[tuple[int, Shape]] = []
+    for position, sql, grouped in members:
+        found = shape(sql, dialect, grouped=grouped)
+        if found is None:
+            raise ValueError(f"not a shared query: {sql}")
+        shapes.append((position, found))
+    return statement(shapes, dialect)
 
 
 def renamed(members: list[tuple[int, Shape]], dialect: str) -> list[tuple[int, int]]:

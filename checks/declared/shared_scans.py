@@ -39,7 +39,7 @@ from checks.declared.scan_plan import (
     renamed,
     scope,
     shape,
-    statement,
+    statement_of,
 )
 from checks.errors import QueryError
 from checks.sources.base import Source
@@ -158,7 +158,9 @@ class SharedScans(Source):
                 continue
             for chunk in self._chunks(members):
                 shared = _Shared([(q, s) for q, s, _ in chunk], "")
-                shared.sql = statement([(q.position, s) for q, s, _ in chunk], self.dialect)
+                shared.sql = statement_of(
+                    tuple((q.position, c, q.grouped) for q, _, c in chunk), self.dialect
+                )
                 self.statements.append(shared)
                 for index, (*_, checked) in enumerate(chunk):
                     self._by_sql[checked] = (shared, index)

@@ -20,17 +20,21 @@ written.
 
 from __future__ import annotations
 
+import functools
+
 import sqlglot
 from sqlglot import exp
 
 _SUBQUERY_ARGS = frozenset({"expressions", "from", "from_", "where"})
 
 
+@functools.lru_cache(maxsize=1024)
 def anti_joined(sql: str) -> str:
     """``sql`` with each provable top-level ``NOT EXISTS`` conjunct as an ``ANTI JOIN``.
 
     ``sql`` is DuckDB SQL as the guard regenerated it; the text comes back
-    unchanged when nothing is rewritten (or it does not parse).
+    unchanged when nothing is rewritten (or it does not parse). Pure, hence
+    cached per process.
     """
     if "EXISTS" not in sql.upper():  # most statements: no parse
         return sql
