@@ -12,6 +12,8 @@
 # Env: SODA_PEER  the Soda harness (default ../shared/peers/soda beside the main checkout);
 #      BENCH_ONLY a grep -E pattern on the labels: only the commands it matches (Soda v3's 12-check
 #                 scan, the reference, always runs).
+#      BENCH_COPIES how many times over the scale rows repeat the 12 checks (default 10: 120 checks;
+#                 16 gives 192)
 #
 # For each TREE it times, with the tree's short commit in the label:
 #   run 12        lookout run --all on bench/main_job/automations (3 automations, 12 checks)
@@ -48,11 +50,13 @@ state=$cache/lookout
 rm -rf "$state"
 mkdir -p "$state"
 python=$(type -P python3)
-"$python" "$here/main_job/scale.py" lookout "$state/same-120" 10 same
-"$python" "$here/main_job/scale.py" lookout "$state/distinct-120" 10 distinct
-mkdir -p "$state/soda-120"
-cp "$peer/v3/configuration.yml" "$state/soda-120/"
-"$python" "$here/main_job/scale.py" soda "$state/soda-120/checks.yml" 10 "$peer/v3/checks.yml"
+copies=${BENCH_COPIES:-10}
+many=$((12 * copies))
+"$python" "$here/main_job/scale.py" lookout "$state/same-many" "$copies" same
+"$python" "$here/main_job/scale.py" lookout "$state/distinct-many" "$copies" distinct
+mkdir -p "$state/soda-many"
+cp "$peer/v3/configuration.yml" "$state/soda-many/"
+"$python" "$here/main_job/scale.py" soda "$state/soda-many/checks.yml" "$copies" "$peer/v3/checks.yml"
 
 # shellcheck disable=SC1091
 source "$cache/soda/v3.env"
@@ -65,15 +69,15 @@ soda3+=" '$cache/soda/v3-venv/bin/soda' scan -d flights -c configuration.yml che
 soda3+=" >'$state/soda-12.log' 2>&1; [ \$? -le 2 ]"  # 2 = checks failed, as they should
 soda4="cd '$peer/v4' && LOOKOUT_PEERS_DB='$db4' SODA_CORE_TELEMETRY_ENABLED=false"
 soda4+=" '$cache/soda/v4-venv/bin/python' verify.py '$state/v4.json' 2>'$state/soda-v4.log'; [ \$? -le 1 ]"
-soda120="cd '$state/soda-120' && LOOKOUT_PEERS_DB='$db3' HOME='$cache/soda/home-v3'"
+soda120="cd '$state/soda-many' && LOOKOUT_PEERS_DB='$db3' HOME='$cache/soda/home-v3'"
 soda120+=" '$cache/soda/v3-venv/bin/soda' scan -d flights -c configuration.yml checks.yml"
-soda120+=" >'$state/soda-120.log' 2>&1; [ \$? -le 2 ]"
+soda120+=" >'$state/soda-many.log' 2>&1; [ \$? -le 2 ]"
 reference="soda v3 scan, 12 checks"
 extra=(
   "$reference|$soda3"
   "soda v4, 3 contracts in one process|$soda4"
   "12 checks as plain SQL (DuckDB of Soda v4)|LOOKOUT_PEERS_DB='$db4' '$cache/soda/v4-venv/bin/python' '$peer/baseline_sql.py' >/dev/null"
-  "soda v3 scan, 120 checks (12 x 10)|$soda120"
+  "soda v3 scan, $many checks (12 x $copies)|$soda120"
 )
 
 unset LOOKOUT_LLM_BASE_URL LOOKOUT_LLM_MODEL LOOKOUT_LLM_API_KEY LOOKOUT_DECISION_BACKEND
@@ -82,13 +86,13 @@ for tree in "${trees[@]}"; do
   [[ -x $tree/.venv/bin/lookout ]] || { echo "$tree has no .venv/bin/lookout (make dev)" >&2; exit 2; }
   "$tree/.venv/bin/python" -m compileall -q "$tree/checks" "$tree/worker" >/dev/null
   rev=$(git -C "$tree" rev-parse --short HEAD)
-  env="cd '$state' && LOOKOUT_CACHE_DIR='$state/cache' LOOKOUT_STORE_URL='sqlite:///$state/$rev.db'"
+  env="cd '$state' && PYTHONPATH='$tree' LOOKOUT_CACHE_DIR='$state/cache' LOOKOUT_STORE_URL='sqlite:///$state/$rev.db'"
   lk="$env '$tree/.venv/bin/lookout' --config '$tree/config/lookout.yaml'"
   run() { echo "$lk --automations '$1' run --all >/dev/null; [ \$? -le 1 ]"; }
   extra+=(
     "lookout $rev run --all, 12 checks|$(run "$here/main_job/automations")"
-    "lookout $rev run --all, 120 checks same SQL|$(run "$state/same-120")"
-    "lookout $rev run --all, 120 checks distinct SQL|$(run "$state/distinct-120")"
+    "lookout $rev run --all, $many checks same SQL|$(run "$state/same-many")"
+    "lookout $rev run --all, $many checks distinct SQL|$(run "$state/distinct-many")"
     "lookout $rev --help|$lk --help >/dev/null"
     "lookout $rev validate, 12 checks|$lk --automations '$here/main_job/automations' validate >/dev/null"
   )

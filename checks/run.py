@@ -203,8 +203,9 @@ def _decide(
         sources=sources.get,
         source_names=list(settings.sources),
     )
-    if trace is not None:
-        trace.flush()  # the shared statements, before the agent or the end
+    if trace is not None and (plan is not None or facts.llm):
+        trace.flush()  # the shared statements, before the waits of the plan or the agent
+    # else they are written with the run's result (``Store.finish_run``'s transaction)
     facts = replace(facts, checks=tuple(report.checks))
 
     def counted() -> None:

@@ -121,8 +121,11 @@ def run_and_store(
             progress=progress, trace=trace, store=store, fresh=fresh, run_id=claim.run_id,
         )  # fmt: skip
         report.run_id, report.attempt = claim.run_id, claim.attempt
-        stored = store.finish_run(claim.run_id, claim.attempt, report)
+        # the events noted last (the shared statements of a checks-only run) go with the result
+        stored = store.finish_run(claim.run_id, claim.attempt, report, also=trace.write_noted)
     except Exception as exc:
+        with contextlib.suppress(SQLAlchemyError):  # what was noted before the failure, kept
+            trace.flush()
         known = known_failure(exc) if known_failure is not None else None
         reason = known or redact(f"internal error: {type(exc).__name__}: {exc}", secrets)
         failed = _fail(store, automation, claim, reason, settings, announce, deliver)

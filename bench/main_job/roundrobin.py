@@ -10,6 +10,11 @@ divided by the reference command's in the same round. The load average (``/proc/
 written at the start, every round and at the end. A command must exit 0; its output goes to a
 temporary file, shown when it fails.
 
+With ``ROUNDROBIN_PG_CPU=1``, a column more: the CPU the local PostgreSQL server's processes
+spent while each command ran (their user + system time from ``/proc``, the exited backends' and
+parallel workers' through the postmaster's reaped children's time), median. It counts every
+session on that server, other users' included: read it on a quiet server.
+
 Standard library only (runs with any Python 3.11).
 """
 
@@ -30,6 +35,27 @@ def _load() -> float:
     return float(Path("/proc/loadavg").read_text().split()[0])
 
 
+def _pg_cpu() -> float:
+    """CPU seconds of the ``postgres`` processes so far, their exited children's included."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        if comm != "postgres":
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+        if fields[1] == "1" or not Path(f"/proc/{fields[1]}").exists():  # the postmaster
+            total += int(fields[13]) + int(fields[14])  # cutime, cstime: reaped backends
+    return total / tick
+
+
 def _seconds(text: str) -> float:
     total = 0.0
     for part in text.strip().split(":"):
@@ -37,9 +63,14 @@ def _seconds(text: str) -> float:
     return total
 
 
+PG_CPU = os.environ.get("ROUNDROBIN_PG_CPU") == "1"
+PG_SPENT: list[float] = []  # the last _timed call's PostgreSQL CPU
+
+
 def _timed(gnu_time: str, command: str, scratch: Path) -> tuple[float, float, int]:
     """Run ``command`` once under GNU time; return wall s, CPU s (user + sys), max RSS in KB."""
     out, report = scratch / "out.txt", scratch / "time.txt"
+    pg_before = _pg_cpu() if PG_CPU else 0.0
     with out.open("wb") as sink:
         done = subprocess.run(
             [gnu_time, "-v", "-o", str(report), "bash", "-c", command],
@@ -54,6 +85,8 @@ def _timed(gnu_time: str, command: str, scratch: Path) -> tuple[float, float, in
     for line in report.read_text().splitlines():
         key, _, value = line.strip().rpartition(": ")
         fields[key] = value
+    if PG_CPU:
+        PG_SPENT[:] = [_pg_cpu() - pg_before]
     wall = _seconds(fields["Elapsed (wall clock) time (h:mm:ss or m:ss)"])
     cpu = float(fields["User time (seconds)"]) + float(fields["System time (seconds)"])
     return wall, cpu, int(fields["Maximum resident set size (kbytes)"])
@@ -90,6 +123,7 @@ def main(argv: list[str]) -> int:
     walls: dict[str, list[float]] = {label: [] for label in labels}
     cpus: dict[str, list[float]] = {label: [] for label in labels}
     rss: dict[str, int] = dict.fromkeys(labels, 0)
+    pg: dict[str, list[float]] = {label: [] for label in labels}
     with tempfile.TemporaryDirectory() as folder:
         scratch = Path(folder)
         for _, command in commands:
@@ -100,6 +134,7 @@ def main(argv: list[str]) -> int:
                 walls[label].append(wall)
                 cpus[label].append(cpu)
                 rss[label] = max(rss[label], peak)
+                pg[label].extend(PG_SPENT)
             loads.append(_load())
             print(f"round {n + 1}/{rounds} done, load {loads[-1]:.2f}", file=sys.stderr, flush=True)
     print(
@@ -108,7 +143,7 @@ def main(argv: list[str]) -> int:
     )
     print()
     head = f"{'command':<56} {'wall s':>7} {'(min-max)':>13} {'CPU s':>6} {'RSS MB':>7}"
-    print(head + f" {'wall/ref':>8} {'CPU/ref':>8}")
+    print(head + f" {'wall/ref':>8} {'CPU/ref':>8}" + (f" {'PG CPU s':>8}" if PG_CPU else ""))
     for label in labels:
         w, c = walls[label], cpus[label]
         ratio = statistics.median(a / b for a, b in zip(w, walls[reference], strict=True))
@@ -118,6 +153,7 @@ def main(argv: list[str]) -> int:
         print(
             f"{label[:56]:<56} {statistics.median(w):7.2f} {f'({min(w):.2f}-{max(w):.2f})':>13}"
             f" {statistics.median(c):6.2f} {rss[label] / 1024:7.0f} {ratio:8.2f} {cpu_ratio:8.2f}"
+            + (f" {statistics.median(pg[label]):8.2f}" if PG_CPU else "")
         )
     return 0
 

@@ -57,6 +57,7 @@ from sqlalchemy import (
     true,
     union_all,
 )
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from checks.clock import utcnow
@@ -259,6 +260,22 @@ class TraceWriter:
         with self._lock:
             if self._pending:
                 self._write_pending()
+
+    def write_noted(self, connection: Connection) -> None:
+        """Insert the noted events on ``connection``, in its transaction, not fenced.
+
+        For ``Store.finish_run``: its fenced update holds the run's row (so no
+        other writer numbers events meanwhile), and a run's last events then cost
+        no transaction of their own. A store failure propagates (SQLAlchemy's error).
+        """
+        with self._lock:
+            events, self._pending = self._pending, []
+        for start in range(0, len(events), EVENTS_PER_STATEMENT):
+            chunk = events[start : start + EVENTS_PER_STATEMENT]
+            values: dict[str, Any] = {"run_id": self.run_id, "attempt": self.attempt}
+            for n, (at, kind, payload) in enumerate(chunk, start=1):
+                values.update({f"at_{n}": at, f"kind_{n}": kind, f"payload_{n}": payload})
+            connection.execute(_append(len(chunk), False), values)
 
     def _write_pending(self) -> None:
         events, self._pending = self._pending, []

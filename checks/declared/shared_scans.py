@@ -29,13 +29,30 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from checks.declared.scan_plan import ROWS, Shape, fits, prefix, shape, statement
+from checks.declared.scan_plan import (
+    ROWS,
+    Shape,
+    fits,
+    names_probe,
+    prefix,
+    probe_texts,
+    renamed,
+    scope,
+    shape,
+    statement_of,
+)
 from checks.errors import QueryError
 from checks.sources.base import Source
 from checks.sources.budget import names_chars
 from checks.sources.fingerprint import collect
 from checks.sources.result import Column, DataSet, QueryResult
 from checks.sql.facts import SourceFacts
+
+NAMES_KEPT = 256
+"""Names statements' answers a process keeps: a column's name comes from its text alone."""
+
+_NAMES: dict[tuple[str, str, str], list[str]] = {}  # (source, dialect, names statement): names
+_NAMES_LOCK = threading.Lock()
 
 Report = Callable[[dict[str, Any]], None]
 """Receives one shared statement's record (``SharedScans`` says what it holds)."""
@@ -72,6 +89,7 @@ class _Shared:
     columns: list[str] = field(default_factory=list)
     elapsed_ms: float = 0.0
     error: str | None = None
+    names: dict[tuple[int, int], str] = field(default_factory=dict)  # renamed: the database's
 
     @property
     def table(self) -> str:
@@ -79,7 +97,12 @@ class _Shared:
 
     @property
     def filtered(self) -> bool:
-        return self.members[0][1].filtered
+        """Whether the statement's scope is less than the whole table."""
+        return scope(self._pairs) is not None
+
+    @property
+    def _pairs(self) -> list[tuple[int, Shape]]:
+        return [(query.position, found) for query, found in self.members]
 
 
 class SharedScans(Source):
@@ -129,13 +152,15 @@ class SharedScans(Source):
             found = shape(checked, self.dialect, grouped=query.grouped)
             if found is None or not fits(query.position, found, self.limits.max_cell_chars):
                 continue
-            groups.setdefault((query.grouped, *found.key), []).append((query, found, checked))
+            groups.setdefault((query.grouped, *found.group_key), []).append((query, found, checked))
         for members in groups.values():
             if len(members) == 1 and not members[0][0].raw:
                 continue
             for chunk in self._chunks(members):
                 shared = _Shared([(q, s) for q, s, _ in chunk], "")
-                shared.sql = statement([(q.position, s) for q, s, _ in chunk], self.dialect)
+                shared.sql = statement_of(
+                    tuple((q.position, c, q.grouped) for q, _, c in chunk), self.dialect
+                )
                 self.statements.append(shared)
                 for index, (*_, checked) in enumerate(chunk):
                     self._by_sql[checked] = (shared, index)
@@ -248,6 +273,7 @@ class SharedScans(Source):
                 started = time.monotonic()
                 try:
                     found = self.source.query(shared.sql, max_rows=max_rows, timeout_s=timeout_s)
+                    self._name(shared, timeout_s - (time.monotonic() - started))
                     shared.rows, shared.columns = list(found.rows), list(found.columns)
                 except QueryError as error:
                     shared.error = str(error)
@@ -255,6 +281,32 @@ class SharedScans(Source):
                 shared.done = True
                 self._tell(shared)
             return shared.rows
+
+    def _name(self, shared: _Shared, timeout_s: float) -> None:
+        """The database's names of the projections the shared statement renamed.
+
+        Raises:
+            QueryError: the names statement failed (the shared statement counts as failed).
+        """
+        probe = names_probe(shared._pairs, self.dialect)
+        if probe is None:
+            return
+        key = (self.name, self.dialect, probe)
+        columns = _NAMES.get(key)
+        if columns is None:
+            found = self.source.query(probe, max_rows=1, timeout_s=max(timeout_s, 1.0))
+            columns = list(found.columns)
+            with _NAMES_LOCK:
+                _NAMES[key] = columns
+                if len(_NAMES) > NAMES_KEPT:
+                    _NAMES.pop(next(iter(_NAMES)))
+        texts = probe_texts(shared._pairs, self.dialect)
+        distinct = list(dict.fromkeys(texts))
+        if len(columns) != len(distinct):
+            raise QueryError(f"the names statement returned {len(columns)} columns")
+        named = dict(zip(distinct, columns, strict=True))
+        wanted = renamed(shared._pairs, self.dialect)
+        shared.names = {at: named[text] for at, text in zip(wanted, texts, strict=True)}
 
     def _split(
         self, shared: _Shared, index: int, sql: str, rows: list[tuple[Any, ...]], max_rows: int
@@ -266,8 +318,10 @@ class SharedScans(Source):
         width = len(found.names)
         head = len(prefix(query.position))
         names = [  # a named column under its own name; one not named as the database named it
-            shown if name is None else shown[head:]
-            for name, shown in zip(found.names, shared.columns[start : start + width], strict=True)
+            shared.names.get((index, k), shown if name is None else shown[head:])
+            for k, (name, shown) in enumerate(
+                zip(found.names, shared.columns[start : start + width], strict=True)
+            )
         ]
         own = [tuple(row[start : start + width]) for row in rows]
         batches = [own, []]

@@ -24,12 +24,12 @@ as rows and back, and ``finish_run``'s fenced update, in ``checks.store.report_r
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import delete, select, update
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
@@ -243,8 +243,18 @@ class Store:
             return True
 
     @retry_writes
-    def finish_run(self, run_id: int, attempt: int, report: RunReport) -> bool:
+    def finish_run(
+        self,
+        run_id: int,
+        attempt: int,
+        report: RunReport,
+        *,
+        also: Callable[[Connection], None] | None = None,
+    ) -> bool:
         """Write a run's result if ``attempt`` is still the current one; return whether it was.
+
+        ``also`` writes more in the same transaction once the fence held (the
+        run's trace events noted last: ``TraceWriter.write_noted``).
 
         Check results, evidence, its row sets (``checks.store.row_sets``) and
         the checks' series points (``checks.store.series``) replace any earlier
@@ -268,6 +278,8 @@ class Store:
                     connection.execute(
                         delete(table_of(table)).where(table_of(table).c.run_id == run_id)
                     )
+            if also is not None:
+                also(connection)
             write_results(connection, run_id, found.automation, found.scheduled_for, report)
             problem = report.status == Status.ERROR or report.finding == Finding.NEEDS_ATTENTION
             runs_ended(connection, [run_id], incidents=problem)  # the review list's rows

@@ -20,3 +20,11 @@ def shop(request: pytest.FixtureRequest) -> Iterator[Source]:
     """The shop tables on each engine in turn."""
     with open_shop(request.param, request) as source:
         yield source
+
+
+@pytest.fixture(autouse=True)
+def _names_asked_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with no names statement's answer kept (tests count statements)."""
+    from checks.declared import shared_scans
+
+    monkeypatch.setattr(shared_scans, "_NAMES", {})

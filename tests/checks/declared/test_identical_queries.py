@@ -51,11 +51,12 @@ def test_identical_statements_run_once_and_each_check_is_reported(
     ]
     results, evidence = run(shop, *checks)
 
-    # The count of orders (the probe of orders folds into it), the refunds once (their
-    # count too), the failing cast once. ClickHouse's function names are case-sensitive,
-    # so sqlglot keeps COUNT as written there: "select COUNT(*)" is a column of its own
-    # in the refunds' shared statement.
-    statements = 3
+    # One statement for the count of orders (the probe of orders folds into it) and the
+    # refunds once (their count filtered to amount < 0), the failing cast once, and where
+    # the engine names a column by its text, the names statement (LIMIT 0). ClickHouse's
+    # function names are case-sensitive, so "select COUNT(*)" stays a query of its own
+    # there, in the same shared statement.
+    statements = 2 if shop.dialect == "postgres" else 3
     assert len(executed) == statements, executed
     assert len(set(executed)) == statements
     assert [r.name for r in results] == [c["name"] for c in checks]

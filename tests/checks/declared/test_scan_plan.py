@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from checks.declared.scan_plan import shape, statement
+from checks.declared.scan_plan import names_probe, renamed, shape, statement
 
 
 @pytest.mark.parametrize(
@@ -67,3 +67,64 @@ def test_over_queries_share_only_the_same_buckets() -> None:
         "SELECT COUNT(*) AS c2__rows_in_scope, DATE_TRUNC('DAY', t.\"at\") AS c2__bucket"
         " FROM e AS t GROUP BY DATE_TRUNC('DAY', t.\"at\") ORDER BY DATE_TRUNC('DAY', t.\"at\")"
     )
+
+
+def test_queries_whose_wheres_differ_filter_each_aggregate_in_one_statement() -> None:
+    paid = "SELECT count(*), max(o.amount) AS top FROM orders o WHERE o.status = 'paid'"
+    members = [shape(paid, dialect) for dialect in ("duckdb", "mysql")] + [
+        shape("SELECT count(DISTINCT status) AS kinds FROM orders", "mysql")
+    ]
+    duck, mysql, whole = members
+    assert duck is not None and mysql is not None and whole is not None
+    assert duck.group_key == mysql.group_key == whole.group_key == ("orders", "*", "", "")
+    assert statement([(1, duck), (2, whole)], "duckdb") == (
+        "SELECT COUNT(*) AS lookout__rows, COUNT(*) FILTER(WHERE t.status = 'paid') AS \"c1__0\","
+        " MAX(t.amount) FILTER(WHERE t.status = 'paid') AS c1__top,"
+        " COUNT(DISTINCT status) AS c2__kinds FROM orders AS t"
+    )
+    assert renamed([(1, duck), (2, whole)], "duckdb") == [(0, 0)]
+    assert (
+        names_probe([(1, duck), (2, whole)], "duckdb") == "SELECT COUNT(*) FROM orders AS t LIMIT 0"
+    )
+    # MySQL has no FILTER: the aggregates that skip NULLs take a CASE
+    assert statement([(1, mysql), (2, whole)], "mysql") == (
+        "SELECT COUNT(*) AS lookout__rows, COUNT(CASE WHEN t.status = 'paid' THEN 1 END)"
+        " AS `c1__0`, MAX(CASE WHEN t.status = 'paid' THEN t.amount END) AS c1__top,"
+        " COUNT(DISTINCT status) AS c2__kinds FROM orders AS t"
+    )
+    # PostgreSQL names count(*) "count" with its filter or without: nothing to ask
+    pg = shape(paid, "postgres")
+    assert pg is not None and renamed([(1, pg), (2, whole)], "postgres") == []
+    assert names_probe([(1, pg)], "postgres") is None
+
+
+def test_an_aggregate_that_keeps_nulls_shares_across_wheres_only_with_filter() -> None:
+    listed = "SELECT group_concat(name) AS names FROM orders WHERE status = 'paid'"
+    mysql = shape(listed, "mysql")
+    sqlite = shape(listed, "sqlite")
+    assert mysql is not None and not mysql.filterable
+    assert mysql.group_key == ("orders", "status = 'paid'", "", "")  # its own WHERE only
+    assert sqlite is not None and sqlite.filterable
+
+
+def test_the_same_where_stays_the_statements_own() -> None:
+    a = shape("SELECT count(*) AS n FROM orders WHERE status = 'paid'", "duckdb")
+    b = shape("SELECT sum(amount) AS s FROM orders o WHERE (o.status = 'paid')", "duckdb")
+    assert a is not None and b is not None
+    assert statement([(1, a), (2, b)], "duckdb") == (
+        "SELECT COUNT(*) AS lookout__rows, COUNT(*) AS c1__n, SUM(amount) AS c2__s"
+        " FROM orders AS t WHERE status = 'paid'"
+    )
+
+
+def test_a_star_over_one_aggregate_query_is_that_query() -> None:
+    wrapped = shape(
+        "SELECT * FROM (SELECT count(*) FROM orders o WHERE o.id > 1) AS copy_3", "duckdb"
+    )
+    assert wrapped is not None and wrapped.key == ("orders", "id > 1", "", "")
+    for sql in (
+        "SELECT * FROM (SELECT count(*) FROM orders) AS c WHERE 1 = 1",
+        "SELECT * EXCLUDE (a) FROM (SELECT count(*) AS a, count(*) AS b FROM orders) AS c",
+        "SELECT * FROM (SELECT count(*) FROM (SELECT id FROM orders GROUP BY id) AS g) AS c",
+    ):
+        assert shape(sql, "duckdb") is None, sql

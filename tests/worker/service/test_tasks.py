@@ -51,13 +51,15 @@ def test_an_internal_error_in_the_task_fails_the_run_and_announces_it(
     assert announced == [run_id]
 
 
-RUN_STATEMENTS = 22  # one more since warning levels joined the report: to bring back to 21
+RUN_STATEMENTS = 22
 """Statements a checks-only run task sends to a PostgreSQL store (its second run).
 
 One of them keeps the review list's row of its automation (``checks.store.list_rows``);
-one reads the store's clock for the claim's lease (``checks.store.store_clock``).
+one reads the store's clock for the claim's lease (``checks.store.store_clock``); one
+writes the trace event of the checks' shared statement (``checks_statement``), in the
+result's transaction (``Store.finish_run``'s ``also``).
 """
-RUN_TRANSACTIONS = 6  # one more (the report read back with its warn levels): to bring back to 5
+RUN_TRANSACTIONS = 5
 """Transactions it opens: each costs a pool checkout, a BEGIN and a COMMIT besides."""
 
 
