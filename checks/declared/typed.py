@@ -31,7 +31,7 @@ from checks.declared.segments import judge_segments, rows_needed
 from checks.declared.typed_judge import Judge, fill_result, metric_int, metric_value
 from checks.errors import CheckDefinitionError, QueryError, SourceError
 from checks.kinds.base import Clock, Judged, Kind
-from checks.report import Buckets, CheckOutcome, CheckResult, Evidence, Metrics
+from checks.report import Buckets, CheckOutcome, CheckResult, Evidence, Metrics, Segments
 from checks.settings.limits import Limits
 from checks.sources import Source
 from checks.sql.lint import lint_condition
@@ -123,6 +123,9 @@ def run_typed_check(
         return judged
 
     columns, found_rows = list(counts.columns), [list(r) for r in counts.rows]
+    if spec.by and check.allow_empty and counts.row_count == 0:
+        return _empty_segmented(check, spec, run_typed_check, source, limits, position, timeout_s,
+                                clock, timezone, slot)  # fmt: skip
     failing: list[SegmentValues] | None = None
     if spec.by:
         sample_rows, failing = judge_segments(
@@ -199,6 +202,35 @@ def _compare_schema(
     seen = schema_changes.recorded(compiled.table, source.dialect, table_columns)
     schema_changes.apply(result, spec, seen, schemas)
     return None
+
+
+def _empty_segmented(
+    check: Check,
+    spec: Kind,
+    run: Any,
+    source: Source,
+    limits: Limits,
+    position: int,
+    timeout_s: float,
+    clock: Clock,
+    timezone: str,
+    slot: dt.datetime | None,
+) -> tuple[CheckResult, list[Evidence]]:
+    """A segmented check over an empty scope with ``allow_empty``: judged as without ``by:``.
+
+    No segment exists, so the check is the one check over its empty scope (a
+    ``row_count`` of 0 against ``> 0`` fails), with no history (its series are the
+    segments'); its ``segments`` are empty, its metrics say 0 segments.
+    """
+    alone = check.model_copy()
+    alone._spec = spec.model_copy(update={"by": None})
+    result, evidence = run(
+        alone, source, limits, position=position, timeout_s=timeout_s, clock=clock,
+        timezone=timezone, slot=slot,
+    )  # fmt: skip
+    result.segments = Segments(by=list(spec.by or []))
+    result.metrics.update(segments=0, segments_failed=0)
+    return result, evidence
 
 
 def _failing_sample(
