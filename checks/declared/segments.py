@@ -38,7 +38,7 @@ from checks.declared.compile import Compiled
 from checks.declared.segment_sql import SegmentValues, result_names
 from checks.fields.warn_level import breaks_warning
 from checks.kinds.base import Judged
-from checks.report import CheckOutcome, CheckResult, Segment, Segments
+from checks.report import CheckOutcome, CheckResult, Evidence, Segment, Segments
 
 MAX_NAMED = 5
 """At most this many failing segments are named in a check's words; the rest are counted."""
@@ -113,7 +113,7 @@ _DECIMAL_NAN = Decimal("NaN")
 
 def is_nan(value: Any) -> bool:
     """Whether ``value`` is a float or Decimal NaN (never equal to itself)."""
-    return isinstance(value, float | Decimal) and value != value  # noqa: PLR0124
+    return isinstance(value, float | Decimal) and value != value
 
 
 def _hashable(value: Any) -> Any:
@@ -211,6 +211,26 @@ def judge_segments(
             failing.append(key)
     _overall(result, result.segments)
     return sample_rows, failing
+
+
+def judged_alone(
+    check: Check, run: Callable[[Check], tuple[CheckResult, list[Evidence]]]
+) -> tuple[CheckResult, list[Evidence]]:
+    """A segmented check over an empty scope with ``allow_empty``: judged as without ``by:``.
+
+    No segment exists, so the check is the one check over its empty scope (a
+    ``row_count`` of 0 against ``> 0`` fails), run by ``run`` without ``by:`` and
+    without history (its series are its segments'); its ``segments`` are empty,
+    its metrics say 0 segments.
+    """
+    spec = check.spec
+    assert spec is not None and spec.by
+    alone = check.model_copy()
+    alone._spec = spec.model_copy(update={"by": None})
+    result, evidence = run(alone)
+    result.segments = Segments(by=list(spec.by))
+    result.metrics.update(segments=0, segments_failed=0)
+    return result, evidence
 
 
 def _count(value: Any) -> int:

@@ -8,7 +8,8 @@ check says ``allow_empty: true``: it is then judged over the empty scope
 judged against ``expect`` (``checks.fields.expectation``), and when the
 check failed a bounded sample of its violating rows is read as evidence ``S<n>``.
 A check with ``by:`` is judged per segment (``checks.declared.segments``); its
-sample reads the failing segments only.
+sample reads the failing segments only; over an empty scope with ``allow_empty``
+it is judged as without ``by:``.
 
 Metrics (``CheckResult.metrics``): each kind's are in its module's docstring
 (``checks/kinds/``); ``compared`` names the one the expectation compares,
@@ -27,11 +28,11 @@ from checks.declared.anomaly import History
 from checks.declared.compile import Compiled, compile_check
 from checks.declared.schema_changes import RecordedSchemas
 from checks.declared.segment_sql import SegmentValues
-from checks.declared.segments import judge_segments, rows_needed
+from checks.declared.segments import judge_segments, judged_alone, rows_needed
 from checks.declared.typed_judge import Judge, fill_result, metric_int, metric_value
 from checks.errors import CheckDefinitionError, QueryError, SourceError
 from checks.kinds.base import Clock, Judged, Kind
-from checks.report import Buckets, CheckOutcome, CheckResult, Evidence, Metrics, Segments
+from checks.report import Buckets, CheckOutcome, CheckResult, Evidence, Metrics
 from checks.settings.limits import Limits
 from checks.sources import Source
 from checks.sql.lint import lint_condition
@@ -124,8 +125,13 @@ def run_typed_check(
 
     columns, found_rows = list(counts.columns), [list(r) for r in counts.rows]
     if spec.by and check.allow_empty and counts.row_count == 0:
-        return _empty_segmented(check, spec, run_typed_check, source, limits, position, timeout_s,
-                                clock, timezone, slot)  # fmt: skip
+        return judged_alone(
+            check,
+            lambda alone: run_typed_check(
+                alone, source, limits, position=position, timeout_s=timeout_s, clock=clock,
+                timezone=timezone, slot=slot,
+            ),
+        )  # fmt: skip
     failing: list[SegmentValues] | None = None
     if spec.by:
         sample_rows, failing = judge_segments(
@@ -141,24 +147,26 @@ def run_typed_check(
         sample_sql: str | None = compiled.sample_sql
         if failing is not None:
             sample_sql = _failing_sample(check, source, limits, found, failing, result)
-        if sample_sql:
-            _add_sample(
-                result, evidence, sample_sql, sample_rows, source, limits, timeout_s, position
-            )
+        _add_sample(result, evidence, sample_sql, sample_rows, source, limits, timeout_s, position)
     return result, evidence
 
 
 def _add_sample(
     result: CheckResult,
     evidence: list[Evidence],
-    sample_sql: str,
+    sample_sql: str | None,
     sample_rows: int,
     source: Source,
     limits: Limits,
     timeout_s: float,
     position: int,
 ) -> None:
-    """Read a failed check's sample of violating rows as evidence ``S<n>`` (else a warning)."""
+    """Read a failed check's sample of violating rows as evidence ``S<n>`` (else a warning).
+
+    No SQL (the failing segments' could not be written): nothing is read.
+    """
+    if not sample_sql:
+        return
     sample = _sample(sample_sql, sample_rows, source, limits, timeout_s)
     if isinstance(sample, str):
         result.warnings.append(sample)
@@ -202,35 +210,6 @@ def _compare_schema(
     seen = schema_changes.recorded(compiled.table, source.dialect, table_columns)
     schema_changes.apply(result, spec, seen, schemas)
     return None
-
-
-def _empty_segmented(
-    check: Check,
-    spec: Kind,
-    run: Any,
-    source: Source,
-    limits: Limits,
-    position: int,
-    timeout_s: float,
-    clock: Clock,
-    timezone: str,
-    slot: dt.datetime | None,
-) -> tuple[CheckResult, list[Evidence]]:
-    """A segmented check over an empty scope with ``allow_empty``: judged as without ``by:``.
-
-    No segment exists, so the check is the one check over its empty scope (a
-    ``row_count`` of 0 against ``> 0`` fails), with no history (its series are the
-    segments'); its ``segments`` are empty, its metrics say 0 segments.
-    """
-    alone = check.model_copy()
-    alone._spec = spec.model_copy(update={"by": None})
-    result, evidence = run(
-        alone, source, limits, position=position, timeout_s=timeout_s, clock=clock,
-        timezone=timezone, slot=slot,
-    )  # fmt: skip
-    result.segments = Segments(by=list(spec.by or []))
-    result.metrics.update(segments=0, segments_failed=0)
-    return result, evidence
 
 
 def _failing_sample(
