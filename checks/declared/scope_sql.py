@@ -112,7 +112,7 @@ class ScopeSql:
         if self.buckets is not None:
             conditions.append(self.buckets.tested if sample else self.buckets.window)
         if sample and self.segments and self.failing is not None:
-            conditions.append(segment_sql.matching(self.segment_refs(), self.failing))
+            conditions.append(segment_sql.matching(self.segment_refs(), self.failing, self.dialect))
         if conditions:
             query = query.where(exp.and_(*(exp.paren(c.copy()) for c in conditions)))
         return query

@@ -11,6 +11,7 @@ from each failing segment's values as sqlglot literals (``t.region = 'EU'``,
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
@@ -43,11 +44,41 @@ def writable(value: Any) -> bool:
     )
 
 
-def matching(refs: Sequence[exp.Column], segments: Sequence[SegmentValues]) -> exp.Expr:
-    """The rows of any of ``segments``: ``(a = 'x' AND b IS NULL) OR …``.
+NON_FINITE_DIALECTS = frozenset(
+    {"duckdb", "postgres", "spark", "databricks", "clickhouse", "snowflake", "bigquery", "trino"}
+)
+"""Dialects whose ``CAST('NaN' AS DOUBLE)`` (and ``'Infinity'``, ``'-Infinity'``) is that value.
+
+MySQL and MariaDB store no NaN nor infinity; SQLite reads ``'NaN'`` as 0.
+"""
+
+
+def value_literal(value: Any, dialect: str) -> exp.Expr:
+    """One segment value as a SQL literal; NaN and ±infinity as a typed cast.
+
+    ``CAST('NaN' AS DOUBLE)`` (``DECIMAL`` for a Decimal): a bare ``nan`` would be
+    a column reference.
 
     Raises:
-        ValueError: a value that cannot be written as a literal (``writable``).
+        ValueError: NaN or infinity in a dialect that cannot write it (``NON_FINITE_DIALECTS``).
+    """
+    if isinstance(value, float | Decimal) and not math.isfinite(value):
+        if dialect not in NON_FINITE_DIALECTS:
+            raise ValueError(f"{value} cannot be written as a literal in {dialect} SQL")
+        text = "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+        to = "DECIMAL" if isinstance(value, Decimal) else "DOUBLE"
+        return exp.Cast(this=exp.Literal.string(text), to=exp.DataType.build(to))
+    return literal(value)
+
+
+def matching(
+    refs: Sequence[exp.Column], segments: Sequence[SegmentValues], dialect: str
+) -> exp.Expr:
+    """The rows of any of ``segments``: ``(a = 'x' AND b IS NULL) OR …``, in ``dialect``.
+
+    Raises:
+        ValueError: a value that cannot be written as a literal (``writable``,
+            ``value_literal``).
     """
     choices: list[exp.Expr] = []
     for values in segments:
@@ -58,7 +89,7 @@ def matching(refs: Sequence[exp.Column], segments: Sequence[SegmentValues]) -> e
             if value is None:
                 terms.append(is_null(ref))
             else:
-                terms.append(exp.EQ(this=ref.copy(), expression=literal(value)))
+                terms.append(exp.EQ(this=ref.copy(), expression=value_literal(value, dialect)))
         choices.append(exp.and_(*terms) if len(terms) > 1 else terms[0])
     if not choices:
         return exp.false()

@@ -12,7 +12,8 @@ the segment's rows. The check:
 - else is in **error** when a segment is; else **warned** when a segment is;
 - else **passes** when a segment passed (segments not evaluated are counted
   in its reason); else, no segment judged, is **not evaluated**;
-- over an empty scope (no segment) is not evaluated, unless ``allow_empty``.
+- over an empty scope (no segment) is not evaluated; with ``allow_empty`` it is
+  judged as the check without ``by:`` would be over that empty scope.
 
 NULL in a ``by:`` column is a segment of its own, named ``NULL``. At most
 ``limits.max_segments`` segments are judged: past it the check is **not
@@ -24,10 +25,12 @@ every renderer escapes them (``segment_label`` writes one as a Markdown code spa
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
+import math
 from collections.abc import Callable
 from dataclasses import replace
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from checks.automation.check import Check
@@ -35,7 +38,7 @@ from checks.declared.compile import Compiled
 from checks.declared.segment_sql import SegmentValues, result_names
 from checks.fields.warn_level import breaks_warning
 from checks.kinds.base import Judged
-from checks.report import CheckOutcome, CheckResult, Segment, Segments
+from checks.report import CheckOutcome, CheckResult, Evidence, Segment, Segments
 
 MAX_NAMED = 5
 """At most this many failing segments are named in a check's words; the rest are counted."""
@@ -54,10 +57,25 @@ def rows_needed(max_segments: int, buckets: int) -> int:
     return max_segments * buckets + 1
 
 
+MAX_HEX_BYTES = 8
+"""A binary segment value longer than this is named by its first bytes and a digest."""
+
+
 def value_name(value: Any) -> str:
-    """One segment value in words: ``NULL``, ``true``, ``2024-01-01``, the text itself."""
+    """One segment value in words: ``NULL``, ``true``, ``2024-01-01``, the text itself.
+
+    Bytes are hex, ``0x00ff``; past ``MAX_HEX_BYTES`` bytes cut, with their length and
+    8 hex digits of their SHA-256 (``0x0001020304050607… (40 bytes, sha256 1f2e3d4c)``),
+    so two values never share a name.
+    """
     if value is None:
         return "NULL"
+    if isinstance(value, bytes | bytearray | memoryview):
+        data = bytes(value)
+        if len(data) <= MAX_HEX_BYTES:
+            return "0x" + data.hex()
+        digest = hashlib.sha256(data).hexdigest()[:8]
+        return f"0x{data[:MAX_HEX_BYTES].hex()}… ({len(data)} bytes, sha256 {digest})"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dt.datetime):
@@ -89,7 +107,21 @@ def segment_label(name: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+_NAN = math.nan
+_DECIMAL_NAN = Decimal("NaN")
+
+
+def is_nan(value: Any) -> bool:
+    """Whether ``value`` is a float or Decimal NaN (never equal to itself)."""
+    return isinstance(value, float | Decimal) and value != value
+
+
 def _hashable(value: Any) -> Any:
+    """A value as a segment key: one NaN object per type (NaN != NaN would split a segment)."""
+    if is_nan(value):
+        return _NAN if isinstance(value, float) else _DECIMAL_NAN
+    if isinstance(value, bytearray | memoryview):
+        return bytes(value)
     try:
         hash(value)
     except TypeError:
@@ -98,14 +130,15 @@ def _hashable(value: Any) -> Any:
 
 
 def _order(values: SegmentValues) -> tuple[Any, ...]:
-    return tuple((v is None, v if v is not None else 0) for v in values)
+    """Values ascending (-inf first, inf after every number), then NaN, then NULL."""
+    return tuple((2, 0) if v is None else (1, 0) if is_nan(v) else (0, v) for v in values)
 
 
 def _sorted(keys: list[SegmentValues]) -> list[SegmentValues]:
-    """Values ascending, NULL last (text by its characters, as Python compares them)."""
+    """Values ascending, NaN then NULL last (text by its characters, as Python compares them)."""
     try:
         return sorted(keys, key=_order)
-    except TypeError:  # values of mixed types in one column: by their words
+    except (TypeError, InvalidOperation):  # values of mixed types in one column: by their words
         return sorted(keys, key=lambda k: tuple((v is None, value_name(v)) for v in k))
 
 
@@ -154,12 +187,8 @@ def judge_segments(
             " are judged (limits.max_segments): segment by fewer values, or raise the limit"
         )
         return 0, []
-    if not groups:
-        if check.allow_empty:
-            result.outcome, result.value = CheckOutcome.PASSED, 0
-            result.reason = f"0 rows in scope: {compiled.scope} (allowed: allow_empty)"
-        else:
-            result.reason = f"0 rows in scope: {compiled.scope}"
+    if not groups:  # with allow_empty, judged as one check instead (``checks.declared.typed``)
+        result.reason = f"0 rows in scope: {compiled.scope}"
         result.metrics.update(rows_in_scope=0, segments=0)
         return 0, []
     sample_rows = 0
@@ -182,6 +211,26 @@ def judge_segments(
             failing.append(key)
     _overall(result, result.segments)
     return sample_rows, failing
+
+
+def judged_alone(
+    check: Check, run: Callable[[Check], tuple[CheckResult, list[Evidence]]]
+) -> tuple[CheckResult, list[Evidence]]:
+    """A segmented check over an empty scope with ``allow_empty``: judged as without ``by:``.
+
+    No segment exists, so the check is the one check over its empty scope (a
+    ``row_count`` of 0 against ``> 0`` fails), run by ``run`` without ``by:`` and
+    without history (its series are its segments'); its ``segments`` are empty,
+    its metrics say 0 segments.
+    """
+    spec = check.spec
+    assert spec is not None and spec.by
+    alone = check.model_copy()
+    alone._spec = spec.model_copy(update={"by": None})
+    result, evidence = run(alone)
+    result.segments = Segments(by=list(spec.by))
+    result.metrics.update(segments=0, segments_failed=0)
+    return result, evidence
 
 
 def _count(value: Any) -> int:

@@ -8,7 +8,8 @@ check says ``allow_empty: true``: it is then judged over the empty scope
 judged against ``expect`` (``checks.fields.expectation``), and when the
 check failed a bounded sample of its violating rows is read as evidence ``S<n>``.
 A check with ``by:`` is judged per segment (``checks.declared.segments``); its
-sample reads the failing segments only.
+sample reads the failing segments only; over an empty scope with ``allow_empty``
+it is judged as without ``by:``.
 
 Metrics (``CheckResult.metrics``): each kind's are in its module's docstring
 (``checks/kinds/``); ``compared`` names the one the expectation compares,
@@ -27,7 +28,7 @@ from checks.declared.anomaly import History
 from checks.declared.compile import Compiled, compile_check
 from checks.declared.schema_changes import RecordedSchemas
 from checks.declared.segment_sql import SegmentValues
-from checks.declared.segments import judge_segments, rows_needed
+from checks.declared.segments import judge_segments, judged_alone, rows_needed
 from checks.declared.typed_judge import Judge, fill_result, metric_int, metric_value
 from checks.errors import CheckDefinitionError, QueryError, SourceError
 from checks.kinds.base import Clock, Judged, Kind
@@ -123,6 +124,14 @@ def run_typed_check(
         return judged
 
     columns, found_rows = list(counts.columns), [list(r) for r in counts.rows]
+    if spec.by and check.allow_empty and counts.row_count == 0:
+        return judged_alone(
+            check,
+            lambda alone: run_typed_check(
+                alone, source, limits, position=position, timeout_s=timeout_s, clock=clock,
+                timezone=timezone, slot=slot,
+            ),
+        )  # fmt: skip
     failing: list[SegmentValues] | None = None
     if spec.by:
         sample_rows, failing = judge_segments(
@@ -138,24 +147,26 @@ def run_typed_check(
         sample_sql: str | None = compiled.sample_sql
         if failing is not None:
             sample_sql = _failing_sample(check, source, limits, found, failing, result)
-        if sample_sql:
-            _add_sample(
-                result, evidence, sample_sql, sample_rows, source, limits, timeout_s, position
-            )
+        _add_sample(result, evidence, sample_sql, sample_rows, source, limits, timeout_s, position)
     return result, evidence
 
 
 def _add_sample(
     result: CheckResult,
     evidence: list[Evidence],
-    sample_sql: str,
+    sample_sql: str | None,
     sample_rows: int,
     source: Source,
     limits: Limits,
     timeout_s: float,
     position: int,
 ) -> None:
-    """Read a failed check's sample of violating rows as evidence ``S<n>`` (else a warning)."""
+    """Read a failed check's sample of violating rows as evidence ``S<n>`` (else a warning).
+
+    No SQL (the failing segments' could not be written): nothing is read.
+    """
+    if not sample_sql:
+        return
     sample = _sample(sample_sql, sample_rows, source, limits, timeout_s)
     if isinstance(sample, str):
         result.warnings.append(sample)

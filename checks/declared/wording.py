@@ -42,7 +42,7 @@ def measured(check: CheckResult) -> str:
     compared count (``metrics["compared"]``) as a percent of its rows in
     scope, e.g. ``… in 334,264 rows (14.99 %)``.
     """
-    if check.segments is not None:
+    if check.segments is not None and check.segments.items:  # none: judged as one check
         return segments_text(check, check.segments)
     kind = KINDS.get(check.kind)
     if check.kind == "sql":

@@ -50,6 +50,7 @@ class Aggregate(OneColumn):
     UNITS: ClassVar[frozenset[Unit]] = frozenset({"number", "anomaly"})
     UNDEFINED_WHEN_EMPTY: ClassVar[bool] = True
     BY: ClassVar[bool] = False  # not yet: some engines run a percentile as its own statement
+    NO_BY: ClassVar[str] = "it is not supported yet for aggregate"
 
     function: Function
     percentile: float | None = None

@@ -213,6 +213,7 @@ class Kind(BaseModel):
         UNDEFINED_WHEN_EMPTY: whether its value over no rows is undefined, so an empty
             scope is not evaluated even with ``allow_empty`` (``aggregate``).
         BY: whether it takes ``by:`` (segments, ``checks.declared.segments``).
+        NO_BY: why it does not, the error's words after ``<kind> does not take by:``.
         OWN_RUN: whether it runs its own queries, on more than one source
             (``compare``: ``checks.declared.compare_run``), rather than one counts query.
 
@@ -231,6 +232,7 @@ class Kind(BaseModel):
     SHOWS_ITS_PERCENT: ClassVar[bool] = False
     UNDEFINED_WHEN_EMPTY: ClassVar[bool] = False
     BY: ClassVar[bool] = True
+    NO_BY: ClassVar[str] = "it is about the table as a whole, not its rows"
     OWN_RUN: ClassVar[bool] = False
 
     table: str
@@ -248,9 +250,7 @@ class Kind(BaseModel):
         if value is None:
             return None
         if not cls.BY:
-            raise ValueError(
-                f"{cls.KIND} does not take by: it is about the table as a whole, not its rows"
-            )
+            raise ValueError(f"{cls.KIND} does not take by: {cls.NO_BY}")
         return segment_columns(value)
 
     @model_serializer(mode="wrap")

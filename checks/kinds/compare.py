@@ -78,6 +78,7 @@ class Compare(Kind):
     COMPARED: ClassVar[str] = "differences"
     OWN_RUN: ClassVar[bool] = True
     BY: ClassVar[bool] = False  # each side is its own query plan, never a GROUP BY
+    NO_BY: ClassVar[str] = "it compares two queries' results, not segments of one table"
 
     with_: CompareWith = Field(alias="with")
     key: list[str] = Field(default_factory=list)

@@ -19,6 +19,24 @@ from checks.report.vocabulary import CheckOutcome
 SERIES_PREFIX = "segment:"
 """The start of every segment's series metric (``Segment.series_metric``)."""
 
+MAX_STORED_BYTES = 32
+"""A binary segment value up to this long is kept whole (hex); a longer one by its digest."""
+
+
+def segment_value(value: Any) -> Any:
+    """A segment value, JSON-safe and distinct per distinct value (``Segment.values``' shape).
+
+    As ``json_value``, except bytes: ``{"bytes": "<hex>"}``, or past ``MAX_STORED_BYTES``
+    ``{"length": n, "sha256": "<hex>"}`` (``json_value``'s ``"<n bytes>"`` would make
+    two values of one length the same segment).
+    """
+    if isinstance(value, bytes | bytearray | memoryview):
+        data = bytes(value)
+        if len(data) <= MAX_STORED_BYTES:
+            return {"bytes": data.hex()}
+        return {"length": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    return json_value(value)
+
 
 @dataclass
 class Segment:
@@ -27,7 +45,8 @@ class Segment:
     Attributes:
         name: the values in words: ``AA``; ``EU / web`` for two columns; ``NULL``
             for a NULL (its own segment). Untrusted data: renderers escape it.
-        values: each ``by:`` column's value, JSON-safe (None for NULL).
+        values: each ``by:`` column's value as the driver returned it (None for NULL);
+            JSON-safe once stored (``segment_value``).
         outcome: the segment's own outcome, judged as the check alone would be.
         value: the value compared (JSON-safe), or None.
         rows_in_scope: the segment's rows in scope (in the tested bucket with ``over:``).
@@ -55,16 +74,18 @@ class Segment:
         """The series metric of this segment's value (``checks.store.series``), run to run.
 
         ``segment:`` and 16 hex digits of the SHA-256 of its values' JSON (sorted
-        keys): fits the store's 64-character metric, and tells ``NULL`` from ``'NULL'``.
+        keys, ``segment_value``): fits the store's 64-character metric, and tells
+        ``NULL`` from ``'NULL'`` and one binary value from another.
         """
-        data = json.dumps({k: json_value(v) for k, v in self.values.items()}, sort_keys=True)
+        values = {k: segment_value(v) for k, v in self.values.items()}
+        data = json.dumps(values, sort_keys=True)
         return SERIES_PREFIX + hashlib.sha256(data.encode()).hexdigest()[:16]
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape (``--json``, the store)."""
         return {
             "name": self.name,
-            "values": {k: json_value(v) for k, v in self.values.items()},
+            "values": {k: segment_value(v) for k, v in self.values.items()},
             "outcome": str(self.outcome),
             "value": json_value(self.value),
             "rows_in_scope": self.rows_in_scope,

@@ -109,7 +109,7 @@ def check_band(check: CheckResult) -> Band:
     does not watch, and none when it was not judged); a fixed expectation's is
     ``expectation_band``.
     """
-    if check.segments is not None:
+    if check.segments is not None and check.segments.items:
         return 0.0, 0.0  # its value is how many segments failed
     if check.anomaly is not None:
         return check.anomaly.low, check.anomaly.high

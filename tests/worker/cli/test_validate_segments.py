@@ -1,4 +1,4 @@
-"""``lookout validate`` on ``by:``: an unknown column (with the closest name), a kind without by."""
+"""``lookout validate`` on ``by:``: an unknown column (with the closest name), kinds without by."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ checks:
     schema: {table: orders, columns: {order_id: integer}, by: [status]}
   - name: twice
     row_count: {table: orders, by: [name, NAME]}
+  - name: mean per status
+    aggregate: {table: orders, column: order_id, function: avg, by: [status]}
 """
 
 
@@ -48,7 +50,9 @@ def test_validate_names_an_unknown_by_column_and_a_kind_without_by(
         f"error: {path}:13:63: checks.2.schema.by: schema does not take by: it is about the table"
         " as a whole, not its rows",
         f"error: {path}:15:36: checks.3.row_count.by: by: lists a column twice",
-        "0 automations valid in 0 files; 2 errors, 0 warnings",
+        f"error: {path}:17:69: checks.4.aggregate.by: aggregate does not take by: it is not"
+        " supported yet for aggregate",
+        "0 automations valid in 0 files; 3 errors, 0 warnings",
     ]
     path.write_text(SEGMENTED.split("  - name: columns per status")[0])
     code = app(
