@@ -316,6 +316,22 @@ def test_monitors_alone_need_no_automations_folder_and_a_typo_names_the_monitor(
     shop.store.close()
 
 
+def test_the_dispatchers_catalog_needs_no_folder_with_monitors(tmp_path: Path) -> None:
+    from worker.service.known_automations import KnownAutomations
+
+    path = tmp_path / "shop.duckdb"
+    with duckdb.connect(str(path)) as conn:
+        conn.execute("CREATE TABLE orders AS SELECT 1 AS id")
+    shop = Shop(tmp_path, f"    type: duckdb\n    database: {path}\n", lambda _sql: None)
+    settings = shop.settings("{tables: all}")
+    folder = tmp_path / "automations"  # never made
+    loaded = KnownAutomations(folder, {"shop"}, settings=settings).refresh()
+    assert ([a.name for a in loaded.automations], loaded.errors) == (["monitor:shop.orders"], [])
+    alone = KnownAutomations(folder, {"shop"}).refresh()  # no monitors: the folder is missed
+    assert [(e.path, e.message) for e in alone.errors] == [(str(folder), "no such file or folder")]
+    shop.store.close()
+
+
 def test_a_monitor_name_error_is_without_pydantic_words(tmp_path: Path) -> None:
     config = tmp_path / "lookout.yaml"
     path = tmp_path / "shop.duckdb"
