@@ -40,6 +40,7 @@ from checks.errors import ConfigError
 from checks.report import Finding, RunReport, Status
 
 if TYPE_CHECKING:
+    from checks.automation.load_result import LoadResult
     from checks.automation.model import Automation
     from checks.settings.config import Settings
     from checks.sources.pool import SourcePool
@@ -107,21 +108,35 @@ class Lookout:
     def automation(self, name: str) -> Automation:
         """The enabled or disabled automation called ``name``, read from its file now.
 
-        Raises:
-            ConfigError: no valid automation has that name (the file's problems named).
-        """
-        from checks.automation.loader import load_automations
+        A ``monitor:SOURCE.TABLE`` name is made from that source's catalog, as
+        ``lookout run`` makes it.
 
-        folder = self.settings.automations_dir
-        loaded = load_automations(folder, known_sources=self.settings.sources.keys())
+        Raises:
+            ConfigError: no valid automation or monitor has that name (the problems named).
+        """
+        from checks.automation.configured import unknown_name
+
+        loaded = self._load([name])
         try:
             return loaded.by_name(name)
         except KeyError:
             problems = "; ".join(e.location_message() for e in loaded.errors[:3])
             raise ConfigError(
-                f"no valid automation named '{name}' in {folder}"
+                unknown_name(name, loaded, self.settings.automations_dir)
                 + (f" ({problems})" if problems else "")
             ) from None
+
+    def _load(self, names: Sequence[str] | None) -> LoadResult:
+        """The folder's automations and the monitors of ``names`` (None: every monitor)."""
+        from checks.automation.configured import folder_automations
+        from checks.automation.monitors import add_monitors, make_monitors, monitored_sources
+
+        loaded = folder_automations(self.settings)
+        monitored = monitored_sources(self.settings, names)
+        if monitored:
+            pool, _ = self._open()
+            add_monitors(loaded, make_monitors(self.settings, pool.get, monitored))
+        return loaded
 
     def run(self, name: str, *, fresh: bool = False, notify: bool = False) -> RunReport:
         """Run one automation now and return its stored report.
@@ -164,6 +179,8 @@ class Lookout:
     ) -> list[RunReport]:
         """Run the automations named, in order, or every enabled one (``lookout run --all``).
 
+        Every one includes the sources' monitors (``monitor:SOURCE.TABLE``).
+
         Every one (``names`` None) runs the good files' automations whose source
         Lookout can read, as ``lookout run --all`` does; what it could not run
         (a bad file, a source no recipe reads) is kept in ``problems``, logged,
@@ -171,11 +188,9 @@ class Lookout:
         """
         if names is not None:
             return [self.run(name, fresh=fresh, notify=notify) for name in names]
-        from checks.automation.loader import load_automations
         from checks.sources.source_config import config_problems
 
-        folder = self.settings.automations_dir
-        loaded = load_automations(folder, known_sources=self.settings.sources.keys())
+        loaded = self._load(None)
         chosen = [a for a in loaded.automations if a.enabled]
         sources = sorted({a.source for a in chosen})
         refused = {n for n in sources if config_problems(self.settings, [n])}

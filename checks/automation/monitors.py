@@ -202,9 +202,8 @@ def _one_source(
         try:
             made = Automation.model_validate(data, context={"monitor": True})
         except ValidationError as exc:  # a check the catalog's names cannot make
-            found.errors.append(
-                _error(settings, name, (), f"{auto_name}: {exc.errors()[0]['msg']}")
-            )
+            message = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")  # pydantic's
+            found.errors.append(_error(settings, name, (), f"{auto_name}: {message}"))
             continue
         found.automations.append(made)
 

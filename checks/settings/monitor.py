@@ -23,7 +23,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import (
+    Field,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
 
 from checks.fields.rules import time_zone
 from checks.fields.schedule import parse_duration, validate_cron
@@ -65,6 +71,14 @@ class Monitor(Strict):
         if isinstance(value, str):
             parse_duration(value)  # its message says what a duration is
         return value
+
+    @field_validator("schema_", mode="wrap")
+    @classmethod
+    def _schema(cls, value: object, handler: ValidatorFunctionWrapHandler) -> bool | str:
+        try:
+            return handler(value)  # type: ignore[no-any-return]
+        except ValidationError:  # pydantic's words name a boolean only, never warn
+            raise ValueError(f"true, false or warn, not {value!r}") from None
 
     @field_validator("schedule")
     @classmethod

@@ -5,7 +5,8 @@ Each finished run keeps, with each such check's result, the columns it saw
 The next run compares with the newest one of the same automation and check
 in a run that finished (completed or in error: a run in error may have read
 its schema) strictly before its slot; a run whose check recorded none (it
-was in error) is passed over.
+was in error) is passed over: stored as SQL NULL, and a JSON ``null`` is
+skipped too.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Text, cast, select
 from sqlalchemy.orm import Session
 
 from checks.store.run_tables import CheckRow, RunRow
@@ -31,6 +32,8 @@ def last_recorded_schema(
             RunRow.automation == automation,
             CheckRow.name == check,
             CheckRow.recorded_schema.is_not(None),
+            # rows written before "no schema" was stored as SQL NULL hold the JSON text null
+            cast(CheckRow.recorded_schema, Text) != "null",
             RunRow.status.in_(list(FINISHED)),
             RunRow.scheduled_for < before,
         )

@@ -224,7 +224,8 @@ class CheckRow(Base):
     sample_id: Mapped[str | None] = mapped_column(String(16))
     anomaly: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     buckets: Mapped[dict[str, Any] | None] = mapped_column(JSON)
-    recorded_schema: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # none_as_null: "no schema" is SQL NULL, not the JSON text null, so the read can pass it over
+    recorded_schema: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
 
     run: Mapped[RunRow] = relationship(back_populates="checks")
 

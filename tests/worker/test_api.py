@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import duckdb
 import pytest
 import yaml
 
@@ -187,3 +188,45 @@ def test_a_run_from_python_sends_its_lineage(demo: Path, monkeypatch: pytest.Mon
     start, end = marquez.events
     assert (start["eventType"], end["eventType"]) == ("START", "COMPLETE")
     assert end["job"]["name"] == "flights-carrier-integrity" and report.run_id == 1
+
+
+@pytest.fixture
+def monitored(tmp_path: Path) -> Path:
+    """A config whose source monitors its ``orders``, and one automation file; the config."""
+    path = tmp_path / "shop.duckdb"
+    with duckdb.connect(str(path)) as conn:
+        conn.execute("CREATE TABLE orders AS SELECT 1 AS id")
+    folder = tmp_path / "automations"
+    folder.mkdir()
+    (folder / "rows.yaml").write_text(
+        "name: rows\nsource: shop\nchecks:\n  - name: some\n"
+        "    sql: SELECT count(*) FROM orders\n    expect: '> 0'\n"
+    )
+    config = tmp_path / "lookout.yaml"
+    config.write_text(
+        f"store_url: sqlite:///{tmp_path}/lookout.db\ncache_dir: {tmp_path}/cache\n"
+        f"automations_dir: {folder}\nsources:\n  shop:\n    type: duckdb\n"
+        f"    database: {path}\n    monitor: {{tables: all, volume: false}}\n"
+    )
+    return config
+
+
+def test_a_monitor_runs_from_python_by_its_name_and_with_every_one(monitored: Path) -> None:
+    with Lookout(config=monitored) as lookout:
+        report = lookout.run("monitor:shop.orders")
+        assert (report.automation, [(c.name, c.reason) for c in report.checks]) == (
+            "monitor:shop.orders",
+            [("schema", "first run: schema recorded")],
+        )
+        reports = lookout.run_many()
+        assert [(r.automation, r.finding) for r in reports] == [
+            ("rows", "clear"),
+            ("monitor:shop.orders", "clear"),  # its schema compared with the first run's
+        ]
+        assert lookout.problems == []
+        with pytest.raises(ConfigError) as info:
+            lookout.automation("monitor:shop.order")
+    assert str(info.value) == (
+        "'monitor:shop.order' is not a monitor of the config's sources"
+        " (did you mean 'monitor:shop.orders'?)"
+    )

@@ -145,6 +145,7 @@ def validate(
     anything runs: the SQL guard, parsing in the source's dialect, the
     catalog's tables and columns, and the lint (as warnings).
     """
+    from checks.automation.configured import folder_automations
     from checks.automation.loader import load_automations
     from checks.automation.monitors import add_monitors, make_monitors
     from checks.sources.pool import SourcePool
@@ -152,7 +153,10 @@ def validate(
 
     settings = ctx.obj.settings()
     target = path or Path(settings.automations_dir)
-    loaded = load_automations(target, known_sources=settings.sources.keys())
+    if path is None:  # with monitors, the folder may be missing
+        loaded = folder_automations(settings)
+    else:
+        loaded = load_automations(target, known_sources=settings.sources.keys())
     startup.over()  # checking each automation's SQL leaves parsed trees behind
     with SourcePool(settings) as pool:
         if not no_sources and path is None:  # the sources' monitors, from their catalogs
@@ -226,7 +230,7 @@ def run(
     ] = OutputFormat.TEXT,
 ) -> None:
     """Run automations now, in this process, and store their reports."""
-    from checks.automation.loader import load_automations
+    from checks.automation.configured import folder_automations
     from checks.automation.monitors import add_monitors, make_monitors, monitored_sources
     from checks.sources.pool import SourcePool
     from checks.sources.source_config import config_problems
@@ -238,7 +242,7 @@ def run(
     as_json = as_json or output_format is OutputFormat.JSON
     started = time.monotonic()
     settings = ctx.obj.settings()
-    loaded = load_automations(settings.automations_dir, known_sources=settings.sources.keys())
+    loaded = folder_automations(settings)  # with monitors, the folder may be missing
     with SourcePool(settings) as pool:
         # the monitors asked for (monitor:SOURCE.TABLE, or every one with --all)
         monitored = monitored_sources(settings, None if run_all else names or [])

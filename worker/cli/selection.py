@@ -30,8 +30,9 @@ def select_automations(
         try:
             chosen.append(loaded.by_name(name))
         except KeyError:
+            from checks.automation.configured import unknown_name
+
             raise ConfigError(
-                f"no valid automation named '{name}' in {folder}"
-                f" (run '{validate}' to see file errors)"
+                f"{unknown_name(name, loaded, folder)} (run '{validate}' to see file errors)"
             ) from None
     return chosen

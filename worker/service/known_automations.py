@@ -149,7 +149,8 @@ class KnownAutomations:
 
     def _merge(self) -> LoadResult:
         merged = LoadResult()
-        if not self.path.exists():
+        monitored = self.settings is not None and monitored_sources(self.settings)
+        if not self.path.exists() and not monitored:  # with monitors, no folder is needed
             merged.errors.append(AutomationError("no such file or folder", path=str(self.path)))
         merged.errors.extend(self._listing_problems)  # a broken link is never skipped silently
         first: dict[str, Automation] = {}

@@ -239,6 +239,10 @@ def test_the_freshness_column_is_picked_by_type_then_name() -> None:
             "lookout.yaml:8:26: sources.shop.monitor.freshness: expected a duration",
         ),
         (
+            "{schema: maybe}",
+            "lookout.yaml:8:23: sources.shop.monitor.schema: true, false or warn, not 'maybe'",
+        ),
+        (
             "{freshness: false, volume: false, schema: false}",
             "lookout.yaml:8:14: sources.shop.monitor: ",
         ),
@@ -277,6 +281,74 @@ def test_lookout_run_runs_a_monitor_by_its_name(tmp_path: Path) -> None:
         "1 automation valid in 1 file; 0 errors, 2 warnings",
     ]
     shop.store.close()
+
+
+def test_monitors_alone_need_no_automations_folder_and_a_typo_names_the_monitor(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "shop.duckdb"
+    with duckdb.connect(str(path)) as conn:
+        conn.execute("CREATE TABLE orders AS SELECT 1 AS id")
+    shop = Shop(tmp_path, f"    type: duckdb\n    database: {path}\n", lambda _sql: None)
+    shop.settings("{tables: all, volume: false}")  # and no automations folder
+    config = ["--config", str(tmp_path / "lookout.yaml")]
+    valid = run_lookout([*config, "validate"], cwd=tmp_path)
+    assert (valid.returncode, valid.stderr) == (0, "")
+    assert valid.stdout.splitlines()[0] == (
+        f"warning: {tmp_path}/automations: no automations folder:"
+        " only the sources' monitors (monitor:) run"
+    )
+    typo = run_lookout([*config, "run", "monitor:shop.order"], cwd=tmp_path)
+    assert typo.returncode == 2
+    assert typo.stderr.splitlines()[-1] == (
+        "error: 'monitor:shop.order' is not a monitor of the config's sources"
+        f" (did you mean 'monitor:shop.orders'?) (run 'lookout --config {tmp_path}/lookout.yaml"
+        " validate' to see file errors)"
+    )
+    ran = run_lookout([*config, "run", "--all", "--json"], cwd=tmp_path)
+    (report,) = [json.loads(line) for line in ran.stdout.splitlines()]
+    assert report["automation"] == "monitor:shop.orders", ran.stderr
+    # its first run compared no schema: not evaluated, so the run Needs attention (exit 1)
+    assert [(c["outcome"], c["reason"]) for c in report["checks"]] == [
+        ("not_evaluated", "first run: schema recorded")
+    ]
+    assert (report["finding"], ran.returncode) == ("needs_attention", 1)
+    shop.store.close()
+
+
+def test_the_dispatchers_catalog_needs_no_folder_with_monitors(tmp_path: Path) -> None:
+    from worker.service.known_automations import KnownAutomations
+
+    path = tmp_path / "shop.duckdb"
+    with duckdb.connect(str(path)) as conn:
+        conn.execute("CREATE TABLE orders AS SELECT 1 AS id")
+    shop = Shop(tmp_path, f"    type: duckdb\n    database: {path}\n", lambda _sql: None)
+    settings = shop.settings("{tables: all}")
+    folder = tmp_path / "automations"  # never made
+    loaded = KnownAutomations(folder, {"shop"}, settings=settings).refresh()
+    assert ([a.name for a in loaded.automations], loaded.errors) == (["monitor:shop.orders"], [])
+    alone = KnownAutomations(folder, {"shop"}).refresh()  # no monitors: the folder is missed
+    assert [(e.path, e.message) for e in alone.errors] == [(str(folder), "no such file or folder")]
+    shop.store.close()
+
+
+def test_a_monitor_name_error_is_without_pydantic_words(tmp_path: Path) -> None:
+    config = tmp_path / "lookout.yaml"
+    path = tmp_path / "shop.duckdb"
+    with duckdb.connect(str(path)) as conn:
+        conn.execute("CREATE TABLE orders AS SELECT 1 AS id")
+    config.write_text(
+        f"store_url: sqlite:///{tmp_path}/lookout.db\nsources:\n  Shop:\n    type: duckdb\n"
+        f"    database: {path}\n    monitor: {{tables: all}}\n"
+    )
+    settings = load_settings(config, env={})
+    with SourcePool(settings) as pool:
+        (error,) = make_monitors(settings, pool.get).errors
+    assert error.location_message() == (
+        f"{config}:6:14: sources.Shop.monitor: monitor:Shop.orders: a name is lowercase letters,"
+        " digits, '_' and '-', starting with a letter or digit, at most 64 characters"
+        " (got 'monitor:Shop.orders')"
+    )
 
 
 def test_a_file_cannot_name_an_automation_as_a_monitor(tmp_path: Path) -> None:

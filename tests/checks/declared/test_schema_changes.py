@@ -313,3 +313,40 @@ def test_on_sqlite_a_declared_synonym_is_no_change_and_a_rebuilt_type_is(tmp_pat
     # the catalog (SQLAlchemy's reflection) names a declared INT as INTEGER
     assert (check.outcome, check.reason) == ("failed", "amount: INTEGER → TEXT")
     engine.store.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A real store on each database a store runs on."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path}/lookout.db"
+        return
+    with scratch_pg_database() as url:
+        yield url
+
+
+def test_a_run_in_error_between_two_is_passed_over(tmp_path: Path, store_url: str) -> None:
+    """The errored run recorded no schema (SQL NULL): the next compares with the one before."""
+    path = tmp_path / "shop.duckdb"
+
+    def execute(sql: str) -> None:
+        with duckdb.connect(str(path)) as conn:
+            conn.execute(sql)
+
+    execute("CREATE TABLE sch (id INTEGER)")
+    settings = Settings(
+        store_url="sqlite://",
+        cache_dir=str(tmp_path / "cache"),
+        sources={"shop": DuckDBSource(type="duckdb", database=str(path))},
+    )
+    store = Store(store_url)
+    engine = Engine("duckdb", settings, execute, store)
+    auto = automation({"table": "sch", "changes": "forbid"})
+    assert [c.reason for c in engine.run(auto).checks] == ["first run: schema recorded"]
+    execute("DROP TABLE sch")
+    (errored,) = engine.run(auto).checks
+    assert errored.outcome == "error" and errored.recorded_schema is None
+    execute("CREATE TABLE sch (id BIGINT, extra INT)")
+    (check,) = engine.run(auto).checks
+    assert (check.outcome, check.reason) == ("failed", "column extra added; id: INTEGER → BIGINT")
+    store.close()
