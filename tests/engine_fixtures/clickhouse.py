@@ -92,7 +92,8 @@ def build_chdb(folder: Path) -> Path:
 def run_chdb(folder: Path, statements: list[str]) -> None:
     """Run ClickHouse statements on a chdb data folder, in a child process of their own.
 
-    Raises RuntimeError with chdb's message when a statement fails. The folder must not be open in another process (chdb holds one folder per process).
+    Raises RuntimeError with chdb's message when a statement fails. The folder must not be
+    open in another process (chdb holds one folder per process).
     """
     done = subprocess.run(
         [sys.executable, "-c", _BUILD, str(folder)],
