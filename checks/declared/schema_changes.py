@@ -11,7 +11,9 @@ newest one back (``RecordedSchemas``). ``compare`` names each change:
 - ``amount: integer → text``, the types as the catalog names them, when they
   are not one type in the source's dialect (``checks.sql.types.same_type``:
   PostgreSQL's ``int4`` and ``integer`` are one; ``integer`` and ``bigint``
-  are two).
+  are two). On ClickHouse ``Nullable(T)`` is part of the type (whether the
+  column takes NULL): ``amount: Nullable(Int32) → Int32`` is a change;
+  ``LowCardinality(T)`` is only how values are stored, and no change.
 
 A column that moved is no change. ``apply`` judges it, after the kind's own
 judgement (``columns`` and ``expect``): a failed or errored check stays so;
@@ -30,7 +32,7 @@ from checks.kinds.base import Kind
 from checks.kinds.schema import Schema
 from checks.report import CheckOutcome, CheckResult
 from checks.sql.catalog import Column
-from checks.sql.types import same_type
+from checks.sql.types import declared_type, same_type
 
 SHOWN = 20
 """At most this many changes are named in a check's reason ("and 3 more")."""
@@ -56,11 +58,15 @@ def compares(spec: Kind) -> bool:
 
 
 def recorded(table: str, dialect: str, columns: list[Column]) -> dict[str, Any]:
-    """What a run records: ``{"table", "dialect", "columns": [[name, type], …]}``."""
+    """What a run records: ``{"table", "dialect", "columns": [[name, type], …]}``.
+
+    A type is the one the table declares (``checks.sql.types.declared_type``):
+    on ClickHouse a column that takes NULL is ``Nullable(T)``.
+    """
     return {
         "table": table,
         "dialect": dialect,
-        "columns": [[c.name, c.type] for c in columns],
+        "columns": [[c.name, declared_type(c.type, c.nullable, dialect)] for c in columns],
     }
 
 

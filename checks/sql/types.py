@@ -95,6 +95,19 @@ def matches(found: str, wanted: str, dialect: str) -> bool:
     return same_type(found, wanted, dialect)
 
 
+def declared_type(name: str, nullable: bool | None, dialect: str) -> str:
+    """A column's type as its table declares it, from a catalog's type and NULL rule.
+
+    ClickHouse's NULL rule is part of the type: a column that takes NULL is
+    ``Nullable(T)`` (ClickHouse's documentation, Nullable(T)), which its
+    source's catalog keeps as ``T`` with ``nullable`` True. Elsewhere NOT NULL
+    is a constraint, not the type: ``name`` is returned as it is.
+    """
+    if dialect == "clickhouse" and nullable:
+        return f"Nullable({name})"
+    return name
+
+
 def same_type(left: str, right: str, dialect: str) -> bool:
     """Whether two type names are one type in ``dialect``: its synonyms are the same type.
 

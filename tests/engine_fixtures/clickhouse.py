@@ -85,15 +85,26 @@ def build_chdb(folder: Path) -> Path:
     """Write the shop's tables and views into a chdb data folder (in a child process)."""
     from tests.checks.declared.shop import TABLES
 
-    statements = [*clickhouse_statements(TABLES), *VIEWS.split(";\n")]
-    subprocess.run(
+    run_chdb(folder, [*clickhouse_statements(TABLES), *VIEWS.split(";\n")])
+    return folder
+
+
+def run_chdb(folder: Path, statements: list[str]) -> None:
+    """Run ClickHouse statements on a chdb data folder, in a child process of their own.
+
+    Raises RuntimeError with chdb's message when a statement fails. The folder must not be
+    open in another process (chdb holds one folder per process).
+    """
+    done = subprocess.run(
         [sys.executable, "-c", _BUILD, str(folder)],
         input=";\n".join(s.strip() for s in statements if s.strip()),
         text=True,
-        check=True,
+        check=False,
         capture_output=True,
     )
-    return folder
+    if done.returncode:
+        last = done.stderr.strip().splitlines()[-1:]
+        raise RuntimeError(f"chdb refused {statements}: {' '.join(last)}")
 
 
 @pytest.fixture(scope="session")
