@@ -250,7 +250,7 @@ def test_run_all_on_the_bundled_data_writes_one_suite_per_automation(
         for e in EXAMPLES
     }
     assert got == expected
-    assert (xml.tests, xml.failures, xml.errors) == (36, 10, 0)
+    assert (xml.tests, xml.failures, xml.errors) == (39, 11, 0)
     suite = next(s for s in xml if s.name == "flights-arrival-completeness")
     assert [(c.name, c.system_out) for c in suite] == [
         ("arrived flights without arr_delay", "automations/flights-arrival-completeness.yaml:16"),
@@ -258,9 +258,14 @@ def test_run_all_on_the_bundled_data_writes_one_suite_per_automation(
             "arrived flights without air_time by carrier",
             "automations/flights-arrival-completeness.yaml:21",
         ),
+        (
+            "departed flights without arr_time per carrier",
+            "automations/flights-arrival-completeness.yaml:29",
+        ),
     ]
-    errors = [line for line in proc.stdout.splitlines() if line.startswith("::")]
-    assert len(errors) == 10 and all(
+    stop, resume, *errors = [line for line in proc.stdout.splitlines() if line.startswith("::")]
+    assert stop == f"::stop-commands::{resume[2:-2]}" and len(resume) == 36
+    assert len(errors) == 11 and all(
         line.startswith("::error file=automations/") for line in errors
     )
     assert errors[0] == (
@@ -314,7 +319,7 @@ def test_a_bad_file_is_an_error_case_at_its_line_and_column(
     (error,) = case.result
     assert (case.name, error.type) == ("automations/broken.yaml:7:5", "config_error")
     assert error.message.startswith("automations/broken.yaml:7:5: checks.0.exepct: ")
-    (line,) = [line for line in proc.stdout.splitlines() if line.startswith("::")]
+    _, _, line = [line for line in proc.stdout.splitlines() if line.startswith("::")]
     assert line.startswith(
         "::error file=automations/broken.yaml,line=7,col=5,title=configuration"
         "::automations/broken.yaml:7:5: checks.0.exepct: "
