@@ -72,19 +72,26 @@ class ConfigError(LookoutError):
     def location_message(self) -> str:
         """Return ``path:line:column: field: message``, leaving out the parts not known.
 
-        Control characters in the path (a file name may hold a newline) are
-        written as escapes (a backslash and n), so the message stays one line.
+        Control characters in the path, the field and the message (a file name,
+        a table's name in a field's path or quoted in a message may hold a
+        newline) are written as escapes (a backslash and n), so the message
+        stays one line and no name can start a line of its own.
         """
         where = ""
         if self.path:
-            where = _CONTROL.sub(lambda m: repr(m.group())[1:-1], self.path)
+            where = _escaped(self.path)
             if self.line is not None:
                 where += f":{self.line}"
                 if self.column is not None:
                     where += f":{self.column}"
             where += ": "
-        field = f"{self.field}: " if self.field else ""
-        return f"{where}{field}{self.message}"
+        field = f"{_escaped(self.field)}: " if self.field else ""
+        return f"{where}{field}{_escaped(self.message)}"
+
+
+def _escaped(text: str) -> str:
+    r"""``text`` with each control character written as its escape (``\n``, ``\x1b``)."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 class AutomationError(ConfigError):

@@ -7,6 +7,7 @@ bug); when several apply the highest wins.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import sys
 import time
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from checks.settings.config import Settings
     from checks.sources.pool import SourcePool
     from checks.store.store import Store
+    from worker.cli.ci_runs import CiProblem, CiRun
 
 # Each command imports what it needs inside its body, so ``lookout --help`` never
 # loads the settings, the store, the agent's LLM client, Celery or the web stack
@@ -240,51 +242,61 @@ def run(
     if as_json and output_format is OutputFormat.GITHUB:
         raise ConfigError("--format github prints the reports as text: leave out --json")
     as_json = as_json or output_format is OutputFormat.JSON
-    started = time.monotonic()
-    settings = ctx.obj.settings()
-    loaded = folder_automations(settings)  # with monitors, the folder may be missing
-    with SourcePool(settings) as pool:
-        # the monitors asked for (monitor:SOURCE.TABLE, or every one with --all)
-        monitored = monitored_sources(settings, None if run_all else names or [])
-        if monitored:
-            add_monitors(loaded, make_monitors(settings, pool.get, monitored))
-        # Warnings are 'lookout validate''s: a goal-only automation's report says it was skipped.
-        validate_command = ctx.obj.validate_command()
-        render.print_load_problems(
-            err, loaded, None if run_all else names or [], validate=validate_command
-        )
-        chosen = select_automations(
-            loaded,
-            names or [],
-            run_all,
-            folder=settings.automations_dir,
-            validate=validate_command,
-        )
-        # A source whose settings name an engine no recipe reads: its runs are not started.
-        refused = {n for n in {a.source for a in chosen} if config_problems(settings, [n])}
-        unusable = config_problems(settings, sorted(refused))
-        for problem in unusable:
-            err.print(f"error: {problem.location_message()}", markup=False)
-        chosen = [a for a in chosen if a.source not in refused]
-        # The sources open first: a DuckDB source's query process starts up on the other
-        # core while this one loads the run path and the store.
-        llm = bool(settings.llm.base_url and settings.llm.model)
-        pool.start(dict.fromkeys(a.source for a in chosen if a.checks or llm))
-        from checks.store.store import Store
+    github = output_format is OutputFormat.GITHUB
+    # With --format github, all but Lookout's own annotations is output GitHub must not run.
+    with _commands_stopped() if github else contextlib.nullcontext():
+        started = time.monotonic()
+        settings = ctx.obj.settings()
+        loaded = folder_automations(settings)  # with monitors, the folder may be missing
+        with SourcePool(settings) as pool:
+            # the monitors asked for (monitor:SOURCE.TABLE, or every one with --all)
+            monitored = monitored_sources(settings, None if run_all else names or [])
+            if monitored:
+                add_monitors(loaded, make_monitors(settings, pool.get, monitored))
+            # Warnings are 'lookout validate''s: a goal-only automation's report says it was
+            # skipped.
+            validate_command = ctx.obj.validate_command()
+            render.print_load_problems(
+                err, loaded, None if run_all else names or [], validate=validate_command
+            )
+            chosen = select_automations(
+                loaded,
+                names or [],
+                run_all,
+                folder=settings.automations_dir,
+                validate=validate_command,
+            )
+            # A source whose settings name an engine no recipe reads: its runs are not started.
+            refused = {n for n in {a.source for a in chosen} if config_problems(settings, [n])}
+            unusable = config_problems(settings, sorted(refused))
+            for problem in unusable:
+                err.print(f"error: {problem.location_message()}", markup=False)
+            chosen = [a for a in chosen if a.source not in refused]
+            # The sources open first: a DuckDB source's query process starts up on the other
+            # core while this one loads the run path and the store.
+            llm = bool(settings.llm.base_url and settings.llm.model)
+            pool.start(dict.fromkeys(a.source for a in chosen if a.checks or llm))
+            from checks.store.store import Store
 
-        store = Store(settings.store_url)
-        reports = _run_chosen(
-            chosen, settings, pool, store, as_json=as_json, notify=notify, fresh=fresh
-        )
-    totals = render.totals_line(reports, time.monotonic() - started)
-    if run_all and not chosen:
-        totals += f" (no enabled automation in {settings.automations_dir})"
-    (err if as_json else out).print(totals)
-    # Bad files elsewhere in the folder count only when --all asked to run them.
-    problems = [*(loaded.errors if run_all else []), *unusable]
-    if junit is not None or output_format is OutputFormat.GITHUB:
-        github = output_format is OutputFormat.GITHUB
-        _ci_reports(loaded, chosen, reports, problems, junit, github=github)
+            store = Store(settings.store_url)
+            reports = _run_chosen(
+                chosen, settings, pool, store, as_json=as_json, notify=notify, fresh=fresh
+            )
+        totals = render.totals_line(reports, time.monotonic() - started)
+        if run_all and not chosen:
+            totals += f" (no enabled automation in {settings.automations_dir})"
+        (err if as_json else out).print(totals)
+        # Bad files elsewhere in the folder count only when --all asked to run them.
+        problems = [*(loaded.errors if run_all else []), *unusable]
+        runs = _ci_runs(loaded, chosen, reports, problems) if junit or github else None
+        if junit is not None and runs is not None:
+            _write_junit(runs, junit)
+    if github and runs is not None:
+        from worker.cli.github import workflow_commands
+
+        for line in workflow_commands(*runs):
+            out.file.write(line + "\n")  # one command per line, never wrapped
+        out.file.flush()
     raise typer.Exit(exit_status(reports, len(problems)))
 
 
@@ -341,34 +353,36 @@ def _run_chosen(
     return reports
 
 
-def _ci_reports(
+def _commands_stopped() -> contextlib.AbstractContextManager[str]:
+    """Standard output between ``::stop-commands::TOKEN`` and ``::TOKEN::`` (see ``github``)."""
+    from worker.cli.github import commands_stopped
+
+    return commands_stopped(out.file)
+
+
+def _ci_runs(
     loaded: LoadResult,
     chosen: list[Automation],
     reports: list[RunReport],
     problems: list[ConfigError],
-    junit: Path | None,
-    *,
-    github: bool,
-) -> None:
-    """Write the runs and problems as JUnit XML to ``junit``; print them as GitHub annotations."""
+) -> tuple[list[CiRun], list[CiProblem]]:
+    """The runs with their places, and the problems, as the CI formats report them."""
     from worker.cli.ci_runs import ci_problem, ci_run
 
     runs = [ci_run(r, a, loaded) for r, a in zip(reports, chosen, strict=True)]
-    found = [ci_problem(p) for p in problems]
-    if junit is not None:
-        from worker.cli.junit import junit_xml
+    return runs, [ci_problem(p) for p in problems]
 
-        try:
-            junit.write_bytes(junit_xml(runs, found))
-        except OSError as error:
-            raise ConfigError(f"--junit: cannot write {junit}: {error.strerror}") from None
-        err.print(Text(f"junit: {len(runs)} test suites written to {junit}", style="dim"))
-    if github:
-        from worker.cli.github import workflow_commands
 
-        for line in workflow_commands(runs, found):
-            out.file.write(line + "\n")  # one command per line, never wrapped
-        out.file.flush()
+def _write_junit(runs: tuple[list[CiRun], list[CiProblem]], junit: Path) -> None:
+    """Write the runs and problems as JUnit XML to ``junit``; say how many suites it holds."""
+    from worker.cli.junit import junit_xml
+
+    try:
+        junit.write_bytes(junit_xml(*runs))
+    except OSError as error:
+        raise ConfigError(f"--junit: cannot write {junit}: {error.strerror}") from None
+    suites = len(runs[0]) + (1 if runs[1] else 0)  # the configuration suite, and one per run
+    err.print(Text(f"junit: {_count(suites, 'test suite')} written to {junit}", style="dim"))
 
 
 def _send_lineage(settings: Settings, report: RunReport) -> None:

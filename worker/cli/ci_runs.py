@@ -146,7 +146,10 @@ def check_case(check: CheckResult) -> CiCase:
     if outcome is CheckOutcome.FAILED:
         return CiCase(check.name, check.name, "failure", str(outcome), f"failed: {value}", details)
     if outcome is CheckOutcome.WARNED:
-        message = f"warned: {value}, beyond the warning level {check.warn}"
+        note = f"beyond the warning level {check.warn}" if check.warn else ""
+        message = f"warned: {value}"  # the check's own reason says the level, once
+        if note and note not in value:
+            message += f", {note}"
         return CiCase(check.name, check.name, "passed", str(outcome), message, details)
     return CiCase(check.name, check.name, "passed", str(outcome), f"passed: {value}", details)
 

@@ -13,12 +13,21 @@ in the message ``%`` → ``%25``, CR → ``%0D``, LF → ``%0A``; in a property
 also ``:`` → ``%3A`` and ``,`` → ``%2C``. A check's name, a value or a
 summary therefore cannot end the command early or start another one; the other
 control characters (a terminal's escape sequences among them) become U+FFFD.
+
+Everything else the run prints (its reports, which quote data) is written
+between ``::stop-commands::TOKEN`` and ``::TOKEN::`` (``commands_stopped``),
+GitHub's mechanism for output it must not read as commands ("Stopping and
+starting workflow commands" on the same page), with a fresh random token per
+run, so no value can guess it and start the commands again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Sequence
+import secrets
+from collections.abc import Iterator, Sequence
+from typing import IO
 
 from worker.cli.ci_runs import CiProblem, CiRun, run_cases
 
@@ -40,6 +49,23 @@ def command(name: str, message: str, properties: dict[str, str]) -> str:
     """One workflow command: ``::name k=v,k=v::message``, every part escaped."""
     props = ",".join(f"{k}={escape_property(v)}" for k, v in properties.items())
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+@contextlib.contextmanager
+def commands_stopped(file: IO[str]) -> Iterator[str]:
+    """Write ``::stop-commands::TOKEN`` to ``file``, and ``::TOKEN::`` when the block ends.
+
+    The token is 32 random hex digits (``secrets.token_hex``), fresh each
+    time, and yielded; the commands start again however the block ends.
+    """
+    token = secrets.token_hex(16)
+    file.write(f"::stop-commands::{token}\n")
+    file.flush()
+    try:
+        yield token
+    finally:
+        file.write(f"::{token}::\n")
+        file.flush()
 
 
 def workflow_commands(runs: Sequence[CiRun], problems: Sequence[CiProblem] = ()) -> list[str]:

@@ -11,7 +11,8 @@ loading anything even if something slipped through.
 Every value is untrusted: the template autoescapes; the summary is the
 review page's sanitised Markdown (``worker.web.markdown.render_summary``) in
 its offline form, so an outside address is shown as text and never linked;
-the only links are the citations to evidence inside the file.
+the only links are the citations to evidence inside the file. Each check's
+result is one line of the same Markdown (a value in a code span is ``<code>``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from checks.declared.wording import describe_value
 from checks.report import CheckResult, Evidence, RunReport
 from worker.review.history import CheckHistory
 from worker.web.chart import history_chart
-from worker.web.markdown import render_summary
+from worker.web.markdown import render_inline, render_summary
 
 ROWS_SHOWN = 20
 """Rows of one query's evidence shown in the file; the rest is counted."""
@@ -102,7 +103,7 @@ def _check_row(check: CheckResult) -> dict[str, Any]:
     return {
         "check": check,
         "outcome": str(check.outcome),
-        "result": describe_value(check),
+        "result": Markup(render_inline(describe_value(check), links=False)),
         "metrics": [f"{k} {v}" for k, v in check.metrics.items()],
     }
 

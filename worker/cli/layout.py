@@ -12,8 +12,9 @@ out for the console's width in the first of three forms that fits:
    ``header: value`` of its first cell when no column is a title), then
    ``header: value`` of each other cell, packed on lines indented under it.
 
-Every cell is cleaned (``worker.cli.render.clean``: no terminal escapes) and
-printed as ``Text``, never read as Rich markup. Columns are separated by two
+Every cell is one line, cleaned (``worker.cli.safe_text.one_line``: no
+terminal escapes; a newline or tab in a value shown as a symbol) and printed
+as ``Text``, never read as Rich markup. Columns are separated by two
 spaces and have no borders, so the output stays greppable. Where a cell wraps
 (the flexible one, a stacked pair longer than a line), a value is never
 parted from its unit (``worker.cli.no_break``): ``12.5 %`` stays on one line.
@@ -28,7 +29,7 @@ from typing import Literal
 from rich.console import Console
 from rich.text import Text
 
-from worker.cli.safe_text import clean, wrap_text
+from worker.cli.safe_text import one_line, wrap_text
 
 GAP = 2
 """Cells between two columns."""
@@ -214,6 +215,6 @@ def _text(cell: Cell | None) -> Text:
         return Text()
     if isinstance(cell, Text):
         copy = cell.copy()
-        copy.plain = clean(copy.plain)
+        copy.plain = one_line(copy.plain)
         return copy
-    return Text(clean(cell))
+    return Text(one_line(cell))

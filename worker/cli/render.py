@@ -28,7 +28,7 @@ from checks.report import Evidence, Finding, RunReport, Status
 from checks.sources.scan import scanned_words
 from worker.cli.durations import duration_text
 from worker.cli.layout import Column, Grid
-from worker.cli.safe_text import SafeConsole, clean, print_markdown, wrap_text
+from worker.cli.safe_text import SafeConsole, clean, one_line, print_markdown, wrap_text
 
 if TYPE_CHECKING:  # the loader and the settings (pydantic) load only for the commands using them
     from checks.automation.loader import LoadResult
@@ -103,7 +103,7 @@ def headline(report: RunReport, *, usual_decider: str | None = None) -> Text:
     invocation already said decides its runs (``decider_line``).
     """
     text = Text()
-    text.append(clean(report.automation), style="bold")
+    text.append(one_line(report.automation), style="bold")
     text.append(" — ")
     text.append_text(result_label(report))
     source = report.finding_source
@@ -188,7 +188,7 @@ def print_report(
         _print_whole(console, Text(agent_line(report.agent), style="dim"))
     if report.pinning:
         for line in pinning_lines(report.pinning):
-            _print_whole(console, Text(clean(line), style="dim"))
+            _print_whole(console, Text(one_line(line), style="dim"))
     read = scanned_words(report.scanned)
     if read is not None:
         _print_whole(console, Text(f"queries {read}", style="dim"))
@@ -199,7 +199,7 @@ def print_report(
 
         print_histories(console, histories)
     for line in change_lines(report.second_opinion, name_run=True):
-        _print_whole(console, Text(clean(line)))  # data values: plain text, never markup
+        _print_whole(console, Text(one_line(line)))  # data values: one line, never markup
     _print_failed_segments(console, report)
     for ev in report.evidence:
         if full or _worth_showing(report, ev):
@@ -211,7 +211,7 @@ def _print_failed_segments(console: Console, report: RunReport) -> None:
     """Every failing segment of each segmented check: its values, value and rows in scope.
 
     The summary names the first few; here they are all. Segment values
-    are data: printed as plain text, cleaned, never as markup.
+    are data: printed as plain text on one line (``one_line``), never as markup.
     """
     from checks.declared.wording import segment_words  # sqlglot: not for --help
 
@@ -220,7 +220,7 @@ def _print_failed_segments(console: Console, report: RunReport) -> None:
         if not failed or check.segments is None:
             continue
         by = ", ".join(check.segments.by)
-        console.print(Text(clean(f"  {check.name}: failing segments by {by}"), style="dim"))
+        console.print(Text(one_line(f"  {check.name}: failing segments by {by}"), style="dim"))
         grid = Grid([Column(name) for name in (*check.segments.by, "measured")])
         for segment in failed:
             cells = [_cell(segment.values.get(name)) for name in check.segments.by]
@@ -262,7 +262,7 @@ def _worth_showing(report: RunReport, ev: Evidence) -> bool:
 def _cell(value: Any) -> Text:
     if value is None:
         return Text("NULL", style="dim italic")
-    return Text(clean(value))
+    return Text(one_line(value))
 
 
 def _print_evidence(console: Console, report: RunReport, ev: Evidence, *, full: bool) -> None:
@@ -417,7 +417,7 @@ def print_runs(
         alert = (alerts or {}).get(r.run_id or 0)
         grid.add_row(
             str(r.run_id),
-            Text(clean(r.automation)),
+            Text(one_line(r.automation)),
             r.scheduled_for.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M"),
             result_label(r),
             _took(r),

@@ -9,11 +9,17 @@ renders a summary's Markdown from cleaned text with raw HTML shown as text
 and links printed with their address, never as hidden terminal hyperlinks.
 Where either wraps a line, a value is never parted from its unit
 (``worker.cli.no_break``): ``(0.22 %)`` stays on one line.
+
+A data value (a table cell, a segment's value) is one line: ``one_line``
+also shows its newlines and tabs as symbols. Whatever either console writes
+never holds a line a CI runner reads as a command (``defuse_commands``).
 """
 
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -36,14 +42,44 @@ _SAFE |= {
 }  # fmt: skip
 
 
+# A data value is one line: its newline and tab as the control pictures ␊ and ␉ too.
+_ONE_LINE = _SAFE | {0x0A: 0x240A, 0x09: 0x2409}
+
+# GitHub's runner reads a line as a workflow command when it starts with ``::`` after
+# leading blanks (``ActionCommand.TryParseV2``), or holds ``##[`` anywhere (``TryParse``,
+# the legacy form), https://github.com/actions/runner/blob/main/src/Runner.Common/ActionCommand.cs;
+# it splits lines at CR as at LF.
+_COMMAND_START = re.compile(r"(?:^|(?<=[\r\n]))([^\S\r\n]*):(?=:)")
+_LEGACY_COMMAND = re.compile(r"#(?=#\[)")
+
+
 def clean(value: object) -> str:
     """Return ``str(value)`` with control characters replaced by visible symbols."""
     return str(value).translate(_SAFE)
 
 
+def one_line(value: object) -> str:
+    """``clean``, newlines and tabs shown as ``␊`` and ``␉`` too: a data value on one line."""
+    return str(value).translate(_ONE_LINE)
+
+
+def defuse_commands(text: str) -> str:
+    """``text`` with no line a CI runner reads as a command, each line otherwise unchanged.
+
+    A line whose first non-blank characters are ``::`` gets ``∶`` (U+2236,
+    one cell as ``:`` is) for its first colon, and ``##[`` anywhere becomes
+    ``⌗#[`` (U+2317): GitHub Actions reads both as workflow commands (the
+    runner's ``ActionCommand.TryParseV2`` and ``TryParse``), so a data value
+    printed in a report can never raise an annotation, mask a log or stop the
+    commands. Lookout's own annotations are written past the consoles.
+    """
+    return _LEGACY_COMMAND.sub("\u2317", _COMMAND_START.sub("\\1\u2236", text))
+
+
 class SafeConsole(Console):
     """A Rich console that cleans every string and ``Text`` it prints (see ``clean``).
 
+    No line it writes is a CI runner's command (``defuse_commands``).
     Strings are printed as plain text: ``markup`` is off unless a caller turns
     it on for text of its own. A line made only of strings is not wrapped by
     Rich (``soft_wrap``: the terminal wraps it, and it stays one line for
@@ -57,6 +93,10 @@ class SafeConsole(Console):
         super().__init__(*args, **kwargs)
         if kwargs.get("width") is None:
             self._width = None
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        # Every line either console writes, after layout and wrapping: no workflow command.
+        return defuse_commands(super()._render_buffer(buffer))
 
     def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: D102 - see class
         safe: list[Any] = []

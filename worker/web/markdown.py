@@ -162,7 +162,20 @@ def render_summary(markdown: str, *, links: bool = True) -> str:
 
     ``links=False``: offline, no outside address linked (see the module).
     """
-    html = _MD.render(markdown, {"offline": not links})
+    return _sanitised(_MD.render(markdown, {"offline": not links}))
+
+
+def render_inline(markdown: str, *, links: bool = True) -> str:
+    """One line of Markdown (a check's result, its values in code spans) as safe HTML, no ``<p>``.
+
+    The same parser and the same sanitising as ``render_summary``; ``links=False``
+    as there.
+    """
+    return _sanitised(_MD.renderInline(markdown, {"offline": not links}))
+
+
+def _sanitised(html: str) -> str:
+    """``html`` through nh3's allow-list (the module's second layer)."""
     attributes: dict[str, set[str]] = {k: set(v) for k, v in _ATTRIBUTES.items()}
     attributes["a"] |= {"class", "target"}
     cleaned: Any = nh3.clean(

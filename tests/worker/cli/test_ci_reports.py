@@ -263,7 +263,8 @@ def test_run_all_on_the_bundled_data_writes_one_suite_per_automation(
             "automations/flights-arrival-completeness.yaml:29",
         ),
     ]
-    errors = [line for line in proc.stdout.splitlines() if line.startswith("::")]
+    stop, resume, *errors = [line for line in proc.stdout.splitlines() if line.startswith("::")]
+    assert stop == f"::stop-commands::{resume[2:-2]}" and len(resume) == 36
     assert len(errors) == 11 and all(
         line.startswith("::error file=automations/") for line in errors
     )
@@ -318,7 +319,7 @@ def test_a_bad_file_is_an_error_case_at_its_line_and_column(
     (error,) = case.result
     assert (case.name, error.type) == ("automations/broken.yaml:7:5", "config_error")
     assert error.message.startswith("automations/broken.yaml:7:5: checks.0.exepct: ")
-    (line,) = [line for line in proc.stdout.splitlines() if line.startswith("::")]
+    _, _, line = [line for line in proc.stdout.splitlines() if line.startswith("::")]
     assert line.startswith(
         "::error file=automations/broken.yaml,line=7,col=5,title=configuration"
         "::automations/broken.yaml:7:5: checks.0.exepct: "

@@ -218,3 +218,22 @@ def test_html_is_a_file_of_its_own(tmp_path: Path) -> None:
     proc = run_lookout(["show", "1", "--html", "x.html", "--json"], env, cwd=tmp_path)
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == "error: --html writes the run as a file: leave out --json and --trace\n"
+
+
+def test_a_checks_result_shows_its_code_spans_as_code_never_as_backticks() -> None:
+    check = CheckResult(
+        name="late by carrier",
+        sql="SELECT 1",
+        expect="== 0",
+        value=71,
+        outcome=CheckOutcome.FAILED,
+        kind="sql",
+        reason="worst `9E` & `<i>x</i>` [C1] *not em*",
+    )
+    document = html_report(replace(_report(), checks=[check]), made_at=SLOT)
+    (cell,) = re.findall(r'<td class="value">(.*?)</td>', document, re.S)
+    assert cell == (
+        "71; worst <code>9E</code> &amp; <code>&lt;i&gt;x&lt;/i&gt;</code> "
+        '<a href="#evidence-C1" class="cite" rel="nofollow noopener noreferrer">[C1]</a> '
+        "<em>not em</em>"
+    )
