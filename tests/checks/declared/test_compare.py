@@ -177,6 +177,10 @@ def test_aggregates_compare_sums_at_the_larger_scale(
     assert {k: result.metrics[k] for k in AGGREGATES} == AGGREGATES
     assert result.outcome is CheckOutcome.FAILED
     assert len(evidence) == 2
+    named = ["row_count", "id__count", "id__distinct", "id__sum", "id__min", "id__max"]
+    for found in evidence.values():
+        assert found.columns[:6] == named
+        assert found.columns[6:9] == ["amount__count", "amount__distinct", "amount__sum"]
 
 
 @pytest.mark.parametrize("names", PAIRS)

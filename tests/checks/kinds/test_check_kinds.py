@@ -304,6 +304,30 @@ BAD = [
         ("6:49: checks.0.validity.min_length: min_length (5) is above max_length (2)",),
     ),
     Bad(
+        "columns beside mode counts",
+        "  - name: c\n    compare: {table: t, with: {table: u}, mode: counts, columns: [amount]}\n",
+        (
+            "6:66: checks.0.compare.columns: mode counts compares row counts only: leave "
+            "'columns' out, or use mode aggregates or rows to compare columns",
+        ),
+    ),
+    Bad(
+        "the key among the columns",
+        "  - name: c\n    compare: {table: t, with: {table: u}, key: [id], columns: [amount, id]}\n",
+        (
+            "6:72: checks.0.compare.columns.1: column 'id' is in key: a key column is matched, "
+            "never compared; leave it out of columns",
+        ),
+    ),
+    Bad(
+        "no columns",
+        "  - name: c\n    compare: {table: t, with: {table: u}, key: [id], columns: []}\n",
+        (
+            "6:63: checks.0.compare.columns: columns is empty: leave it out to compare every "
+            "column but the key, or name the columns to compare",
+        ),
+    ),
+    Bad(
         "an aggregate without expect",
         "  - name: c\n    aggregate: {table: t, column: c, function: avg}\n",
         (
