@@ -261,11 +261,20 @@ BAD = [
     ),
     Bad(
         "an unknown format",
-        "  - {name: c, validity: {table: t, column: c, format: mail}}\n",
+        "  - {name: c, validity: {table: t, column: c, format: zipcode}}\n",
         (
             "5:55: checks.0.validity.format: input should be 'email', 'uuid', 'url', 'ipv4', "
             "'ipv6', 'e164_phone', 'iso_date', 'iso_datetime', 'iso_country' or 'iso_currency' "
-            "(got 'mail')",
+            "(got 'zipcode')",
+        ),
+    ),
+    Bad(
+        "a misspelt format",
+        "  - {name: c, validity: {table: t, column: c, format: emial}}\n",
+        (
+            "5:55: checks.0.validity.format: input should be 'email', 'uuid', 'url', 'ipv4', "
+            "'ipv6', 'e164_phone', 'iso_date', 'iso_datetime', 'iso_country' or 'iso_currency' "
+            "(got 'emial') (did you mean 'email'?)",
         ),
     ),
     Bad(
