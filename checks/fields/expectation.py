@@ -137,9 +137,7 @@ class Expectation:
             raise ValueError(f"a {self.unit} is never negative")
         over = [b for b in bounds if self.unit == "percent" and b > 100]
         if over:  # a percent of a count: above 100% it is always met, or never
-            raise ValueError(
-                f"a percent of a count is at most 100% (got {self._bound(over[0])})"
-            )
+            raise ValueError(f"a percent of a count is at most 100% (got {self._bound(over[0])})")
 
     @property
     def scalar(self) -> bool:

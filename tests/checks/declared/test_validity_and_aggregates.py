@@ -345,7 +345,7 @@ def test_an_aggregate_over_nan_or_infinity_is_an_error(tmp_path: Path) -> None:
                 function="percentile",
                 percentile=0.9,
                 expect="> -1000",
-            ),  # fmt: skip
+            ),
             *(
                 _check(f, "aggregate", table="odd", column="v", function=f, expect="> -1000")
                 for f in functions[4:]

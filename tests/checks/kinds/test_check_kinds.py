@@ -322,7 +322,8 @@ BAD = [
     ),
     Bad(
         "the key among the columns",
-        "  - name: c\n    compare: {table: t, with: {table: u}, key: [id], columns: [amount, id]}\n",
+        "  - name: c\n    compare: {table: t, with: {table: u}, key: [id], columns: [amount, id]}"
+        "\n",
         (
             "6:72: checks.0.compare.columns.1: column 'id' is in key: a key column is matched, "
             "never compared; leave it out of columns",
