@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel
@@ -71,4 +72,7 @@ def message_of(err: ErrorDetails) -> str:
     if len(written) > 60:
         written = written[:57] + "..."
     msg = err["msg"]
-    return f"{msg[:1].lower()}{msg[1:]} (got {written}){exponent_hint(value)}"
+    hint = exponent_hint(value)
+    if kind == "literal_error" and isinstance(value, str):  # a misspelt choice: the closest
+        hint = did_you_mean(value, re.findall(r"'([^']*)'", str(ctx.get("expected", ""))))
+    return f"{msg[:1].lower()}{msg[1:]} (got {written}){hint}"

@@ -27,33 +27,37 @@ SHOWN = 5
 
 
 def _aggregates(side: SideSpec) -> tuple[list[exp.Expr], list[tuple[str, Rule | None]]]:
-    """One side's projections, each one's name (``amount.sum``) and rule (None: a count)."""
-    projections: list[exp.Expr] = [exp.Count(this=exp.Star())]
+    """One side's projections, each one's name (``amount.sum``) and rule (None: a count).
+
+    Each projection is named in the evidence after its column and aggregate
+    (``amount__sum``; ``row_count`` the rows), a quoted identifier sqlglot
+    escapes: an aggregate's name holds no ``_``, so no two names meet.
+    """
+    projections: list[exp.Expr] = [exp.alias_(exp.Count(this=exp.Star()), "row_count")]
     named: list[tuple[str, Rule | None]] = [("rows", None)]
+
+    def add(column: str, aggregate: str, tree: exp.Expr, rule: Rule | None) -> None:
+        projections.append(exp.alias_(tree, f"{column}__{aggregate}", quoted=True))
+        named.append((f"{column}.{aggregate}", rule))
+
     for column, rule in zip(side.columns, side.rules, strict=True):
         ref = exp.column(column.name, table="t", quoted=True)
         have = family(column.type, side.dialect)
         distinct = exp.func("RTRIM", ref.copy()) if have == "text" else ref.copy()
-        projections += [
-            exp.Count(this=ref.copy()),
-            exp.Count(this=exp.Distinct(expressions=[distinct])),
-        ]
-        named += [(f"{column.name}.count", None), (f"{column.name}.distinct", None)]
+        add(column.name, "count", exp.Count(this=ref.copy()), None)
+        add(column.name, "distinct", exp.Count(this=exp.Distinct(expressions=[distinct])), None)
         if rule.form == "number":
             summed: exp.Expr = ref.copy()
             if side.dialect != "sqlite":  # SQLite has no DECIMAL: its sum is a REAL
                 fixed = exp.DataType.build(f"DECIMAL(38, {rule.scale})")
                 summed = exp.cast(ref.copy(), fixed)
-            projections += [
-                exp.Sum(this=summed),
-                exp.Min(this=ref.copy()),
-                exp.Max(this=ref.copy()),
-            ]
-            named += [(f"{column.name}.{n}", rule) for n in ("sum", "min", "max")]
+            add(column.name, "sum", exp.Sum(this=summed), rule)
+            add(column.name, "min", exp.Min(this=ref.copy()), rule)
+            add(column.name, "max", exp.Max(this=ref.copy()), rule)
         elif rule.form in ("timestamp", "date"):
-            projections += [exp.Min(this=ref.copy()), exp.Max(this=ref.copy())]
-            named += [(f"{column.name}.{n}", rule) for n in ("min", "max")]
-    return [exp.alias_(p, f"a{i}") for i, p in enumerate(projections)], named
+            add(column.name, "min", exp.Min(this=ref.copy()), rule)
+            add(column.name, "max", exp.Max(this=ref.copy()), rule)
+    return projections, named
 
 
 def _run(side: SideSpec) -> list[tuple[str, str | None]]:

@@ -102,8 +102,9 @@ def resolve(
 
     keys = [resolve_column(left, k, f"compare.key.{i}") for i, k in enumerate(spec.key)]
     their_keys = [theirs(k.name, f"compare.key.{i}") for i, k in enumerate(keys)]
-    named: list[tuple[str, str]] = [(c, f"compare.columns.{i}") for i, c in enumerate(spec.columns)]
-    if not spec.columns:  # every column but the key, which the other side must have too
+    given = spec.columns or []
+    named: list[tuple[str, str]] = [(c, f"compare.columns.{i}") for i, c in enumerate(given)]
+    if spec.columns is None:  # every column but the key, which the other side must have too
         taken = {k.name for k in keys}
         named = [(c.name, "compare.with") for c in left.columns if c.name not in taken]
     columns = [resolve_column(left, name, at) for name, at in named]

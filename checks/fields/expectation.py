@@ -12,9 +12,9 @@ reads it when the file is loaded. The accepted forms::
                                                 (``checks.fields.anomaly_rule``)
 
 Keywords are case-insensitive; numbers may be negative, decimal or scientific
-(``-3``, ``0.05``, ``1e-3``); percents and durations are never negative.
-``between`` is inclusive at both ends, and both of its bounds carry the same
-unit.
+(``-3``, ``0.05``, ``1e-3``); percents and durations are never negative, and
+a percent (of a count) is at most 100%. ``between`` is inclusive at both ends,
+and both of its bounds carry the same unit.
 
 Whether a measured value meets it is ``checks.fields.judgement``.
 """
@@ -84,7 +84,8 @@ class Expectation:
 
     Raises:
         ValueError: the bounds do not fit the operator (a missing bound, a
-            non-finite one, a negative percent or duration, or ``between``
+            non-finite one, a negative percent or duration, a percent above
+            100, or ``between``
             with A above B).
 
     """
@@ -134,6 +135,9 @@ class Expectation:
             raise ValueError(f"'{self.op}' takes one number")
         if self.unit != "number" and any(b < 0 for b in bounds):
             raise ValueError(f"a {self.unit} is never negative")
+        over = [b for b in bounds if self.unit == "percent" and b > 100]
+        if over:  # a percent of a count: above 100% it is always met, or never
+            raise ValueError(f"a percent of a count is at most 100% (got {self._bound(over[0])})")
 
     @property
     def scalar(self) -> bool:

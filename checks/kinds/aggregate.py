@@ -14,7 +14,9 @@ a number (``between 10 and 20``) or ``anomaly``.
 
 NULL rule: NULLs are ignored, as SQL aggregates ignore them; a scope of only
 NULLs (or an empty one, even with ``allow_empty``) is not evaluated, and so is
-a ``stddev`` or ``variance`` of one value. Metrics: ``rows_in_scope``,
+a ``stddev`` or ``variance`` of one value. An aggregate the engine gives as
+NaN or an infinity (a float column holding them) is an error saying so, never
+passed. Metrics: ``rows_in_scope``,
 ``rows_with_value`` (the non-NULL values aggregated), and the aggregate under
 its function's name (``avg``, ``percentile``…), which is the check's value.
 """
@@ -28,7 +30,7 @@ from pydantic import model_validator
 from sqlglot import exp
 
 from checks.fields.expectation import Unit
-from checks.fields.judgement import Judgement, judge_number, measure_for_history
+from checks.fields.judgement import Judgement, failure, judge_number, measure_for_history
 from checks.fields.rules import fail_here
 from checks.kinds.aggregate_sql import ranked_inner, ranked_percentile, term
 from checks.kinds.base import Compiled, Counts, Judged, Loc, OneColumn, Scope
@@ -120,21 +122,33 @@ class Aggregate(OneColumn):
         """The aggregate against ``expect`` (a number), or measured for its history."""
         counts.metrics["compared"] = self.compared
         value = counts.row.get(self.compared)
-        if isinstance(value, float) and math.isnan(value):
+        with_value = counts.count("rows_with_value")
+        if isinstance(value, float) and not math.isfinite(value):
+            counts.metrics[self.compared] = None  # no JSON number: said in the error
+            one_value = self.function in ("stddev", "variance") and with_value < 2
+            if not (math.isnan(value) and (with_value == 0 or one_value)):
+                return Judged(failure(self._not_finite(value, counts.scope)))
             value = None  # ClickHouse's stddevSamp of one value, or avg of none
-            counts.metrics[self.compared] = None
         if value is None:
-            with_value = counts.count("rows_with_value")
             if with_value == 0:  # empty, or only NULLs: nothing_compared says which
                 return Judged(Judgement(value=None, passed=None, not_evaluated="no value"))
+            values = f"{with_value:,} value{'' if with_value == 1 else 's'}"
             note = (
-                f"the {self.function} of {with_value} value is undefined (it needs at least 2):"
+                f"the {self.function} of {values} is undefined (it needs at least 2):"
                 f" {counts.scope}"
             )
             return Judged(Judgement(value=None, passed=None, not_evaluated=note))
         if counts.expect.unit == "anomaly":
             return Judged(measure_for_history(value))
         return Judged(judge_number(counts.expect, value))
+
+    def _not_finite(self, value: float, scope: str) -> str:
+        """``avg is NaN: the column holds NaN or infinite values``, the engine's own answer."""
+        shown = "NaN" if math.isnan(value) else ("-Infinity" if value < 0 else "Infinity")
+        return (
+            f"{self.function} is {shown}: {self.column} holds NaN or infinite values, "
+            f"so there is no number to compare: {scope}"
+        )
 
     def nothing_compared(self, counts: Counts) -> str | None:
         """A column NULL in every row in scope has no aggregate (even ``count_distinct``'s 0)."""

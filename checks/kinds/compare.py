@@ -9,7 +9,8 @@
 ``with.table`` its table (left out: the same name). ``filter`` applies to
 ``table``, ``with.filter`` to the other side, each in its own dialect.
 ``columns`` left out: every column of ``table`` but the key, which the other
-side must have too.
+side must have too; given, it is not empty, names no key column, and is not
+taken by mode ``counts`` (which compares row counts only).
 
 Modes, each judged on ``differences`` (``== 0`` unless said):
 
@@ -37,10 +38,17 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from checks.fields.expectation import Unit
-from checks.fields.rules import did_you_mean, not_blank
+from checks.fields.rules import did_you_mean, fail_here, not_blank
 from checks.kinds.base import Compiled, Counts, Judged, Kind, Loc, Scope
 from checks.kinds.in_words import metric, rows
 from checks.kinds.row_count import in_scope
@@ -82,7 +90,7 @@ class Compare(Kind):
 
     with_: CompareWith = Field(alias="with")
     key: list[str] = Field(default_factory=list)
-    columns: list[str] = Field(default_factory=list)
+    columns: list[str] | None = None  # None: every column but the key
     mode: str = "rows"
 
     @field_validator("mode")
@@ -96,7 +104,14 @@ class Compare(Kind):
 
     @field_validator("key", "columns")
     @classmethod
-    def _names(cls, value: list[str]) -> list[str]:
+    def _names(cls, value: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        if value is None:
+            return None
+        if info.field_name == "columns" and not value:
+            raise ValueError(
+                "columns is empty: leave it out to compare every column but the key, "
+                "or name the columns to compare"
+            )
         for name in value:
             not_blank(name.strip(), "must name a column")
         if len(set(value)) < len(value):
@@ -105,6 +120,19 @@ class Compare(Kind):
 
     @model_validator(mode="after")
     def _needs_key(self) -> Compare:
+        if self.mode == "counts" and self.columns is not None:
+            raise fail_here(
+                "mode counts compares row counts only: leave 'columns' out, "
+                "or use mode aggregates or rows to compare columns",
+                ("columns",),
+            )
+        for index, name in enumerate(self.columns or []):
+            if name in self.key:
+                raise fail_here(
+                    f"column {name!r} is in key: a key column is matched, never compared; "
+                    "leave it out of columns",
+                    ("columns", index),
+                )
         if self.mode == "rows" and not self.key:
             raise ValueError("mode rows needs 'key': the columns that identify a row on both sides")
         same = self.with_.source is None and self.with_.table in (None, self.table)
@@ -120,13 +148,13 @@ class Compare(Kind):
     @property
     def columns_used(self) -> list[str]:
         """The key and the compared columns, of ``table``."""
-        return [*self.key, *self.columns]
+        return [*self.key, *(self.columns or [])]
 
     def sql(self, scope: Scope) -> Compiled:
         """``table``'s rows in scope (the run's other statements are ``compare_run``'s)."""
         for index, name in enumerate(self.key):
             scope.column(name, f"key.{index}")
-        for index, name in enumerate(self.columns):
+        for index, name in enumerate(self.columns or []):
             scope.column(name, f"columns.{index}")
         counts = scope.scoped(in_scope())
         return scope.done(counts, None, None)

@@ -298,6 +298,9 @@ class AppriseChannel(_Channel):
         return value
 
 
+ROUTING_KEY_CHARS = 32
+"""A PagerDuty routing key's length: the Events API v2 answers 400 to any other."""
+
 PAGING_EVENTS = (EventKind.NEEDS_ATTENTION, EventKind.RUN_ERROR, EventKind.RESOLVED)
 """The events a pager takes: an incident's opening (and its reminders) and its resolution."""
 
@@ -328,14 +331,31 @@ class PagerDutyChannel(_PagingChannel):
     """PagerDuty's Events API v2 (https://developer.pagerduty.com/docs/events-api-v2/overview).
 
     Attributes:
-        routing_key: the integration key of a service's Events API v2 integration
-            (32 characters); a secret.
-        url: the enqueue endpoint (default ``https://events.pagerduty.com/v2/enqueue``).
+        routing_key: the integration key of a service's Events API v2 integration:
+            32 letters and digits (PagerDuty refuses others with 400), checked at
+            load after ``${VAR}`` expansion; a secret, never in an error.
+        url: the enqueue endpoint (default ``https://events.pagerduty.com/v2/enqueue``;
+            accounts in the EU service region ``https://events.eu.pagerduty.com/v2/enqueue``).
     """
 
     type: Literal["pagerduty"]
     url: str = "https://events.pagerduty.com/v2/enqueue"
-    routing_key: str = Field(min_length=1)
+    routing_key: str
+
+    @field_validator("routing_key")
+    @classmethod
+    def _integration_key(cls, value: str) -> str:
+        if len(value) != ROUTING_KEY_CHARS:
+            raise _config_error(
+                f"routing_key is {len(value)} characters long: a PagerDuty routing key (an "
+                f"Events API v2 integration key) is {ROUTING_KEY_CHARS} letters and digits"
+            )
+        if not value.isascii() or not value.isalnum():
+            raise _config_error(
+                "routing_key holds a character other than a letter or digit (a space or a "
+                f"quote?): a PagerDuty routing key is {ROUTING_KEY_CHARS} letters and digits"
+            )
+        return value
 
     def secrets(self) -> list[str]:
         """Return the URL's secrets and the routing key."""

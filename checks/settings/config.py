@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from checks.errors import ConfigError
 from checks.fields.rules import did_you_mean
@@ -69,6 +76,9 @@ _NAME_RULE = (
 
 class Settings(Strict):
     """Everything read from ``config/lookout.yaml`` and the environment."""
+
+    # the config holds secrets (keys, URLs with tokens): an error never quotes a value
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     store_url: str = "sqlite:///.lookout/lookout.db"
     cache_dir: str = ".lookout/cache"
@@ -353,13 +363,19 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
     return settings
 
 
-def _unknown_type_message(ctx: dict[str, Any]) -> str:
-    """``unknown source type 'ducdb' (did you mean 'duckdb'?)``, with the types there are."""
+def _unknown_type_message(ctx: dict[str, Any], section: str) -> str:
+    """``unknown source type 'ducdb' (did you mean 'duckdb'?)``, with the types there are.
+
+    ``section`` is ``sources`` or ``channels``: a source's message also says
+    where a database without a type of its own goes.
+    """
     tag = str(ctx.get("tag"))
     types = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", "")))
+    said = f"{tag!r}{did_you_mean(tag, types)}: the types are {', '.join(types)}"
+    if section == "channels":
+        return f"unknown channel type {said} (docs/alerts.md)"
     return (
-        f"unknown source type {tag!r}{did_you_mean(tag, types)}: the types are"
-        f" {', '.join(types)}; a database such as PostgreSQL, MySQL or SQLite is"
+        f"unknown source type {said}; a database such as PostgreSQL, MySQL or SQLite is"
         " type: sqlalchemy with a url: naming it (docs/sources.md)"
     )
 
@@ -371,7 +387,7 @@ def _located(exc: ValidationError, text: str, config_path: Path) -> ConfigError:
     message = str(err["msg"]).removeprefix("Value error, ")  # pydantic's, for a ValueError
     if err["type"] == "extra_forbidden":
         message = unknown_key_message(Settings, tuple(err["loc"]))
-    elif err["type"] == "union_tag_invalid" and err["loc"][:1] == ("sources",):
+    elif err["type"] == "union_tag_invalid" and err["loc"][:1] in (("sources",), ("channels",)):
         field, line, column = _locate(text, (*err["loc"], "type"))
-        message = _unknown_type_message(err["ctx"])
+        message = _unknown_type_message(err["ctx"], str(err["loc"][0]))
     return ConfigError(message, path=str(config_path), line=line, column=column, field=field)

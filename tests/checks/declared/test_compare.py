@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
 from checks.automation.loader import load_automations
@@ -177,6 +178,10 @@ def test_aggregates_compare_sums_at_the_larger_scale(
     assert {k: result.metrics[k] for k in AGGREGATES} == AGGREGATES
     assert result.outcome is CheckOutcome.FAILED
     assert len(evidence) == 2
+    named = ["row_count", "id__count", "id__distinct", "id__sum", "id__min", "id__max"]
+    for found in evidence.values():
+        assert found.columns[:6] == named
+        assert found.columns[6:9] == ["amount__count", "amount__distinct", "amount__sum"]
 
 
 @pytest.mark.parametrize("names", PAIRS)
@@ -344,3 +349,23 @@ def test_validate_places_each_side_s_mistake(tmp_path: Path, duck: Source, pg: S
         loaded.automations[0], loaded, source=None, dialect="duckdb", source_names=["duck", "pg"]
     )
     assert [e.field for e in unopened.errors] == ["checks.0.compare.with.source"]
+
+
+def test_aggregates_evidence_names_a_quoted_column_safely(tmp_path: Path) -> None:
+    path = tmp_path / "odd_names.duckdb"
+    with duckdb.connect(str(path)) as db:
+        for table, total in (("a", 3), ("b", 4)):
+            db.execute(f'CREATE TABLE {table} (id INTEGER, "x"" OR 1=1" INTEGER)')
+            db.execute(f"INSERT INTO {table} VALUES (1, 1), (2, {total - 1})")
+    with DuckDBQuerySource("odd", path, Limits()) as odd:
+        block = {"table": "a", "with": {"table": "b"}, "mode": "aggregates"}
+        result, evidence = compare(odd, odd, **block)
+    assert result.metrics["differing"] == 'x" OR 1=1.sum: 3 vs 4; x" OR 1=1.max: 2 vs 3'
+    assert evidence["C1"].columns == [
+        "row_count",
+        'x" OR 1=1__count',
+        'x" OR 1=1__distinct',
+        'x" OR 1=1__sum',
+        'x" OR 1=1__min',
+        'x" OR 1=1__max',
+    ]

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import statistics
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
 from checks.report import CheckOutcome
-from checks.sources import Source
+from checks.settings.limits import Limits
+from checks.sources import DuckDBQuerySource, Source
 from tests.checks.declared.shop import one, run
 
 FORMATS = [
@@ -319,3 +322,42 @@ def test_validity_over_day_buckets_judges_the_last_complete_day(
     # the 3rd of January, complete at 03:00 on the 4th, holds one order: 'lost'
     assert (result.outcome, result.value) == (CheckOutcome.FAILED, 1)
     assert result.buckets is not None and result.buckets.tested_start.startswith("2024-01-03")
+
+
+def test_an_aggregate_over_nan_or_infinity_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "odd.duckdb"
+    with duckdb.connect(str(path)) as db:
+        db.execute("CREATE TABLE odd (id INTEGER, v DOUBLE)")
+        db.execute("INSERT INTO odd VALUES (1, 'NaN'), (2, 'inf'), (3, '-inf'), (4, -0.0)")
+    functions = ["avg", "min", "max", "percentile", "stddev", "count_distinct"]
+    with DuckDBQuerySource("odd", path, Limits()) as odd:
+        results, _ = run(
+            odd,
+            *(
+                _check(f, "aggregate", table="odd", column="v", function=f, expect="> -1000")
+                for f in functions[:3]
+            ),
+            _check(
+                "p90",
+                "aggregate",
+                table="odd",
+                column="v",
+                function="percentile",
+                percentile=0.9,
+                expect="> -1000",
+            ),
+            *(
+                _check(f, "aggregate", table="odd", column="v", function=f, expect="> -1000")
+                for f in functions[4:]
+            ),
+        )
+    said = "v holds NaN or infinite values, so there is no number to compare: odd"
+    assert [(r.outcome, r.value, r.error) for r in results] == [
+        (CheckOutcome.ERROR, None, f"avg is NaN: {said}"),
+        (CheckOutcome.ERROR, None, f"min is -Infinity: {said}"),
+        (CheckOutcome.ERROR, None, f"max is NaN: {said}"),  # DuckDB orders NaN above inf
+        (CheckOutcome.ERROR, None, f"percentile is NaN: {said}"),
+        (CheckOutcome.ERROR, None, f"stddev is NaN: {said}"),
+        (CheckOutcome.PASSED, 4, None),  # four distinct values, NaN among them
+    ]
+    assert results[0].metrics["avg"] is None

@@ -274,6 +274,8 @@ def test_parse_percents_durations_and_booleans(case: Unit) -> None:
     ("text", "message"),
     [
         ("<= -1%", "a percent is never negative"),
+        ("<= 150%", "a percent of a count is at most 100% (got 150%)"),
+        ("between 5% and 100.5%", "a percent of a count is at most 100% (got 100.5%)"),
         ("> -3h", "a duration is never negative"),
         ("between 1h and 30", "between 1h and 30: both bounds need the same unit"),
         ("between 2h and 1h", "between 2h and 1h: the first bound is above the second"),

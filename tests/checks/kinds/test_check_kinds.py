@@ -261,11 +261,20 @@ BAD = [
     ),
     Bad(
         "an unknown format",
-        "  - {name: c, validity: {table: t, column: c, format: mail}}\n",
+        "  - {name: c, validity: {table: t, column: c, format: zipcode}}\n",
         (
             "5:55: checks.0.validity.format: input should be 'email', 'uuid', 'url', 'ipv4', "
             "'ipv6', 'e164_phone', 'iso_date', 'iso_datetime', 'iso_country' or 'iso_currency' "
-            "(got 'mail')",
+            "(got 'zipcode')",
+        ),
+    ),
+    Bad(
+        "a misspelt format",
+        "  - {name: c, validity: {table: t, column: c, format: emial}}\n",
+        (
+            "5:55: checks.0.validity.format: input should be 'email', 'uuid', 'url', 'ipv4', "
+            "'ipv6', 'e164_phone', 'iso_date', 'iso_datetime', 'iso_country' or 'iso_currency' "
+            "(got 'emial') (did you mean 'email'?)",
         ),
     ),
     Bad(
@@ -302,6 +311,31 @@ BAD = [
         "lengths the wrong way round",
         "  - name: c\n    validity: {table: t, column: c, min_length: 5, max_length: 2}\n",
         ("6:49: checks.0.validity.min_length: min_length (5) is above max_length (2)",),
+    ),
+    Bad(
+        "columns beside mode counts",
+        "  - name: c\n    compare: {table: t, with: {table: u}, mode: counts, columns: [amount]}\n",
+        (
+            "6:66: checks.0.compare.columns: mode counts compares row counts only: leave "
+            "'columns' out, or use mode aggregates or rows to compare columns",
+        ),
+    ),
+    Bad(
+        "the key among the columns",
+        "  - name: c\n    compare: {table: t, with: {table: u}, key: [id], columns: [amount, id]}"
+        "\n",
+        (
+            "6:72: checks.0.compare.columns.1: column 'id' is in key: a key column is matched, "
+            "never compared; leave it out of columns",
+        ),
+    ),
+    Bad(
+        "no columns",
+        "  - name: c\n    compare: {table: t, with: {table: u}, key: [id], columns: []}\n",
+        (
+            "6:63: checks.0.compare.columns: columns is empty: leave it out to compare every "
+            "column but the key, or name the columns to compare",
+        ),
     ),
     Bad(
         "an aggregate without expect",

@@ -202,7 +202,10 @@ def test_the_fakes_refuse_what_the_services_refuse() -> None:
 
 def test_a_refused_page_is_a_failed_delivery_with_the_services_reason(store: Store) -> None:
     with FakeChat("pagerduty") as fake:
-        settings = settings_for({"pd": fake.channel(routing_key="not-32-characters")})
+        settings = settings_for({"pd": fake.channel(routing_key=KEY)})
+        # a key the service refuses (the load refuses one not of 32 letters and digits)
+        refused = settings.channels["pd"].model_copy(update={"routing_key": "not-32-characters"})
+        settings.channels["pd"] = refused
         report = Runs(store, notify=["pd"]).add(T0, NA)
         (record,) = deliver_for_run(store, settings, report, now=T0)
         assert record.status == "failed"
@@ -322,7 +325,7 @@ def test_notify_test_sends_a_quiet_page(store: Store) -> None:
 def test_a_pager_takes_only_the_events_of_an_incident(tmp_path: Path) -> None:
     path = tmp_path / "lookout.yaml"
     path.write_text(
-        "channels:\n  pd:\n    type: pagerduty\n    routing_key: k\n    events: [warned]\n"
+        f"channels:\n  pd:\n    type: pagerduty\n    routing_key: {KEY}\n    events: [warned]\n"
     )
     with pytest.raises(ConfigError) as caught:
         load_settings(path, env={})
@@ -330,6 +333,53 @@ def test_a_pager_takes_only_the_events_of_an_incident(tmp_path: Path) -> None:
         f"{path}:5:13: channels.pd.events: a pager takes only needs_attention, run_error, resolved:"
         " warned opens no incident, so nothing would close its page"
     )
+
+
+@pytest.mark.parametrize(
+    ("key", "env", "message"),
+    [
+        (
+            "abc",
+            {},
+            "4:18: channels.pd.routing_key: routing_key is 3 characters long: a PagerDuty routing"
+            " key (an Events API v2 integration key) is 32 letters and digits",
+        ),
+        (
+            "${PD_KEY}",
+            {"PD_KEY": KEY[:16] + " " + KEY[17:]},
+            "4:18: channels.pd.routing_key: routing_key holds a character other than a letter or"
+            " digit (a space or a quote?): a PagerDuty routing key is 32 letters and digits",
+        ),
+    ],
+)
+def test_a_routing_key_not_of_32_letters_and_digits_is_refused_at_load(
+    tmp_path: Path, key: str, env: dict[str, str], message: str
+) -> None:
+    path = tmp_path / "lookout.yaml"
+    path.write_text(f"channels:\n  pd:\n    type: pagerduty\n    routing_key: {key}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path, env=env)
+    assert caught.value.location_message() == f"{path}:{message}"
+    assert KEY[:16] not in str(caught.value)  # the key is a secret, even in an error
+
+
+def test_a_misspelt_channel_type_is_named_with_the_closest(tmp_path: Path) -> None:
+    path = tmp_path / "lookout.yaml"
+    path.write_text(f"channels:\n  pd:\n    type: pagerduti\n    routing_key: {KEY}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path, env={})
+    assert caught.value.location_message() == (
+        f"{path}:3:11: channels.pd.type: unknown channel type 'pagerduti' (did you mean"
+        " 'pagerduty'?): the types are slack, teams, google_chat, discord, webhook, apprise,"
+        " pagerduty, opsgenie (docs/alerts.md)"
+    )
+
+
+def test_the_eu_service_region_is_its_url(tmp_path: Path) -> None:
+    path = tmp_path / "lookout.yaml"
+    eu = "https://events.eu.pagerduty.com/v2/enqueue"
+    path.write_text(f"channels:\n  pd: {{type: pagerduty, routing_key: {KEY}, url: '{eu}'}}\n")
+    assert load_settings(path, env={}).channels["pd"].url == eu
 
 
 def test_paging_secrets_are_redacted() -> None:
