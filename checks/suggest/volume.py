@@ -131,9 +131,9 @@ def volume(profile: TableProfile, c: ColumnProfile) -> Volume | None:
     if passed is False:
         problem = f"{profile.name}: {tested:,} rows on {yesterday} by {c.name}: {describe(found)}"
     counts = [int(p.value) for p in before if p.value]
-    note = None
+    shorter: str | None = None
     if history < LOOKBACK_DAYS:
-        note = (
+        shorter = (
             f"{profile.name}.{c.name}: lookback {history}d, not {LOOKBACK_DAYS}d: the days"
             f" before {since} had no rows yet, and would count as 0"
         )
@@ -146,5 +146,5 @@ def volume(profile: TableProfile, c: ColumnProfile) -> Volume | None:
         f"{tested:,} rows on {yesterday} by {c.name}; {_spread(counts)} a day on the"
         f" {len(counts)} day{'' if len(counts) == 1 else 's'} with rows before",
         problem,
-        note,
+        shorter,
     )
