@@ -85,7 +85,7 @@ def suggest_command(
             )
     status_code = EXIT_OK
     for name, why in found.failed.items():
-        out.print(f"{name}: not profiled: {why}", markup=False, soft_wrap=True)
+        out.print(f"{name}: not suggested: {why}", markup=False, soft_wrap=True)
         status_code = EXIT_PROBLEMS
     for table in found.tables:
         try:

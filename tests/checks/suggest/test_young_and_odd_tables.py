@@ -15,6 +15,7 @@ from checks.clock import utcnow
 from checks.run import SourcePool, run_automation
 from checks.settings.config import Settings
 from checks.settings.sources import DuckDBSource
+from checks.suggest import rules
 from checks.suggest.source_pass import suggest_source
 from checks.suggest.yaml_writer import file_name, render
 from tests.cli_support import run_cli
@@ -227,9 +228,10 @@ def test_one_tables_failure_never_stops_the_others_and_the_exit_status_says_so(
     assert (code, err) == (1, "")
     assert (
         lines[0]
-        == " spaced: not profiled: its name has leading or trailing spaces, which the loader strips"
+        == " spaced: not suggested: its name has leading or trailing spaces, which the loader"
+        " strips"
     )
-    assert lines[1].startswith("broken: not profiled: ") and "gone.csv" in lines[1]
+    assert lines[1].startswith("broken: not suggested: ") and "gone.csv" in lines[1]
     assert [line for line in lines if line.startswith("OUT/")] == [
         "OUT/shop-h-suggested.yaml: new, 6 checks",
         "OUT/shop-plain-suggested.yaml: new, 4 checks",
@@ -243,3 +245,21 @@ def test_one_tables_failure_never_stops_the_others_and_the_exit_status_says_so(
         0,
         "2 automations valid in 2 files; 0 errors, 0 warnings",
     )
+
+
+def test_a_rule_failing_on_one_table_leaves_the_others_suggested(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = _odd_source(tmp_path)
+    real = rules.range_bounds
+
+    def failing(low: float, high: float, *, whole: bool) -> tuple[int | float, int | float]:
+        if (low, high) == (0, 4):  # h.n: a bug in a rule stands in for any failure
+            raise ArithmeticError("a bug")
+        return real(low, high, whole=whole)
+
+    monkeypatch.setattr(rules, "range_bounds", failing)
+    with SourcePool(settings) as pool:
+        found = suggest_source(pool.get("shop"), ["h", "plain"], now=utcnow())
+    assert found.failed == {"h": "ArithmeticError: a bug"}
+    assert [t.profile.name for t in found.tables] == ["plain"]
