@@ -16,6 +16,7 @@ from checks.run import SourcePool, run_automation
 from checks.settings.config import Settings
 from checks.settings.sources import DuckDBSource
 from checks.suggest import rules
+from checks.suggest.margins import range_bounds
 from checks.suggest.source_pass import suggest_source
 from checks.suggest.yaml_writer import file_name, render
 from tests.cli_support import run_cli
@@ -251,12 +252,11 @@ def test_a_rule_failing_on_one_table_leaves_the_others_suggested(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings = _odd_source(tmp_path)
-    real = rules.range_bounds
 
     def failing(low: float, high: float, *, whole: bool) -> tuple[int | float, int | float]:
         if (low, high) == (0, 4):  # h.n: a bug in a rule stands in for any failure
             raise ArithmeticError("a bug")
-        return real(low, high, whole=whole)
+        return range_bounds(low, high, whole=whole)
 
     monkeypatch.setattr(rules, "range_bounds", failing)
     with SourcePool(settings) as pool:
