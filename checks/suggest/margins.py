@@ -37,7 +37,13 @@ def _tidy(value: float, whole: bool) -> int | float:
 
 
 def range_bounds(low: float, high: float, *, whole: bool) -> tuple[int | float, int | float]:
-    """The suggested ``(min, max)`` of a column observed between ``low`` and ``high``."""
+    """The suggested ``(min, max)`` of a column observed between ``low`` and ``high``.
+
+    Raises:
+        ValueError: ``low`` or ``high`` is NaN or infinite (no bound holds it).
+    """
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise ValueError(f"no range around {low} and {high}: a bound needs finite numbers")
     span = high - low or abs(high) or 1.0
     lower = _nice(low - RANGE_MARGIN * span, up=False)
     upper = _nice(high + RANGE_MARGIN * span, up=True)

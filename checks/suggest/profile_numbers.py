@@ -44,6 +44,8 @@ def held(facts: Any) -> tuple[frozenset[Decimal], frozenset[str]]:
             continue
         if isinstance(value, int | float | Decimal):
             exact = Decimal(str(value))
+            if not exact.is_finite():  # NaN and infinity: no number a text can cite
+                continue
             numbers.add(exact.normalize())
             for places in (0, 1, 2):
                 numbers.add(round(exact, places).normalize())

@@ -7,37 +7,31 @@ of ``checks.suggest.margins``; volume is judged against its own history
 (``expect: anomaly`` over daily buckets), which knows a table's rhythm better
 than any fixed bound. A timestamp is *live* when its newest value is at most
 ``LIVE_AGE_S`` old: only a live one gets freshness and volume checks.
+Left out, each with a note saying why: a column whose name has leading or
+trailing spaces (the automation loader strips names: its checks would name
+another column), the missing check of a column all NULL (``<= 100%`` never
+fails), the range of a number column holding NaN or infinity.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from checks.declared.anomaly import Point, describe, judge
-from checks.fields.anomaly_rule import rule_from_mapping
 from checks.kinds.in_words import duration, percent, rows
 from checks.suggest.margins import freshness_bound, null_bound, range_bounds, rows_floor
 from checks.suggest.profile import ColumnProfile, TableProfile
 from checks.suggest.relations import ForeignKey
+from checks.suggest.volume import volume
 
 LIVE_AGE_S = 7 * 86400.0
 """A timestamp whose newest value is older than this (a week) is history, not a feed."""
 FUTURE_TOLERANCE_S = 300.0
 """``freshness``'s own default tolerance for a newest value ahead of now."""
-LOOKBACK_DAYS = 56
-"""Days of history the volume check reads before the day it tests: 8 of each weekday."""
-VOLUME = "anomaly"
-"""The volume check's expectation: the defaults, 3 standard deviations of the days before.
-
-Measured on bench/bench_suggest.py: over 28 days, a 3-day outage's own zeros
-in the baseline widened the band until the outage passed; over 56 they do not.
-A median (``mad``) over the same weekdays found an ordinary holiday's 7 % dip
-an anomaly: too tight for a first suggestion.
-"""
 
 
 @dataclass(frozen=True)
@@ -83,20 +77,42 @@ def suggest(profile: TableProfile, keys: list[ForeignKey]) -> tuple[list[Suggest
     out: list[Suggestion] = []
     notes: list[str] = []
     seen = f"{rows(profile.read)}" + ("" if profile.sample.whole else f" ({profile.sample.how})")
-    live = [c for c in profile.columns if _live(profile, c)]
-    out.append(_schema(profile, on))
+    columns = [c for c in profile.columns if c.name == c.name.strip()]
+    notes += [
+        f"{table}.{c.name!r}: its name has leading or trailing spaces, which the automation"
+        " loader strips: no check suggested for it"
+        for c in profile.columns
+        if c not in columns
+    ]
+    names_kept = {c.name for c in columns}
+    keys = [k for k in keys if k.column == k.column.strip() and k.to_column == k.to_column.strip()]
+    live = [c for c in columns if _live(profile, c)]
+    out.append(_schema(columns, profile.name, on))
     if profile.rows == 0:  # any other check would be not evaluated, never passed
-        return out, [f"{table}: empty on {on}: only its columns are checked"]
+        return out, [*notes, f"{table}: empty on {on}: only its columns are checked"]
     out.append(_row_count(profile, on))
-    for c in profile.columns:
-        out.append(_missing(profile, c, seen, on))
-    out += [_unique(profile, c, on) for c in profile.keys]
-    out += [_accepted(profile, c, on) for c in profile.columns if c.values is not None]
+    for c in columns:
+        if profile.read and not c.non_null:  # "<= 100%" could never fail
+            notes.append(
+                f"{table}.{c.name}: all NULL in {seen} on {on}: no missing check (any share"
+                " of NULLs would pass it)"
+            )
+        else:
+            out.append(_missing(profile, c, seen, on))
+    out += [_unique(profile, c, on) for c in profile.keys if c.name in names_kept]
+    out += [_accepted(profile, c, on) for c in columns if c.values is not None]
     out += [_relationship(fk, on) for fk in keys if fk.table == table]
-    out += [r for c in profile.columns if (r := _range(profile, c, seen, on)) is not None]
-    for c in profile.columns:
+    for c in columns:
+        if _numbers(c) and not all(math.isfinite(float(_plain(v))) for v in (c.low, c.high)):
+            notes.append(
+                f"{table}.{c.name}: holds NaN or infinity (min {c.low}, max {c.high}):"
+                " no range suggested (no bound holds a value that is not a finite number)"
+            )
+        elif (found := _range(profile, c, seen, on)) is not None:
+            out.append(found)
+    for c in columns:
         if c in live:
-            out += _freshness_and_volume(profile, c, on)
+            out += _freshness_and_volume(profile, c, on, notes)
         elif c.family in {"date", "timestamp", "timestamptz"} and c.high is not None:
             notes.append(_stale_note(profile, c))
     names: set[str] = set()
@@ -120,10 +136,10 @@ def _unique(profile: TableProfile, c: ColumnProfile, on: str) -> Suggestion:
     )
 
 
-def _schema(profile: TableProfile, on: str) -> Suggestion:
-    columns = {c.name: c.family or c.type for c in profile.columns}
+def _schema(kept: list[ColumnProfile], table: str, on: str) -> Suggestion:
+    columns = {c.name: c.family or c.type for c in kept}
     return Suggestion(
-        {"name": "columns and types", "schema": {"table": profile.name, "columns": columns}},
+        {"name": "columns and types", "schema": {"table": table, "columns": columns}},
         f"{len(columns)} columns on {on}",
     )
 
@@ -186,13 +202,13 @@ def _relationship(fk: ForeignKey, on: str) -> Suggestion:
     return Suggestion(check, observed, problem)
 
 
+def _numbers(c: ColumnProfile) -> bool:
+    """A number column with a min and max seen."""
+    return c.family in {"integer", "decimal", "float"} and c.low is not None and c.high is not None
+
+
 def _range(profile: TableProfile, c: ColumnProfile, seen: str, on: str) -> Suggestion | None:
-    if (
-        c.family not in {"integer", "decimal", "float"}
-        or c.low is None
-        or c.distinct < 2
-        or c.unique
-    ):
+    if not _numbers(c) or c.distinct < 2 or c.unique:
         return None
     low, high = _plain(c.low), _plain(c.high)
     lower, upper = range_bounds(float(low), float(high), whole=c.family == "integer")
@@ -220,7 +236,9 @@ def _live(profile: TableProfile, c: ColumnProfile) -> bool:
     return _age_s(profile, c) <= LIVE_AGE_S
 
 
-def _freshness_and_volume(profile: TableProfile, c: ColumnProfile, on: str) -> list[Suggestion]:
+def _freshness_and_volume(
+    profile: TableProfile, c: ColumnProfile, on: str, notes: list[str]
+) -> list[Suggestion]:
     age = _age_s(profile, c)
     problem = None
     if age < -FUTURE_TOLERANCE_S:
@@ -242,57 +260,12 @@ def _freshness_and_volume(profile: TableProfile, c: ColumnProfile, on: str) -> l
             problem,
         )
     ]
-    volume = _volume(profile, c)
-    if volume is not None:
-        found.append(volume)
+    daily = volume(profile, c)
+    if daily is not None:
+        name = {"name": check_name(f"daily volume by {c.name}")}
+        found.append(Suggestion({**name, **daily.spec}, daily.observed, daily.problem))
+        notes += [daily.note] if daily.note else []
     return found
-
-
-def _volume(profile: TableProfile, c: ColumnProfile) -> Suggestion | None:
-    """Rows a day against the days before: only when yesterday (UTC), the day tested, has rows.
-
-    Its test is made here as the check will make it (``checks.declared.anomaly.judge``
-    with ``VOLUME``'s rule, over the days before it in the profile): an anomaly
-    already is a problem the output names.
-    """
-    daily = profile.daily.get(c.name)
-    yesterday = (profile.at.date() - dt.timedelta(days=1)).isoformat()
-    if c.family == "date" or not daily or yesterday not in daily:
-        return None
-    tested = daily[yesterday]
-    first = profile.at.date() - dt.timedelta(days=1 + LOOKBACK_DAYS)
-    days = [first + dt.timedelta(days=i) for i in range(LOOKBACK_DAYS)]
-    before = [Point(_midnight(d), float(daily.get(d.isoformat(), 0))) for d in days]
-    rule = rule_from_mapping(None)  # VOLUME: every default
-    tested_at = _midnight(dt.date.fromisoformat(yesterday))
-    found, passed, _ = judge(rule, float(tested), tested_at, before, source="buckets")
-    problem = None
-    if passed is False:
-        problem = f"{profile.name}: {tested:,} rows on {yesterday} by {c.name}: {describe(found)}"
-    counts = [int(p.value) for p in before if p.value]
-    return Suggestion(
-        {
-            "name": check_name(f"daily volume by {c.name}"),
-            "row_count": {"table": profile.name},
-            "over": {"column": c.name, "bucket": "day", "lookback": f"{LOOKBACK_DAYS}d"},
-            "expect": VOLUME,
-        },
-        f"{tested:,} rows on {yesterday} by {c.name}; {_spread(counts)} a day on the"
-        f" {len(counts)} day{'' if len(counts) == 1 else 's'} with rows before",
-        problem,
-    )
-
-
-def _midnight(day: dt.date) -> dt.datetime:
-    return dt.datetime.combine(day, dt.time(), dt.UTC)
-
-
-def _spread(counts: list[int]) -> str:
-    """``24`` or ``562 to 840``; ``none`` for no days."""
-    if not counts:
-        return "none"
-    low, high = min(counts), max(counts)
-    return f"{low:,}" if low == high else f"{low:,} to {high:,}"
 
 
 def _stale_note(profile: TableProfile, c: ColumnProfile) -> str:

@@ -2,7 +2,10 @@
 
 Each table gets ``budget_s`` seconds for its profile (``profile.profile_table``);
 the foreign-key candidates between them get the same again. A table whose
-profile fails is reported, never suggested from a partial profile.
+profile or suggestions fail, for any reason, is reported with why (``failed``),
+never suggested from a partial profile, and never stops the others. A table
+whose name has leading or trailing spaces is reported so, not profiled: the
+automation loader strips names, so its checks would name another table.
 """
 
 from __future__ import annotations
@@ -76,6 +79,11 @@ def suggest_source(
     profiles: list[TableProfile] = []
     failed: dict[str, str] = {}
     for data_set in chosen:
+        if data_set.name != data_set.name.strip():
+            failed[data_set.name] = (
+                "its name has leading or trailing spaces, which the loader strips"
+            )
+            continue
         if progress:
             progress(f"profiling {data_set.name}")
         try:
@@ -83,15 +91,30 @@ def suggest_source(
                 source, data_set, budget_s=budget_s, now=at, sample_above=sample_above
             )
             profiles.append(profiled)
-        except QueryError as error:
-            failed[data_set.name] = str(error)
+        except Exception as error:  # any table's failure is its own, never the others'
+            failed[data_set.name] = _why(error)
     if progress:
         progress("looking for foreign keys")
-    declared = source.foreign_keys()
-    keys, skipped = foreign_keys(source, profiles, budget_s=budget_s, declared=declared)
+    try:
+        declared = source.foreign_keys()
+        keys, skipped = foreign_keys(source, profiles, budget_s=budget_s, declared=declared)
+    except Exception as error:  # no relationships checks, every other one still suggested
+        keys, skipped = (
+            [],
+            [f"{p.name}.*: foreign keys not searched: {_why(error)}" for p in profiles],
+        )
     done = []
     for profile in profiles:
-        found, notes = suggest(profile, keys)
+        try:
+            found, notes = suggest(profile, keys)
+        except Exception as error:
+            failed[profile.name] = _why(error)
+            continue
         notes += [s for s in skipped if s.startswith(f"{profile.name}.")]
         done.append(TableSuggestions(profile, found, notes))
     return SourcePass(done, failed)
+
+
+def _why(error: Exception) -> str:
+    """An error in words: a query's own message; any other error with its class (a bug)."""
+    return str(error) if isinstance(error, QueryError) else f"{type(error).__name__}: {error}"

@@ -72,18 +72,20 @@ def render(
     suggestions: list[Suggestion],
     header: list[str],
     extra: dict[str, str] | None = None,
+    notes: list[str] | None = None,
 ) -> str:
     """The file's whole text: header (with its hash line), keys, and each check with its comment.
 
     ``header``: comment lines said first (the command, the profile's date);
-    ``extra``: keys placed before ``checks`` (``goal``, ``instructions``).
+    ``extra``: keys placed before ``checks`` (``goal``, ``instructions``);
+    ``notes``: what was not suggested and why, a ``# note:`` line each above ``checks:``.
 
     Raises:
         ValueError: the text would not load back as the same data (a bug).
     """
     data = automation_data(source, table, suggestions, extra)
     head = {k: v for k, v in data.items() if k != "checks"}
-    parts = [_dump(head), "checks:\n"]
+    parts = [_dump(head), *(_comment(f"note: {n}") + "\n" for n in notes or []), "checks:\n"]
     for s in suggestions:
         parts.append(f"  {_comment(s.observed)}\n")
         if s.problem:

@@ -8,7 +8,9 @@ automation also gets a ``goal:`` and ``instructions:`` whose every number is
 the profile's (``checks.suggest.goals``). Registered by ``register(app)``.
 
 Exit status: 0 written and every suggestion passes on today's data; 1 a
-suggestion reveals a real problem, or an edited file was kept; 2 a
+suggestion reveals a real problem, a table could not be profiled, suggested
+or written (each table on its own: the others are still written), or an
+edited file was kept; 2 a
 configuration error (an unknown source or table, ``--goals`` with no LLM);
 3 the source cannot be read.
 """
@@ -83,10 +85,15 @@ def suggest_command(
             )
     status_code = EXIT_OK
     for name, why in found.failed.items():
-        out.print(f"{name}: not profiled: {why}", markup=False, soft_wrap=True)
+        out.print(f"{name}: not suggested: {why}", markup=False, soft_wrap=True)
         status_code = EXIT_PROBLEMS
     for table in found.tables:
-        if _write_one(table, source_name, folder, settings, force=force, goals=goals):
+        try:
+            if _write_one(table, source_name, folder, settings, force=force, goals=goals):
+                status_code = EXIT_PROBLEMS
+        except Exception as error:  # one table's file never stops the others'
+            why = f"{type(error).__name__}: {error}"
+            out.print(f"{table.profile.name}: not written: {why}", markup=False, soft_wrap=True)
             status_code = EXIT_PROBLEMS
     raise typer.Exit(status_code)
 
@@ -121,7 +128,7 @@ def _write_one(
         "Edit freely: run again, lookout suggest shows its diff and keeps an edited file"
         " unless --force.",
     ]
-    text = render(source_name, profile.name, table.suggestions, header, extra)
+    text = render(source_name, profile.name, table.suggestions, header, extra, table.notes)
     result = write(folder / file_name(source_name, profile.name), text, force=force)
     out.print(
         f"{result.path}: {result.outcome}, {len(table.suggestions)} checks",

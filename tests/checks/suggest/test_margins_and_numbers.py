@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from checks.suggest.margins import freshness_bound, null_bound, range_bounds, rows_floor
@@ -64,3 +66,15 @@ def test_names_from_the_data_become_valid_names() -> None:
     assert check_name("€€") == "check"
     assert automation_name("flights", "Weather Hourly!") == "flights-weather-hourly-suggested"
     assert len(automation_name("s", "t" * 200)) == 64
+
+
+def test_nan_and_infinity_among_the_facts_hold_no_number() -> None:
+    facts = {"rows": 20, "null_percent": float("nan"), "max": float("inf"), "min": -math.inf}
+    assert unsupported("20 rows, 0 NULL", facts) == ["0"]
+
+
+def test_no_range_around_nan_or_infinity() -> None:
+    for low, high, said in [(0.5, math.nan, "0.5 and nan"), (-math.inf, 19.0, "-inf and 19.0")]:
+        with pytest.raises(ValueError) as raised:
+            range_bounds(low, high, whole=False)
+        assert str(raised.value) == f"no range around {said}: a bound needs finite numbers"
