@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checks.declared.scan_plan import (
+    ANY_WHERE,
     ROWS,
     Shape,
     fits,
@@ -153,6 +154,7 @@ class SharedScans(Source):
             if found is None or not fits(query.position, found, self.limits.max_cell_chars):
                 continue
             groups.setdefault((query.grouped, *found.group_key), []).append((query, found, checked))
+        _join_same_scope(groups)
         for members in groups.values():
             if len(members) == 1 and not members[0][0].raw:
                 continue
@@ -354,3 +356,21 @@ class SharedScans(Source):
 
     def close(self) -> None:
         """Nothing to release: the run's view below stays open (the run does not own it)."""
+
+
+def _join_same_scope(groups: dict[tuple[Any, ...], list[tuple[Planned, Shape, str]]]) -> None:
+    """Move a group whose queries cannot filter their own aggregates into a filterable one.
+
+    In place: a group whose aggregates ``CASE`` would change (a median where the
+    dialect has no ``FILTER``) joins its table's filterable group when every query
+    there has the same ``WHERE`` as its own; the statement then keeps that ``WHERE``
+    and filters nothing. The joined group stays in check order.
+    """
+    for key in list(groups):
+        grouped, table, where, *rest = key
+        if where == ANY_WHERE:
+            continue
+        into = groups.get((grouped, table, ANY_WHERE, *rest))
+        if into and all(found.key[1] == where for _, found, _ in into):
+            into.extend(groups.pop(key))
+            into.sort(key=lambda member: member[0].position)

@@ -37,6 +37,7 @@ from checks.sources.base import (
     shown_names,
 )
 from checks.sources.duckdb_connection import QueryLimits, open_connection
+from tests.conftest import scratch_pg_database
 
 SETUP = [
     "CREATE TABLE customers (id INTEGER, name VARCHAR, region VARCHAR)",
@@ -65,7 +66,14 @@ def duck_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def shop_pg_url(pg_url: str) -> str:
+def shop_pg_url() -> Iterator[str]:
+    """The shop in a database of its own, made again each time the module's fixtures are:
+    a group's tests (``xdist_group``) may run apart from the module's others."""
+    with scratch_pg_database() as pg_url:
+        yield _made_shop(pg_url)
+
+
+def _made_shop(pg_url: str) -> str:
     with psycopg.connect(pg_url.replace("+psycopg", ""), autocommit=True) as conn:
         for statement in [*SETUP, "CREATE TABLE secret (a INTEGER)", "CREATE SEQUENCE orders_seq"]:
             conn.execute(statement)
