@@ -309,6 +309,7 @@ def test_comment_and_quoting_tricks_run_as_the_guard_read_them(
     assert guard(sql, dialect=dialect, allowed_tables=["flights"]) == runs
 
 
+@pytest.mark.slow  # over 2 s: make test runs it, make test-fast leaves it out
 @pytest.mark.xdist_group("alone")  # measures wall time: never beside another of its group
 def test_engine_side_timeout_stops_an_endless_recursive_cte(flights_source: Source) -> None:
     started = time.monotonic()

@@ -181,6 +181,7 @@ def test_a_schema_change_between_two_runs_is_named(shop: Shop) -> None:
     assert warned.finding == "clear"
 
 
+@pytest.mark.slow  # over 2 s: make test runs it, make test-fast leaves it out
 def test_a_volume_anomaly_after_enough_history(shop: Shop) -> None:
     settings = shop.settings("{tables: [orders], freshness: false, schema: false}")
     for count in [100, 102, 98, 101, 99, 100, 103]:

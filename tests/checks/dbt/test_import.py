@@ -38,6 +38,7 @@ def checks_of(path: Path) -> dict[str, dict[str, Any]]:
     return {c.pop("name"): c for c in document["checks"]}
 
 
+@pytest.mark.slow  # over 2 s: make test runs it, make test-fast leaves it out
 def test_every_test_becomes_the_check_that_counts_what_dbt_counts(tmp_path: Path) -> None:
     result = import_manifest(MANIFEST, "shop", tmp_path)
     assert [p.name for p in result.written] == [

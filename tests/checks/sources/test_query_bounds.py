@@ -286,6 +286,7 @@ def test_a_postgres_server_gone_silent_while_the_catalog_is_read_fails_it(pg_url
     assert took < 30
 
 
+@pytest.mark.slow  # over 2 s: make test runs it, make test-fast leaves it out
 def test_no_lock_is_held_while_the_catalog_is_read_and_waiters_try_again(pg_url: str) -> None:
     from sqlalchemy.engine import make_url
 

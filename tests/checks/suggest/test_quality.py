@@ -10,10 +10,13 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import pytest
+
 from bench.bench_suggest import PROBLEMS, measure
 from checks.clock import utcnow
 
 
+@pytest.mark.slow  # over 2 s: make test runs it, make test-fast leaves it out
 def test_the_suggestions_find_the_injected_problems_and_nothing_else(tmp_path: Path) -> None:
     now = utcnow().replace(minute=0, second=0, microsecond=0) + dt.timedelta(hours=1)
     found = measure(tmp_path, now)

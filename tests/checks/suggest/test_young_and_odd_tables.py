@@ -86,6 +86,7 @@ def _volume(folder: Path, table: str) -> dict[str, object]:
     return dict(check)
 
 
+@pytest.mark.slow  # over 2 s: make test runs it, make test-fast leaves it out
 def test_a_young_tables_volume_never_reaches_before_its_first_row_and_passes_today(
     young: tuple[Settings, dt.date], tmp_path: Path
 ) -> None:

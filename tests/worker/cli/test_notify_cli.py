@@ -102,6 +102,7 @@ def test_run_notify_without_channels_says_once_that_no_alert_was_sent(
     assert (plain.returncode, plain.stderr) == (1, "")  # no --notify: nothing said of alerts
 
 
+@pytest.mark.slow  # over 2 s: make test runs it, make test-fast leaves it out
 def test_run_notify_with_a_channel_prints_its_alerts_and_not_the_no_channel_line(
     tmp_path: Path, flights_settings: Settings
 ) -> None:

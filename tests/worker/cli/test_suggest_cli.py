@@ -22,6 +22,7 @@ def _lines(out: str, folder: Path) -> list[str]:
     return [STAMP.sub("DATE", line.replace(str(folder), "OUT")) for line in out.splitlines()]
 
 
+@pytest.mark.slow  # over 2 s: make test runs it, make test-fast leaves it out
 def test_suggest_flights_writes_files_that_validate_and_says_what_fails_today(
     flights_source: Source,
     flights_settings: Settings,
