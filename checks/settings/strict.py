@@ -5,12 +5,18 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
+from pydantic_core import PydanticCustomError
 
 
 class Strict(BaseModel):
     """A settings section: unknown keys are refused, so a typo never goes unnoticed."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+def config_error(message: str) -> PydanticCustomError:
+    """Return a validation error whose message is shown as is in the ``ConfigError``."""
+    return PydanticCustomError("lookout", "{message}", {"message": message})
 
 
 def http_url(value: str) -> str:
