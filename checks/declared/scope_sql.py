@@ -1,6 +1,6 @@
 """A typed check's scope as sqlglot trees: the table after ``filter:``, and ``over:``'s buckets.
 
-``ScopeSql`` is the ``checks.kinds.base.Scope`` each kind builds its two
+``ScopeSql`` is the ``checks.kinds.scope.Scope`` each kind builds its two
 queries on (``Kind.sql``), as ``checks.declared.compile`` describes them:
 names are resolved against the catalog and a filter parsed as one condition
 (``checks.declared.catalog_names``), identifiers quoted; with ``over:`` the

@@ -29,15 +29,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from checks.declared.projection_names import fits, names_probe, probe_texts, renamed
 from checks.declared.scan_plan import (
     ANY_WHERE,
     ROWS,
     Shape,
-    fits,
-    names_probe,
     prefix,
-    probe_texts,
-    renamed,
     scope,
     shape,
     statement_of,

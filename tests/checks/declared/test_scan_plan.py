@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from checks.declared.scan_plan import names_probe, renamed, shape, statement
+from checks.declared.projection_names import names_probe, renamed
+from checks.declared.scan_plan import shape, statement
 
 
 @pytest.mark.parametrize(
