@@ -33,17 +33,15 @@ from worker.cli import service as cli_service
 from worker.cli import sources as cli_sources
 from worker.cli import stored as cli_stored
 from worker.cli import suggest as cli_suggest
+from worker.cli import validation as cli_validation
 from worker.cli.output import err, out, print_report
 from worker.cli.selection import select_automations
-from worker.cli.validation import sql_problems, unknown_channels
 
 if TYPE_CHECKING:
-    from checks.automation.load_result import LoadResult
     from checks.automation.model import Automation
     from checks.settings.config import Settings
     from checks.sources.pool import SourcePool
     from checks.store.store import Store
-    from worker.cli.ci_runs import CiProblem, CiRun
 
 # Each command imports what it needs inside its body, so ``lookout --help`` never
 # loads the settings, the store, the agent's LLM client, Celery or the web stack
@@ -126,74 +124,7 @@ def main_options(
 _ENDS_OWN_STARTUP = frozenset({"run", "validate"})
 """The commands that resume the cycle collector themselves, once their imports are done."""
 
-
-@app.command()
-def validate(
-    ctx: typer.Context,
-    path: Annotated[
-        Path | None, typer.Argument(help="File or folder; default the automations folder.")
-    ] = None,
-    no_sources: Annotated[
-        bool,
-        typer.Option(
-            "--no-sources",
-            help="Do not open the sources: skip the catalog's tables, columns and types.",
-        ),
-    ] = False,
-) -> None:
-    """Check automation files and their SQL; print each problem as path:line:column: field: message.
-
-    Every query and typed check is also checked against its source before
-    anything runs: the SQL guard, parsing in the source's dialect, the
-    catalog's tables and columns, and the lint (as warnings).
-    """
-    from checks.automation.configured import folder_automations
-    from checks.automation.loader import load_automations
-    from checks.automation.monitors import add_monitors, make_monitors
-    from checks.sources.pool import SourcePool
-    from checks.sources.source_config import config_problems
-
-    settings = ctx.obj.settings()
-    target = path or Path(settings.automations_dir)
-    if path is None:  # with monitors, the folder may be missing
-        loaded = folder_automations(settings)
-    else:
-        loaded = load_automations(target, known_sources=settings.sources.keys())
-    startup.over()  # checking each automation's SQL leaves parsed trees behind
-    with SourcePool(settings) as pool:
-        if not no_sources and path is None:  # the sources' monitors, from their catalogs
-            add_monitors(loaded, make_monitors(settings, pool.get))
-        errors: list[ConfigError] = list(loaded.errors)
-        warnings = [f"warning: {w}" for w in loaded.warnings]
-        bad: set[str] = set()
-        errors += config_problems(settings)  # an engine no recipe reads, at its url:
-        for automation in loaded.automations:
-            found = sql_problems(automation, loaded, settings, None if no_sources else pool)
-            errors += found.errors
-            warnings += [f"warning: {w.location_message()}" for w in found.warnings]
-            warnings += unknown_channels(automation, loaded, settings)
-            if found.errors:
-                bad.add(automation.name)
-    errors = list({e.location_message(): e for e in errors}.values())  # a source's, once
-    errors.sort(key=lambda e: (e.path or "", e.line or 0, e.column or 0))
-    for problem in errors:
-        out.print(f"error: {problem.location_message()}", markup=False)
-    for warning in warnings:
-        out.print(warning, markup=False)
-    good = [a for a in loaded.automations if a.name not in bad]
-    files = {a.path for a in good}
-    out.print(
-        f"{_count(len(good), 'automation')} valid in "
-        f"{_count(len(files), 'file')}; {_count(len(errors), 'error')}, "
-        f"{_count(len(warnings), 'warning')}",
-        markup=False,
-    )
-    raise typer.Exit(EXIT_CONFIG if errors else EXIT_OK)
-
-
-def _count(n: int, noun: str) -> str:
-    """``1 error``, ``2 errors``."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+cli_validation.register(app)  # before ``run``: the commands are listed in this order
 
 
 def exit_status(reports: list[RunReport], config_errors: int) -> int:
@@ -236,6 +167,7 @@ def run(
     from checks.automation.monitors import add_monitors, make_monitors, monitored_sources
     from checks.sources.pool import SourcePool
     from checks.sources.source_config import config_problems
+    from worker.cli import ci_output
 
     if not names and not run_all:
         raise ConfigError("name at least one automation, or pass --all")
@@ -244,7 +176,7 @@ def run(
     as_json = as_json or output_format is OutputFormat.JSON
     github = output_format is OutputFormat.GITHUB
     # With --format github, all but Lookout's own annotations is output GitHub must not run.
-    with _commands_stopped() if github else contextlib.nullcontext():
+    with ci_output.commands_stopped() if github else contextlib.nullcontext():
         started = time.monotonic()
         settings = ctx.obj.settings()
         loaded = folder_automations(settings)  # with monitors, the folder may be missing
@@ -288,15 +220,11 @@ def run(
         (err if as_json else out).print(totals)
         # Bad files elsewhere in the folder count only when --all asked to run them.
         problems = [*(loaded.errors if run_all else []), *unusable]
-        runs = _ci_runs(loaded, chosen, reports, problems) if junit or github else None
+        runs = ci_output.ci_runs(loaded, chosen, reports, problems) if junit or github else None
         if junit is not None and runs is not None:
-            _write_junit(runs, junit)
+            ci_output.write_junit(runs, junit)
     if github and runs is not None:
-        from worker.cli.github import workflow_commands
-
-        for line in workflow_commands(*runs):
-            out.file.write(line + "\n")  # one command per line, never wrapped
-        out.file.flush()
+        ci_output.print_workflow_commands(runs)
     raise typer.Exit(exit_status(reports, len(problems)))
 
 
@@ -351,38 +279,6 @@ def _run_chosen(
                     err.print(redact(line, settings.secrets()))
             status.start()
     return reports
-
-
-def _commands_stopped() -> contextlib.AbstractContextManager[str]:
-    """Standard output between ``::stop-commands::TOKEN`` and ``::TOKEN::`` (see ``github``)."""
-    from worker.cli.github import commands_stopped
-
-    return commands_stopped(out.file)
-
-
-def _ci_runs(
-    loaded: LoadResult,
-    chosen: list[Automation],
-    reports: list[RunReport],
-    problems: list[ConfigError],
-) -> tuple[list[CiRun], list[CiProblem]]:
-    """The runs with their places, and the problems, as the CI formats report them."""
-    from worker.cli.ci_runs import ci_problem, ci_run
-
-    runs = [ci_run(r, a, loaded) for r, a in zip(reports, chosen, strict=True)]
-    return runs, [ci_problem(p) for p in problems]
-
-
-def _write_junit(runs: tuple[list[CiRun], list[CiProblem]], junit: Path) -> None:
-    """Write the runs and problems as JUnit XML to ``junit``; say how many suites it holds."""
-    from worker.cli.junit import junit_xml
-
-    try:
-        junit.write_bytes(junit_xml(*runs))
-    except OSError as error:
-        raise ConfigError(f"--junit: cannot write {junit}: {error.strerror}") from None
-    suites = len(runs[0]) + (1 if runs[1] else 0)  # the configuration suite, and one per run
-    err.print(Text(f"junit: {_count(suites, 'test suite')} written to {junit}", style="dim"))
 
 
 def _send_lineage(settings: Settings, report: RunReport) -> None:

@@ -6,10 +6,11 @@ cleaned ``Text``, never as Rich markup. Tables are ``worker.cli.layout.Grid``,
 which never cuts a name at any width.
 
 What ``lookout run`` prints: once, what decides the runs (``decider_line``);
-then one block per run (``print_report``), each problem said once; then a
-totals line (``totals_line``). A run's duration is written one way everywhere
-(``worker.cli.durations``: ``12 ms``, ``3.2 s``, ``2 min 05 s``), and no line
-parts a value from its unit (``worker.cli.no_break``).
+then one block per run (``print_report``), each problem said once, its tables
+last (``worker.cli.report_tables``); then a totals line (``totals_line``). A
+run's duration is written one way everywhere (``worker.cli.durations``:
+``12 ms``, ``3.2 s``, ``2 min 05 s``), and no line parts a value from its unit
+(``worker.cli.no_break``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from rich.text import Text
 
 from checks.agent.result import cost_text
 from checks.opinion.row_diff import change_lines
-from checks.report import Evidence, Finding, RunReport, Status
+from checks.report import Finding, RunReport, Status
 from checks.sources.scan import scanned_words
 from worker.cli.durations import duration_text
 from worker.cli.layout import Column, Grid
@@ -49,9 +50,6 @@ __all__ = [
     "totals_line",
     "usual_decider",
 ]
-
-SAMPLE_ROWS = 3
-"""Rows of an evidence sample printed under a report (``show --json`` has all stored)."""
 
 _FINDING_STYLE = {
     Finding.CLEAR: ("Clear", "green"),
@@ -179,6 +177,8 @@ def print_report(
         histories: each check's value over the last runs, printed as one sparkline
             each (``worker.cli.sparkline``; ``lookout show``).
     """
+    from worker.cli.report_tables import print_evidence, print_failed_segments, worth_showing
+
     _print_whole(console, headline(report, usual_decider=usual_decider))
     if report.summary:
         print_markdown(console, report.summary)
@@ -200,32 +200,11 @@ def print_report(
         print_histories(console, histories)
     for line in change_lines(report.second_opinion, name_run=True):
         _print_whole(console, Text(one_line(line)))  # data values: one line, never markup
-    _print_failed_segments(console, report)
+    print_failed_segments(console, report)
     for ev in report.evidence:
-        if full or _worth_showing(report, ev):
-            _print_evidence(console, report, ev, full=full)
+        if full or worth_showing(report, ev):
+            print_evidence(console, report, ev, full=full)
     console.print()
-
-
-def _print_failed_segments(console: Console, report: RunReport) -> None:
-    """Every failing segment of each segmented check: its values, value and rows in scope.
-
-    The summary names the first few; here they are all. Segment values
-    are data: printed as plain text on one line (``one_line``), never as markup.
-    """
-    from checks.declared.wording import segment_words  # sqlglot: not for --help
-
-    for check in report.checks:
-        failed = check.segments.failed if check.segments else []
-        if not failed or check.segments is None:
-            continue
-        by = ", ".join(check.segments.by)
-        console.print(Text(one_line(f"  {check.name}: failing segments by {by}"), style="dim"))
-        grid = Grid([Column(name) for name in (*check.segments.by, "measured")])
-        for segment in failed:
-            cells = [_cell(segment.values.get(name)) for name in check.segments.by]
-            grid.add_row(*cells, _cell(segment_words(check, segment)))
-        grid.print(console, indent=6)
 
 
 def _print_whole(console: Console, text: Text) -> None:
@@ -246,44 +225,6 @@ def _said(report: RunReport) -> bool:
     if errors:
         return all(e in report.summary for e in errors)
     return error.splitlines()[0] in report.summary if error else True
-
-
-def _worth_showing(report: RunReport, ev: Evidence) -> bool:
-    """A check's evidence adds nothing when empty, or when it is the value the summary gives."""
-    if ev.origin != "check":
-        return True
-    if ev.row_count == 0:
-        return False
-    check = next((c for c in report.checks if c.evidence_id == ev.id), None)
-    lists_rows = check is None or check.expect in ("empty", "not empty")
-    return lists_rows or not (ev.row_count == 1 and len(ev.columns) == 1)
-
-
-def _cell(value: Any) -> Text:
-    if value is None:
-        return Text("NULL", style="dim italic")
-    return Text(one_line(value))
-
-
-def _print_evidence(console: Console, report: RunReport, ev: Evidence, *, full: bool) -> None:
-    rows = f"{ev.row_count:,} row" + ("" if ev.row_count == 1 else "s")
-    if not ev.row_count_exact:  # the scan stopped at limits.fingerprint_max_rows
-        rows = f"at least {rows}"
-    shown = ev.rows[:SAMPLE_ROWS]
-    note = ""
-    if ev.row_count > len(shown):
-        stored = len(ev.rows)
-        note = f", first {len(shown)} shown (lookout show {report.run_id} --json has {stored})"
-    console.print(Text(f"  [{ev.id}] {rows}{note}", style="dim"))
-    if full:
-        sql = Text(clean(ev.sql.strip()), style="dim")
-        for line in wrap_text(console, sql, max(1, console.width - 6)):
-            console.print(Text("      ") + line, soft_wrap=True)
-    if shown and ev.columns:
-        grid = Grid([Column(name) for name in ev.columns])
-        for row in shown:
-            grid.add_row(*(_cell(v) for v in row))
-        grid.print(console, indent=6)
 
 
 def _pct(value: Any) -> str:

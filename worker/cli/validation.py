@@ -1,10 +1,20 @@
-"""What ``lookout validate`` checks of each automation beyond loading it: its SQL, its channels."""
+"""``lookout validate``: each automation loaded, then its SQL and its channels checked.
+
+Registered on the main app by ``register(app)``. Exit status: 0 every file
+valid, 2 any error (warnings alone do not fail it).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
-from checks.errors import AutomationError, SourceConfigError, SourceError
+import typer
+
+from checks.errors import AutomationError, ConfigError, SourceConfigError, SourceError
+from worker.api import ExitCode
+from worker.cli import startup
+from worker.cli.output import out
 
 if TYPE_CHECKING:
     from checks.automation.load_result import LoadResult
@@ -12,6 +22,79 @@ if TYPE_CHECKING:
     from checks.declared.validation import Validation
     from checks.settings.config import Settings
     from checks.sources.pool import SourcePool
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``validate`` command to the main ``lookout`` app."""
+    app.command()(validate)
+
+
+def validate(
+    ctx: typer.Context,
+    path: Annotated[
+        Path | None, typer.Argument(help="File or folder; default the automations folder.")
+    ] = None,
+    no_sources: Annotated[
+        bool,
+        typer.Option(
+            "--no-sources",
+            help="Do not open the sources: skip the catalog's tables, columns and types.",
+        ),
+    ] = False,
+) -> None:
+    """Check automation files and their SQL; print each problem as path:line:column: field: message.
+
+    Every query and typed check is also checked against its source before
+    anything runs: the SQL guard, parsing in the source's dialect, the
+    catalog's tables and columns, and the lint (as warnings).
+    """
+    from checks.automation.configured import folder_automations
+    from checks.automation.loader import load_automations
+    from checks.automation.monitors import add_monitors, make_monitors
+    from checks.sources.pool import SourcePool
+    from checks.sources.source_config import config_problems
+
+    settings = ctx.obj.settings()
+    target = path or Path(settings.automations_dir)
+    if path is None:  # with monitors, the folder may be missing
+        loaded = folder_automations(settings)
+    else:
+        loaded = load_automations(target, known_sources=settings.sources.keys())
+    startup.over()  # checking each automation's SQL leaves parsed trees behind
+    with SourcePool(settings) as pool:
+        if not no_sources and path is None:  # the sources' monitors, from their catalogs
+            add_monitors(loaded, make_monitors(settings, pool.get))
+        errors: list[ConfigError] = list(loaded.errors)
+        warnings = [f"warning: {w}" for w in loaded.warnings]
+        bad: set[str] = set()
+        errors += config_problems(settings)  # an engine no recipe reads, at its url:
+        for automation in loaded.automations:
+            found = sql_problems(automation, loaded, settings, None if no_sources else pool)
+            errors += found.errors
+            warnings += [f"warning: {w.location_message()}" for w in found.warnings]
+            warnings += unknown_channels(automation, loaded, settings)
+            if found.errors:
+                bad.add(automation.name)
+    errors = list({e.location_message(): e for e in errors}.values())  # a source's, once
+    errors.sort(key=lambda e: (e.path or "", e.line or 0, e.column or 0))
+    for problem in errors:
+        out.print(f"error: {problem.location_message()}", markup=False)
+    for warning in warnings:
+        out.print(warning, markup=False)
+    good = [a for a in loaded.automations if a.name not in bad]
+    files = {a.path for a in good}
+    out.print(
+        f"{_count(len(good), 'automation')} valid in "
+        f"{_count(len(files), 'file')}; {_count(len(errors), 'error')}, "
+        f"{_count(len(warnings), 'warning')}",
+        markup=False,
+    )
+    raise typer.Exit(ExitCode.CONFIG_ERROR if errors else ExitCode.CLEAR)
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 error``, ``2 errors``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def sql_problems(
